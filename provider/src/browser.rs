@@ -1,0 +1,602 @@
+//! [`Browser`]: agent sessions, their tabs, and the operations on them.
+//!
+//! A session is one agent's view of the browser. Tabs it opens (and popups
+//! its pages open) belong to it and are addressed by short handles (`t1`,
+//! `t2`, …) that are unique across the browser and never reused, so a
+//! handle from another session is recognisably not yours (`TAB_NOT_OWNED`).
+//! Operations act on the session's active tab. Each takes a cancellation
+//! token and runs within a time bound.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{BrowserError, Result};
+use crate::host::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId};
+use crate::page::content::{ContentRequest, ContentResult};
+use crate::page::execute::{ExecuteRequest, ExecuteResult};
+use crate::page::navigate::{NavigationOutcome, NavigationTarget};
+use crate::page::screenshot::{Screenshot, ScreenshotRequest};
+use crate::page::{Budget, DialogRecord, Page, content, execute, input, navigate, screenshot};
+use crate::policy::NavigationPolicy;
+use crate::registry::BrowserProvider;
+
+/// Opaque id of an agent session (`s1`, `s2`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A tab handle as models see it (`t1`, `t2`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TabHandle(String);
+
+impl TabHandle {
+    /// Parses a handle given by a caller.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` (field `tab`) unless it looks like `t<number>`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let text = text.trim();
+        let valid = text.len() > 1 && text.starts_with('t') && text[1..].bytes().all(|b| b.is_ascii_digit());
+        if valid {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(BrowserError::invalid("tab", format!("{text:?} is not a tab handle such as t1")))
+        }
+    }
+
+    /// The handle as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TabHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One tab as a session sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabInfo {
+    /// Its handle.
+    pub handle: TabHandle,
+    /// Current URL (empty for a blank tab).
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// Whether it is the session's active tab.
+    pub active: bool,
+}
+
+/// Limits and policy for every session of a [`Browser`].
+#[derive(Debug, Clone)]
+pub struct BrowserConfig {
+    /// Which URLs may be opened.
+    pub policy: NavigationPolicy,
+    /// Bound for a navigation to load.
+    pub navigation_timeout: Duration,
+    /// Bound for `execute`, content extraction and screenshots.
+    pub operation_timeout: Duration,
+    /// Default cap for content, in characters.
+    pub content_max_chars: usize,
+    /// Cap for a script's result, in bytes of JSON.
+    pub execute_max_result_bytes: usize,
+    /// Pixel ceiling for screenshots.
+    pub screenshot_max_pixels: u64,
+    /// Byte ceiling for screenshots.
+    pub screenshot_max_bytes: usize,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        Self {
+            policy: NavigationPolicy::default(),
+            navigation_timeout: Duration::from_secs(30),
+            operation_timeout: Duration::from_secs(30),
+            content_max_chars: 100_000,
+            execute_max_result_bytes: 256 * 1024,
+            screenshot_max_pixels: 4096 * 4096,
+            screenshot_max_bytes: 5 * 1024 * 1024,
+        }
+    }
+}
+
+/// Options for a new session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Give the session its own browser context (cookies, storage) instead
+    /// of the shared profile.
+    pub isolated: bool,
+}
+
+/// The browser as agents use it: sessions, tabs, operations.
+#[derive(Clone)]
+pub struct Browser {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Browser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Browser").field("host", &self.inner.host).finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    /// Where the pages live.
+    host: Arc<dyn ViewHost>,
+    /// Limits and policy.
+    config: BrowserConfig,
+    /// Sessions and tab ownership.
+    registry: Mutex<Registry>,
+    /// Bumped whenever any session's set of tabs changes.
+    tabs_changed: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Live sessions.
+    sessions: HashMap<SessionId, SessionState>,
+    /// Which session owns each tab handle ever given out while it lives.
+    owners: HashMap<TabHandle, SessionId>,
+    /// Counters for ids; never reset, so ids are never reused.
+    next_session: u64,
+    next_tab: u64,
+}
+
+struct SessionState {
+    /// Tabs in the order they were opened.
+    tabs: Vec<Tab>,
+    /// The tab operations act on.
+    active: Option<TabHandle>,
+    /// The session's own browser context, when isolated.
+    context: Option<ContextId>,
+}
+
+#[derive(Clone)]
+struct Tab {
+    handle: TabHandle,
+    page: Arc<Page>,
+}
+
+impl Browser {
+    /// A browser over `host`. Spawns a task (on the current runtime) that
+    /// adopts popups into their opener's session and forgets closed tabs.
+    pub fn new(host: Arc<dyn ViewHost>, config: BrowserConfig) -> Self {
+        let inner = Arc::new(Inner {
+            host,
+            config,
+            registry: Mutex::new(Registry::default()),
+            tabs_changed: watch::Sender::new(0),
+        });
+        tokio::spawn(follow_views(Arc::downgrade(&inner), inner.host.watch_views()));
+        Self { inner }
+    }
+
+    /// The host behind this browser.
+    pub fn host(&self) -> &Arc<dyn ViewHost> {
+        &self.inner.host
+    }
+
+    /// Notifies whenever a tab is added to or removed from any session
+    /// (including popups adopted and tabs closed by a page or a person).
+    pub fn watch_tabs(&self) -> watch::Receiver<u64> {
+        self.inner.tabs_changed.subscribe()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &BrowserConfig {
+        &self.inner.config
+    }
+
+    /// Opens a new session (with no tabs yet).
+    pub async fn open_session(&self, options: SessionOptions) -> Result<SessionId> {
+        let context = if options.isolated {
+            Some(self.inner.host.create_context().await?)
+        } else {
+            None
+        };
+        let mut registry = self.inner.lock();
+        registry.next_session += 1;
+        let id = SessionId(format!("s{}", registry.next_session));
+        registry.sessions.insert(
+            id.clone(),
+            SessionState {
+                tabs: Vec::new(),
+                active: None,
+                context,
+            },
+        );
+        Ok(id)
+    }
+
+    /// Opens `url` in the active tab, or in a new tab when `new_tab` is set
+    /// or the session has none. Returns the tab used and where it ended up.
+    pub async fn open(
+        &self,
+        session: &SessionId,
+        url: &str,
+        new_tab: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(TabHandle, NavigationOutcome)> {
+        let target = self.inner.config.policy.check(url)?;
+        let budget = Budget::new("open", self.inner.config.navigation_timeout, cancel.clone());
+        let tab = match self.inner.active_tab(session) {
+            Ok(tab) if !new_tab => tab,
+            Ok(_) | Err(BrowserError::TabNotFound { .. }) => self.new_tab(session, &budget).await?,
+            Err(other) => return Err(other),
+        };
+        let outcome = navigate::navigate(&tab.page, NavigationTarget::Url(target), &budget).await?;
+        Ok((tab.handle, outcome))
+    }
+
+    /// Navigates the active tab: a URL (checked by policy), `back`, `forward` or `reload`.
+    pub async fn navigate(
+        &self,
+        session: &SessionId,
+        target: NavigationRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<NavigationOutcome> {
+        let target = match target {
+            NavigationRequest::Url(url) => NavigationTarget::Url(self.inner.config.policy.check(url)?),
+            NavigationRequest::Back => NavigationTarget::Back,
+            NavigationRequest::Forward => NavigationTarget::Forward,
+            NavigationRequest::Reload => NavigationTarget::Reload,
+        };
+        let tab = self.inner.active_tab(session)?;
+        let budget = Budget::new("navigate", self.inner.config.navigation_timeout, cancel.clone());
+        navigate::navigate(&tab.page, target, &budget).await
+    }
+
+    /// Lists the session's tabs with their current URL and title.
+    pub async fn list_tabs(&self, session: &SessionId) -> Result<Vec<TabInfo>> {
+        let (tabs, active) = {
+            let registry = self.inner.lock();
+            let state = registry.session(session)?;
+            (state.tabs.clone(), state.active.clone())
+        };
+        let views = self.inner.host.list_views().await?;
+        Ok(tabs
+            .into_iter()
+            .filter_map(|tab| {
+                let view = views.iter().find(|v| &v.id == tab.page.view())?;
+                Some(TabInfo {
+                    active: active.as_ref() == Some(&tab.handle),
+                    handle: tab.handle,
+                    url: if view.url == "about:blank" { String::new() } else { view.url.clone() },
+                    title: view.title.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Makes `tab` the session's active tab and shows it.
+    pub async fn switch_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        let view = {
+            let mut registry = self.inner.lock();
+            let view = registry.owned_tab(session, tab)?.page.view().clone();
+            registry.session_mut(session)?.active = Some(tab.clone());
+            view
+        };
+        self.inner.host.show_view(&view).await
+    }
+
+    /// Closes one tab. Closing the active tab activates the most recently
+    /// opened remaining one; closing the last leaves the session with none.
+    pub async fn close_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        let view = {
+            let registry = self.inner.lock();
+            registry.owned_tab(session, tab)?.page.view().clone()
+        };
+        self.inner.host.destroy_view(&view).await?;
+        self.inner.forget_view(&view);
+        Ok(())
+    }
+
+    /// Closes every tab of the session; the session stays open, with no tabs.
+    pub async fn reset(&self, session: &SessionId) -> Result<()> {
+        let views: Vec<ViewId> = {
+            let registry = self.inner.lock();
+            registry
+                .session(session)?
+                .tabs
+                .iter()
+                .map(|t| t.page.view().clone())
+                .collect()
+        };
+        for view in &views {
+            self.inner.host.destroy_view(view).await?;
+            self.inner.forget_view(view);
+        }
+        Ok(())
+    }
+
+    /// Ends the session: closes its tabs and its isolated context. Closing
+    /// an unknown or already closed session succeeds.
+    pub async fn close_session(&self, session: &SessionId) -> Result<()> {
+        let Some(state) = self.inner.lock().sessions.remove(session) else {
+            return Ok(());
+        };
+        {
+            let mut registry = self.inner.lock();
+            for tab in &state.tabs {
+                registry.owners.remove(&tab.handle);
+            }
+        }
+        self.inner.tabs_changed.send_modify(|generation| *generation += 1);
+        for tab in &state.tabs {
+            self.inner.host.destroy_view(tab.page.view()).await?;
+        }
+        if let Some(context) = &state.context {
+            self.inner.host.destroy_context(context).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs JavaScript in the active tab.
+    pub async fn execute(
+        &self,
+        session: &SessionId,
+        script: &str,
+        args: Vec<serde_json::Value>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<ExecuteResult> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("execute", timeout, cancel)?;
+        let request = ExecuteRequest {
+            script: script.to_owned(),
+            args,
+            max_result_bytes: self.inner.config.execute_max_result_bytes,
+        };
+        execute::execute(&tab.page, &request, &budget).await
+    }
+
+    /// Fetches the active tab's content. `max_chars` defaults to the configured cap.
+    pub async fn content(
+        &self,
+        session: &SessionId,
+        mut request: ContentRequest,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<ContentResult> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("content", timeout, cancel)?;
+        if request.max_chars == 0 {
+            request.max_chars = self.inner.config.content_max_chars;
+        }
+        content::content(&tab.page, &request, &budget).await
+    }
+
+    /// Captures the active tab, within the configured ceilings.
+    pub async fn screenshot(
+        &self,
+        session: &SessionId,
+        mut request: ScreenshotRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Screenshot> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("screenshot", None, cancel)?;
+        request.max_pixels = request.max_pixels.min(self.inner.config.screenshot_max_pixels);
+        request.max_bytes = request.max_bytes.min(self.inner.config.screenshot_max_bytes);
+        screenshot::screenshot(&tab.page, &request, &budget).await
+    }
+
+    /// Clicks at viewport coordinates in the active tab (fallback path).
+    pub async fn click(&self, session: &SessionId, x: f64, y: f64, cancel: &CancellationToken) -> Result<()> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("click", None, cancel)?;
+        input::click(&tab.page, x, y, &budget).await
+    }
+
+    /// Types text into the focused element of the active tab (fallback path).
+    pub async fn type_text(&self, session: &SessionId, text: &str, cancel: &CancellationToken) -> Result<()> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("type", None, cancel)?;
+        input::type_text(&tab.page, text, &budget).await
+    }
+
+    /// Returns and forgets the JavaScript dialogs the active tab opened
+    /// (and that were answered automatically) since the last call.
+    pub fn take_dialogs(&self, session: &SessionId) -> Result<Vec<DialogRecord>> {
+        Ok(self.inner.active_tab(session)?.page.take_dialogs())
+    }
+
+    /// Creates a tab for the session and makes it active.
+    async fn new_tab(&self, session: &SessionId, budget: &Budget) -> Result<Tab> {
+        let context = self.inner.lock().session(session)?.context.clone();
+        let host = &self.inner.host;
+        let view = budget
+            .run(
+                "create tab",
+                host.create_view(CreateViewOptions {
+                    context,
+                    background: false,
+                }),
+            )
+            .await?;
+        let page = match budget.run("prepare tab", Page::attach(Arc::clone(host), view.clone())).await {
+            Ok(page) => page,
+            Err(error) => {
+                let _ = host.destroy_view(&view).await;
+                return Err(error);
+            }
+        };
+        match self.inner.adopt(session, page, true) {
+            Ok(tab) => Ok(tab),
+            Err(error) => {
+                // The session closed while the tab was being made.
+                let _ = host.destroy_view(&view).await;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// A navigation as callers ask for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NavigationRequest<'a> {
+    /// Go to this URL (checked against the navigation policy).
+    Url(&'a str),
+    /// One step back.
+    Back,
+    /// One step forward.
+    Forward,
+    /// Reload.
+    Reload,
+}
+
+impl BrowserProvider for Browser {
+    fn id(&self) -> &str {
+        "chromium"
+    }
+
+    fn available(&self) -> bool {
+        true
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn budget(&self, operation: &'static str, timeout: Option<Duration>, cancel: &CancellationToken) -> Result<Budget> {
+        let timeout = timeout.unwrap_or(self.config.operation_timeout);
+        if timeout.is_zero() {
+            return Err(BrowserError::invalid("timeoutMs", "must be at least 1"));
+        }
+        Ok(Budget::new(operation, timeout, cancel.clone()))
+    }
+
+    fn active_tab(&self, session: &SessionId) -> Result<Tab> {
+        let registry = self.lock();
+        let state = registry.session(session)?;
+        let handle = state.active.as_ref().ok_or_else(|| BrowserError::TabNotFound {
+            tab: "(this session has no open tab; open a URL first)".into(),
+        })?;
+        registry.owned_tab(session, handle).cloned()
+    }
+
+    /// Records `page` as a tab of `session`.
+    fn adopt(&self, session: &SessionId, page: Page, activate: bool) -> Result<Tab> {
+        let mut registry = self.lock();
+        registry.session(session)?;
+        registry.next_tab += 1;
+        let handle = TabHandle(format!("t{}", registry.next_tab));
+        registry.owners.insert(handle.clone(), session.clone());
+        let tab = Tab {
+            handle: handle.clone(),
+            page: Arc::new(page),
+        };
+        let state = registry.session_mut(session)?;
+        state.tabs.push(tab.clone());
+        if activate || state.active.is_none() {
+            state.active = Some(handle);
+        }
+        drop(registry);
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        Ok(tab)
+    }
+
+    /// Removes the tab showing `view` from whichever session has it.
+    fn forget_view(&self, view: &ViewId) {
+        let mut registry = self.lock();
+        let mut removed = None;
+        for state in registry.sessions.values_mut() {
+            let Some(index) = state.tabs.iter().position(|t| t.page.view() == view) else {
+                continue;
+            };
+            let tab = state.tabs.remove(index);
+            if state.active.as_ref() == Some(&tab.handle) {
+                state.active = state.tabs.last().map(|t| t.handle.clone());
+            }
+            removed = Some(tab.handle);
+            break;
+        }
+        if let Some(handle) = removed {
+            registry.owners.remove(&handle);
+            drop(registry);
+            self.tabs_changed.send_modify(|generation| *generation += 1);
+        }
+    }
+
+    /// The session that owns `view`, if any.
+    fn owner_of(&self, view: &ViewId) -> Option<SessionId> {
+        let registry = self.lock();
+        registry
+            .sessions
+            .iter()
+            .find(|(_, state)| state.tabs.iter().any(|t| t.page.view() == view))
+            .map(|(id, _)| id.clone())
+    }
+}
+
+impl Registry {
+    fn session(&self, session: &SessionId) -> Result<&SessionState> {
+        self.sessions.get(session).ok_or_else(|| BrowserError::SessionNotFound {
+            session: session.0.clone(),
+        })
+    }
+
+    fn session_mut(&mut self, session: &SessionId) -> Result<&mut SessionState> {
+        self.sessions.get_mut(session).ok_or_else(|| BrowserError::SessionNotFound {
+            session: session.0.clone(),
+        })
+    }
+
+    /// The tab `handle` of `session`, or why not: another session's
+    /// (`TAB_NOT_OWNED`) or nobody's (`TAB_NOT_FOUND`).
+    fn owned_tab(&self, session: &SessionId, handle: &TabHandle) -> Result<&Tab> {
+        let state = self.session(session)?;
+        if let Some(tab) = state.tabs.iter().find(|t| &t.handle == handle) {
+            return Ok(tab);
+        }
+        match self.owners.get(handle) {
+            Some(owner) if owner != session => Err(BrowserError::TabNotOwned { tab: handle.0.clone() }),
+            _ => Err(BrowserError::TabNotFound { tab: handle.0.clone() }),
+        }
+    }
+}
+
+/// Keeps sessions in step with the browser: a popup opened by a session's
+/// tab becomes a tab of that session; a tab closed by the page or a person
+/// leaves its session.
+async fn follow_views(inner: Weak<Inner>, mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>) {
+    while let Some(event) = views.recv().await {
+        let Some(inner) = inner.upgrade() else { return };
+        match event {
+            ViewEvent::Opened(info) => {
+                let Some(opener) = info.opener.as_ref() else { continue };
+                let Some(session) = inner.owner_of(opener) else { continue };
+                match Page::attach(Arc::clone(&inner.host), info.id.clone()).await {
+                    Ok(page) => {
+                        if let Ok(tab) = inner.adopt(&session, page, false) {
+                            tracing::debug!(%session, tab = %tab.handle, "adopted a popup");
+                        }
+                    }
+                    Err(error) => tracing::debug!(%error, "could not prepare a popup"),
+                }
+            }
+            ViewEvent::Closed(view) => inner.forget_view(&view),
+            ViewEvent::Changed(_) => {}
+        }
+    }
+}

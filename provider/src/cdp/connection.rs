@@ -1,0 +1,455 @@
+//! One CDP connection: command/response correlation and event fan-out.
+//!
+//! A single reader task owns the inbound side. Callers hold cheap clones of
+//! [`Connection`]; each command registers a waiter keyed by its id, and the
+//! reader completes it when the matching response arrives, in whatever order
+//! responses come. Every command is bounded by a timeout; a caller that gives
+//! up (timeout or dropped future) removes its waiter. When the transport
+//! closes, every waiter fails at once and every event stream ends, so nothing
+//! waits forever on a dead browser.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::Command;
+use super::transport::{Inbound, Transport};
+use crate::error::{BrowserError, Result};
+
+/// A flattened target session id (`Target.attachToTarget {flatten: true}`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub String);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One event as the browser sent it.
+#[derive(Debug, Clone)]
+pub struct CdpEvent {
+    /// The event name, such as `Page.loadEventFired`.
+    pub method: String,
+    /// The event parameters (an object, or `Null` when absent).
+    pub params: Value,
+    /// The target session the event belongs to; `None` for browser-level events.
+    pub session_id: Option<SessionId>,
+}
+
+impl CdpEvent {
+    /// Decodes the parameters into a typed struct; `None` if they do not fit.
+    pub fn decode<T: for<'de> Deserialize<'de>>(&self) -> Option<T> {
+        T::deserialize(&self.params).ok()
+    }
+}
+
+/// Which events a subscriber receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventFilter {
+    /// Every event on the connection.
+    All,
+    /// Events of one target session (ends when that session detaches).
+    Session(SessionId),
+    /// Browser-level events only (no session id).
+    Browser,
+}
+
+impl EventFilter {
+    fn matches(&self, session: Option<&SessionId>) -> bool {
+        match self {
+            Self::All => true,
+            Self::Session(wanted) => session == Some(wanted),
+            Self::Browser => session.is_none(),
+        }
+    }
+}
+
+/// A stream of events. Dropping it unsubscribes; it ends when the connection
+/// closes or, for a session filter, when that session detaches.
+pub type EventStream = mpsc::UnboundedReceiver<Arc<CdpEvent>>;
+
+/// A cloneable handle to one CDP connection.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("closed", &self.closed_reason())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    /// Next command id; ids are never reused on a connection.
+    next_id: AtomicU64,
+    /// Messages to the transport's writer task.
+    outgoing: mpsc::UnboundedSender<String>,
+    /// Stops the transport when we close the connection.
+    shutdown: CancellationToken,
+    /// Bound applied by [`Connection::send`] when the caller gives none.
+    default_timeout: Duration,
+    /// Waiters and subscribers; shared with the reader task.
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Commands sent and not yet answered, by id.
+    pending: HashMap<u64, Pending>,
+    /// Live event subscribers.
+    subscribers: Vec<Subscriber>,
+    /// Set once, when the connection ends; later calls fail with a clone of it.
+    closed: Option<BrowserError>,
+}
+
+struct Pending {
+    method: String,
+    session: Option<SessionId>,
+    reply: oneshot::Sender<Result<Value>>,
+}
+
+struct Subscriber {
+    filter: EventFilter,
+    sender: mpsc::UnboundedSender<Arc<CdpEvent>>,
+}
+
+/// The shape of every inbound message: a response has an `id`, an event a `method`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InboundMessage {
+    id: Option<u64>,
+    result: Option<Value>,
+    error: Option<ErrorBody>,
+    method: Option<String>,
+    #[serde(default)]
+    params: Value,
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DetachedParams {
+    session_id: String,
+}
+
+impl Connection {
+    /// Starts a connection over `transport`, spawning its reader task on the
+    /// current tokio runtime. `default_timeout` bounds every command that
+    /// does not carry its own bound.
+    pub fn start(transport: Transport, default_timeout: Duration) -> Self {
+        let Transport {
+            incoming,
+            outgoing,
+            shutdown,
+        } = transport;
+        let inner = Arc::new(Inner {
+            next_id: AtomicU64::new(1),
+            outgoing,
+            shutdown,
+            default_timeout,
+            state: Mutex::new(State::default()),
+        });
+        tokio::spawn(read_loop(Arc::clone(&inner), incoming));
+        Self { inner }
+    }
+
+    /// The bound used when a command does not give its own.
+    pub fn default_timeout(&self) -> Duration {
+        self.inner.default_timeout
+    }
+
+    /// Sends a typed command and decodes its result, bounded by the default timeout.
+    pub async fn call<C: Command>(&self, session: Option<&SessionId>, command: &C) -> Result<C::Response> {
+        self.call_with_timeout(session, command, self.inner.default_timeout).await
+    }
+
+    /// Sends a typed command with an explicit bound.
+    pub async fn call_with_timeout<C: Command>(
+        &self,
+        session: Option<&SessionId>,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<C::Response> {
+        let params = serde_json::to_value(command).map_err(|e| BrowserError::Protocol {
+            method: C::METHOD.into(),
+            message: format!("cannot encode parameters: {e}"),
+        })?;
+        let result = self.send_with_timeout(session, C::METHOD, params, timeout).await?;
+        C::Response::deserialize(&result).map_err(|e| BrowserError::Protocol {
+            method: C::METHOD.into(),
+            message: format!("unexpected result shape: {e}"),
+        })
+    }
+
+    /// Sends a raw command, bounded by the default timeout.
+    pub async fn send(&self, session: Option<&SessionId>, method: &str, params: Value) -> Result<Value> {
+        self.send_with_timeout(session, method, params, self.inner.default_timeout).await
+    }
+
+    /// Sends a raw command and waits at most `timeout` for its response.
+    ///
+    /// # Errors
+    /// `TIMEOUT` when the bound expires, `PROTOCOL_ERROR` when the browser
+    /// answers with an error, `BROWSER_CRASHED` / `NOT_CONNECTED` when the
+    /// connection is or becomes closed, `TAB_NOT_FOUND` when the target
+    /// session detaches before answering.
+    pub async fn send_with_timeout(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, response) = oneshot::channel();
+        {
+            let mut state = self.inner.lock();
+            if let Some(error) = &state.closed {
+                return Err(error.clone());
+            }
+            state.pending.insert(
+                id,
+                Pending {
+                    method: method.to_owned(),
+                    session: session.cloned(),
+                    reply,
+                },
+            );
+        }
+        // Removes the waiter if this future is dropped or times out.
+        let _waiter = WaiterGuard {
+            inner: &self.inner,
+            id,
+        };
+
+        let mut message = serde_json::json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session {
+            message["sessionId"] = Value::String(session.0.clone());
+        }
+        let text = message.to_string();
+        tracing::trace!(target: "cdp::wire", direction = "send", %text);
+        if self.inner.outgoing.send(text).is_err() {
+            return Err(self.closed_error());
+        }
+
+        match tokio::time::timeout(timeout, response).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(self.closed_error()),
+            Err(_) => Err(BrowserError::timeout(format!("CDP {method}"), timeout)),
+        }
+    }
+
+    /// Subscribes to events matching `filter`. Subscribing to a session that
+    /// is not attached yields a stream that stays open until the connection closes.
+    pub fn subscribe(&self, filter: EventFilter) -> EventStream {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut state = self.inner.lock();
+        if state.closed.is_none() {
+            state.subscribers.push(Subscriber { filter, sender });
+        }
+        receiver
+    }
+
+    /// Closes the connection from our side: the transport stops and every
+    /// pending and future command fails with `NOT_CONNECTED`. Idempotent.
+    pub fn close(&self) {
+        self.inner.finish(BrowserError::NotConnected {
+            reason: "the connection was closed".into(),
+        });
+        self.inner.shutdown.cancel();
+    }
+
+    /// Why the connection is closed, or `None` while it is open.
+    pub fn closed_reason(&self) -> Option<BrowserError> {
+        self.inner.lock().closed.clone()
+    }
+
+    /// True while the connection can still carry commands.
+    pub fn is_open(&self) -> bool {
+        self.closed_reason().is_none()
+    }
+
+    fn closed_error(&self) -> BrowserError {
+        self.closed_reason().unwrap_or_else(|| BrowserError::NotConnected {
+            reason: "the connection is closing".into(),
+        })
+    }
+}
+
+impl Inner {
+    /// Locks the state. A poisoned lock only means another thread panicked
+    /// mid-update of plain maps; the data is still usable.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Marks the connection closed (first reason wins) and fails everything waiting.
+    fn finish(&self, error: BrowserError) {
+        let (pending, subscribers) = {
+            let mut state = self.lock();
+            if state.closed.is_some() {
+                return;
+            }
+            state.closed = Some(error.clone());
+            (
+                std::mem::take(&mut state.pending),
+                std::mem::take(&mut state.subscribers),
+            )
+        };
+        for (_, waiter) in pending {
+            let _ = waiter.reply.send(Err(error.clone()));
+        }
+        drop(subscribers);
+    }
+
+    fn dispatch(&self, text: &str) {
+        tracing::trace!(target: "cdp::wire", direction = "recv", text = %truncate_for_log(text));
+        let message: InboundMessage = match serde_json::from_str(text) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::warn!(target: "cdp", error = %e, "ignoring a malformed message from the browser");
+                return;
+            }
+        };
+        if let Some(id) = message.id {
+            let Some(waiter) = self.lock().pending.remove(&id) else {
+                tracing::debug!(target: "cdp", id, "response for a command nobody waits for");
+                return;
+            };
+            let outcome = match (message.error, message.result) {
+                (Some(error), _) => Err(BrowserError::Protocol {
+                    method: waiter.method,
+                    message: match error.data {
+                        Some(data) if !data.is_empty() => format!("{} ({data})", error.message),
+                        _ => error.message,
+                    },
+                }),
+                (None, result) => Ok(result.unwrap_or(Value::Null)),
+            };
+            let _ = waiter.reply.send(outcome);
+            return;
+        }
+        let Some(method) = message.method else {
+            tracing::warn!(target: "cdp", "ignoring a message that is neither a response nor an event");
+            return;
+        };
+        let event = Arc::new(CdpEvent {
+            method,
+            params: message.params,
+            session_id: message.session_id.map(SessionId),
+        });
+        let mut state = self.lock();
+        state.subscribers.retain(|subscriber| {
+            !subscriber.filter.matches(event.session_id.as_ref())
+                || subscriber.sender.send(Arc::clone(&event)).is_ok()
+        });
+        if event.method == "Target.detachedFromTarget"
+            && let Some(detached) = event.decode::<DetachedParams>()
+        {
+            let gone = SessionId(detached.session_id);
+            state.subscribers.retain(|s| s.filter != EventFilter::Session(gone.clone()));
+            let ids: Vec<u64> = state
+                .pending
+                .iter()
+                .filter(|(_, p)| p.session.as_ref() == Some(&gone))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in ids {
+                if let Some(waiter) = state.pending.remove(&id) {
+                    let _ = waiter.reply.send(Err(BrowserError::TabNotFound {
+                        tab: format!("(target closed during {})", waiter.method),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Removes a command's waiter when the caller stops waiting.
+struct WaiterGuard<'a> {
+    inner: &'a Inner,
+    id: u64,
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        self.inner.lock().pending.remove(&self.id);
+    }
+}
+
+async fn read_loop(inner: Arc<Inner>, mut incoming: mpsc::UnboundedReceiver<Inbound>) {
+    loop {
+        match incoming.recv().await {
+            Some(Inbound::Message(text)) => inner.dispatch(&text),
+            Some(Inbound::Closed { reason, by_us }) => {
+                tracing::debug!(target: "cdp", %reason, by_us, "transport closed");
+                inner.finish(if by_us {
+                    BrowserError::NotConnected { reason }
+                } else {
+                    BrowserError::BrowserCrashed { detail: reason }
+                });
+                return;
+            }
+            None => {
+                inner.finish(BrowserError::BrowserCrashed {
+                    detail: "the transport stopped".into(),
+                });
+                return;
+            }
+        }
+    }
+}
+
+fn truncate_for_log(text: &str) -> &str {
+    const LIMIT: usize = 2000;
+    if text.len() <= LIMIT {
+        return text;
+    }
+    let mut end = LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_match_sessions() {
+        let a = SessionId("A".into());
+        assert!(EventFilter::All.matches(None));
+        assert!(EventFilter::Browser.matches(None));
+        assert!(!EventFilter::Browser.matches(Some(&a)));
+        assert!(EventFilter::Session(a.clone()).matches(Some(&a)));
+        assert!(!EventFilter::Session(a).matches(None));
+    }
+
+    #[test]
+    fn log_truncation_respects_char_boundaries() {
+        let text = "é".repeat(3000);
+        let cut = truncate_for_log(&text);
+        assert!(cut.len() <= 2000);
+        assert!(text.starts_with(cut));
+    }
+}

@@ -1,0 +1,574 @@
+//! Typed parameters and results for the CDP methods the provider uses.
+//!
+//! Only the fields we read or write are modelled; unknown fields are
+//! ignored so newer browsers keep working. Names follow the protocol
+//! (`Domain.method` → `DomainMethod`), documented at
+//! <https://chromedevtools.github.io/devtools-protocol/>.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A CDP command: its method name, parameters (the struct itself) and result type.
+pub trait Command: Serialize {
+    /// The protocol method, such as `Page.navigate`.
+    const METHOD: &'static str;
+    /// What the browser answers.
+    type Response: DeserializeOwned;
+}
+
+/// A result with no fields we care about.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Empty {}
+
+macro_rules! command {
+    ($name:ident => $method:literal, $response:ty) => {
+        impl Command for $name {
+            const METHOD: &'static str = $method;
+            type Response = $response;
+        }
+    };
+}
+
+// ---- Browser ----------------------------------------------------------------
+
+/// `Browser.getVersion`: used as the readiness probe after launch.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BrowserGetVersion {}
+command!(BrowserGetVersion => "Browser.getVersion", BrowserVersion);
+
+/// Result of `Browser.getVersion`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserVersion {
+    /// Such as `Chrome/156.0.8078.114` (or `HeadlessChrome/…`).
+    pub product: String,
+    /// The browser's user agent string.
+    #[serde(default)]
+    pub user_agent: String,
+}
+
+/// `Browser.setDownloadBehavior`: we deny downloads.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSetDownloadBehavior {
+    /// `deny`, `allow`, `allowAndName` or `default`.
+    pub behavior: &'static str,
+    /// Emit `Browser.downloadWillBegin` / progress events.
+    pub events_enabled: bool,
+}
+command!(BrowserSetDownloadBehavior => "Browser.setDownloadBehavior", Empty);
+
+/// `Browser.close`: asks the browser to exit gracefully.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BrowserClose {}
+command!(BrowserClose => "Browser.close", Empty);
+
+// ---- Target -----------------------------------------------------------------
+
+/// `Target.setDiscoverTargets`: target created/changed/destroyed events.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetSetDiscoverTargets {
+    /// Whether to discover.
+    pub discover: bool,
+}
+command!(TargetSetDiscoverTargets => "Target.setDiscoverTargets", Empty);
+
+/// `Target.setAutoAttach`: attach to related targets (iframes, workers) as flat sessions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetSetAutoAttach {
+    /// Attach automatically.
+    pub auto_attach: bool,
+    /// Pause new targets until we resume them; we never do.
+    pub wait_for_debugger_on_start: bool,
+    /// Use flattened sessions on the same connection.
+    pub flatten: bool,
+}
+command!(TargetSetAutoAttach => "Target.setAutoAttach", Empty);
+
+/// `Target.createTarget`: opens a new page.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetCreateTarget {
+    /// The initial URL (we use `about:blank` and navigate afterwards).
+    pub url: String,
+    /// The browser context to create it in; default context when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser_context_id: Option<String>,
+    /// Open in the background, without focusing.
+    pub background: bool,
+}
+command!(TargetCreateTarget => "Target.createTarget", TargetCreated);
+
+/// Result of `Target.createTarget`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetCreated {
+    /// The new target's id.
+    pub target_id: String,
+}
+
+/// `Target.attachToTarget` with `flatten: true`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetAttachToTarget {
+    /// Which target.
+    pub target_id: String,
+    /// Always true: sessions share this connection.
+    pub flatten: bool,
+}
+command!(TargetAttachToTarget => "Target.attachToTarget", TargetAttached);
+
+/// Result of `Target.attachToTarget`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetAttached {
+    /// The new flat session.
+    pub session_id: String,
+}
+
+/// `Target.closeTarget`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetCloseTarget {
+    /// Which target.
+    pub target_id: String,
+}
+command!(TargetCloseTarget => "Target.closeTarget", Empty);
+
+/// `Target.activateTarget`: brings a page to the front.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetActivateTarget {
+    /// Which target.
+    pub target_id: String,
+}
+command!(TargetActivateTarget => "Target.activateTarget", Empty);
+
+/// `Target.getTargets`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TargetGetTargets {}
+command!(TargetGetTargets => "Target.getTargets", TargetList);
+
+/// Result of `Target.getTargets`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetList {
+    /// Every target the browser knows.
+    pub target_infos: Vec<TargetInfo>,
+}
+
+/// Description of one target (also the payload of `Target.target*` events).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetInfo {
+    /// The target id.
+    pub target_id: String,
+    /// `page`, `iframe`, `worker`, `browser`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Current title.
+    #[serde(default)]
+    pub title: String,
+    /// Current URL.
+    #[serde(default)]
+    pub url: String,
+    /// The target that opened this one (popups), if any.
+    #[serde(default)]
+    pub opener_id: Option<String>,
+    /// Its browser context.
+    #[serde(default)]
+    pub browser_context_id: Option<String>,
+}
+
+/// Params of `Target.targetCreated` / `Target.targetInfoChanged`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetInfoEvent {
+    /// The target.
+    pub target_info: TargetInfo,
+}
+
+/// Params of `Target.targetDestroyed`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetDestroyed {
+    /// The target that went away.
+    pub target_id: String,
+}
+
+/// `Target.createBrowserContext`: an isolated cookie/storage jar.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetCreateBrowserContext {
+    /// Dispose the context when the connection closes.
+    pub dispose_on_detach: bool,
+}
+command!(TargetCreateBrowserContext => "Target.createBrowserContext", BrowserContextCreated);
+
+/// Result of `Target.createBrowserContext`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserContextCreated {
+    /// The new context.
+    pub browser_context_id: String,
+}
+
+/// `Target.disposeBrowserContext`: closes its pages and drops its data.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetDisposeBrowserContext {
+    /// Which context.
+    pub browser_context_id: String,
+}
+command!(TargetDisposeBrowserContext => "Target.disposeBrowserContext", Empty);
+
+// ---- Page -------------------------------------------------------------------
+
+/// `Page.enable`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PageEnable {}
+command!(PageEnable => "Page.enable", Empty);
+
+/// `Page.setLifecycleEventsEnabled`: `Page.lifecycleEvent` with loader ids.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageSetLifecycleEventsEnabled {
+    /// On or off.
+    pub enabled: bool,
+}
+command!(PageSetLifecycleEventsEnabled => "Page.setLifecycleEventsEnabled", Empty);
+
+/// `Page.navigate`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageNavigate {
+    /// Where to.
+    pub url: String,
+}
+command!(PageNavigate => "Page.navigate", PageNavigated);
+
+/// Result of `Page.navigate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageNavigated {
+    /// The frame that navigates (the main frame).
+    pub frame_id: String,
+    /// Absent for same-document navigations.
+    #[serde(default)]
+    pub loader_id: Option<String>,
+    /// Set when the navigation failed (`net::ERR_…`).
+    #[serde(default)]
+    pub error_text: Option<String>,
+}
+
+/// `Page.reload`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageReload {
+    /// Bypass the cache.
+    pub ignore_cache: bool,
+}
+command!(PageReload => "Page.reload", Empty);
+
+/// `Page.getNavigationHistory`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PageGetNavigationHistory {}
+command!(PageGetNavigationHistory => "Page.getNavigationHistory", NavigationHistory);
+
+/// Result of `Page.getNavigationHistory`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationHistory {
+    /// Index of the current entry.
+    pub current_index: usize,
+    /// All entries, oldest first.
+    pub entries: Vec<NavigationEntry>,
+}
+
+/// One history entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationEntry {
+    /// Entry id for `Page.navigateToHistoryEntry`.
+    pub id: i64,
+    /// Its URL.
+    pub url: String,
+}
+
+/// `Page.navigateToHistoryEntry`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageNavigateToHistoryEntry {
+    /// Which entry.
+    pub entry_id: i64,
+}
+command!(PageNavigateToHistoryEntry => "Page.navigateToHistoryEntry", Empty);
+
+/// `Page.handleJavaScriptDialog`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageHandleJavaScriptDialog {
+    /// Accept (OK) or dismiss (Cancel).
+    pub accept: bool,
+}
+command!(PageHandleJavaScriptDialog => "Page.handleJavaScriptDialog", Empty);
+
+/// `Page.captureScreenshot`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageCaptureScreenshot {
+    /// `png` or `jpeg`.
+    pub format: &'static str,
+    /// JPEG quality 0–100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
+    /// The region in CSS pixels of the page, with an output scale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip: Option<Viewport>,
+    /// Render beyond the viewport (full page, off-screen elements).
+    pub capture_beyond_viewport: bool,
+}
+command!(PageCaptureScreenshot => "Page.captureScreenshot", ScreenshotData);
+
+/// A clip rectangle for screenshots.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Viewport {
+    /// Left, in CSS pixels from the document origin.
+    pub x: f64,
+    /// Top, in CSS pixels from the document origin.
+    pub y: f64,
+    /// Width in CSS pixels.
+    pub width: f64,
+    /// Height in CSS pixels.
+    pub height: f64,
+    /// Output scale (1 = one image pixel per CSS pixel).
+    pub scale: f64,
+}
+
+/// Result of `Page.captureScreenshot`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScreenshotData {
+    /// Base64-encoded image.
+    pub data: String,
+}
+
+/// `Page.getLayoutMetrics`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PageGetLayoutMetrics {}
+command!(PageGetLayoutMetrics => "Page.getLayoutMetrics", LayoutMetrics);
+
+/// Result of `Page.getLayoutMetrics` (CSS-pixel variants only).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayoutMetrics {
+    /// The layout viewport: scroll position and size.
+    pub css_layout_viewport: LayoutViewport,
+    /// The whole document's size.
+    pub css_content_size: Rect,
+}
+
+/// Scroll position and size of the layout viewport.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayoutViewport {
+    /// Horizontal scroll offset.
+    pub page_x: f64,
+    /// Vertical scroll offset.
+    pub page_y: f64,
+    /// Width.
+    pub client_width: f64,
+    /// Height.
+    pub client_height: f64,
+}
+
+/// A rectangle.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Rect {
+    /// Left.
+    pub x: f64,
+    /// Top.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+/// Params of `Page.lifecycleEvent`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleEvent {
+    /// The frame.
+    pub frame_id: String,
+    /// The document load this event belongs to.
+    pub loader_id: String,
+    /// `init`, `DOMContentLoaded`, `load`, `networkIdle`, ...
+    pub name: String,
+}
+
+/// Params of `Page.frameNavigated`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FrameNavigated {
+    /// The frame after navigation.
+    pub frame: Frame,
+}
+
+/// A frame as described by `Page` events.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Frame {
+    /// Frame id (the main frame's id equals its target id).
+    pub id: String,
+    /// Parent frame; absent for the main frame.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    /// The loader of the committed document.
+    pub loader_id: String,
+    /// The committed URL.
+    #[serde(default)]
+    pub url: String,
+}
+
+/// Params of `Page.navigatedWithinDocument`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigatedWithinDocument {
+    /// The frame.
+    pub frame_id: String,
+}
+
+/// Params of `Page.javascriptDialogOpening`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DialogOpening {
+    /// The page that opened it.
+    #[serde(default)]
+    pub url: String,
+    /// The dialog's message.
+    #[serde(default)]
+    pub message: String,
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+// ---- Runtime ----------------------------------------------------------------
+
+/// `Runtime.enable`: execution context and console events.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RuntimeEnable {}
+command!(RuntimeEnable => "Runtime.enable", Empty);
+
+/// `Runtime.evaluate`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeEvaluate {
+    /// The expression.
+    pub expression: String,
+    /// Return the value as JSON instead of a remote object.
+    pub return_by_value: bool,
+    /// Wait for a returned promise.
+    pub await_promise: bool,
+    /// Treat the call as a user gesture (lets scripts open popups, play media).
+    pub user_gesture: bool,
+    /// Terminate the script after this many milliseconds (V8 interrupt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+}
+command!(RuntimeEvaluate => "Runtime.evaluate", EvaluateResult);
+
+/// Result of `Runtime.evaluate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvaluateResult {
+    /// The value (by value when asked).
+    pub result: RemoteObject,
+    /// Present when the script threw.
+    #[serde(default)]
+    pub exception_details: Option<ExceptionDetails>,
+}
+
+/// A JavaScript value as CDP describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RemoteObject {
+    /// `object`, `string`, `undefined`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The value, for primitives and by-value results.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// A printable description (for errors: the stack).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Details of a thrown exception.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExceptionDetails {
+    /// Short text, such as `Uncaught`.
+    pub text: String,
+    /// 0-based line.
+    pub line_number: i64,
+    /// 0-based column.
+    pub column_number: i64,
+    /// The thrown value.
+    #[serde(default)]
+    pub exception: Option<RemoteObject>,
+}
+
+/// `Runtime.compileScript`: syntax check without running.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeCompileScript {
+    /// The source.
+    pub expression: String,
+    /// Required by the protocol; empty is fine.
+    #[serde(rename = "sourceURL")]
+    pub source_url: String,
+    /// Keep the compiled script (we never do).
+    pub persist_script: bool,
+}
+command!(RuntimeCompileScript => "Runtime.compileScript", CompileResult);
+
+/// Result of `Runtime.compileScript`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompileResult {
+    /// Present when the source does not compile.
+    #[serde(default)]
+    pub exception_details: Option<ExceptionDetails>,
+}
+
+/// `Runtime.terminateExecution`: stops a runaway script.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RuntimeTerminateExecution {}
+command!(RuntimeTerminateExecution => "Runtime.terminateExecution", Empty);
+
+// ---- Input ------------------------------------------------------------------
+
+/// `Input.dispatchMouseEvent`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputDispatchMouseEvent {
+    /// `mousePressed`, `mouseReleased`, `mouseMoved`, `mouseWheel`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Viewport x in CSS pixels.
+    pub x: f64,
+    /// Viewport y in CSS pixels.
+    pub y: f64,
+    /// `none`, `left`, `middle`, `right`.
+    pub button: &'static str,
+    /// Number of clicks so far (1 for a single click).
+    pub click_count: u32,
+}
+command!(InputDispatchMouseEvent => "Input.dispatchMouseEvent", Empty);
+
+/// `Input.insertText`: inserts text as an IME commit would.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputInsertText {
+    /// The text.
+    pub text: String,
+}
+command!(InputInsertText => "Input.insertText", Empty);

@@ -1,0 +1,196 @@
+//! Transports move whole CDP messages (JSON text) in both directions.
+//!
+//! A transport is a pair of channels plus a shutdown token, backed by two
+//! tasks (reader and writer) that own the underlying pipe or socket. The
+//! connection above never touches bytes, so a pipe and a WebSocket behave
+//! the same to it — and tests can put a fake peer behind either.
+
+use std::io::{PipeReader, PipeWriter};
+use std::os::fd::OwnedFd;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::{self, Message, protocol::WebSocketConfig};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{BrowserError, Result};
+
+/// Largest single message accepted from a peer. Accessibility trees and
+/// full-page screenshots are big; anything past this is a broken peer.
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+
+/// What the reader task reports upward.
+#[derive(Debug)]
+pub enum Inbound {
+    /// One complete message, as received.
+    Message(String),
+    /// The transport is finished; no more messages will come.
+    Closed {
+        /// Human-readable reason (EOF, socket error, ...).
+        reason: String,
+        /// True when we closed it ourselves (shutdown), false when the peer went away.
+        by_us: bool,
+    },
+}
+
+/// A running transport: messages in, messages out, and a way to stop it.
+#[derive(Debug)]
+pub struct Transport {
+    /// Messages from the browser, ending with exactly one [`Inbound::Closed`].
+    pub incoming: mpsc::UnboundedReceiver<Inbound>,
+    /// Messages to the browser. Sending fails once the writer has stopped.
+    pub outgoing: mpsc::UnboundedSender<String>,
+    /// Cancel to close the transport from our side.
+    pub shutdown: CancellationToken,
+}
+
+/// Starts a transport over Chromium's `--remote-debugging-pipe` file
+/// descriptors: we write NUL-terminated JSON into `to_browser` and read
+/// NUL-terminated JSON from `from_browser`.
+///
+/// Must be called inside a tokio runtime.
+pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transport> {
+    let io_error = |e: std::io::Error| BrowserError::NotConnected {
+        reason: format!("cannot use the browser pipe: {e}"),
+    };
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(from_browser))
+        .map_err(io_error)?;
+    let writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(to_browser))
+        .map_err(io_error)?;
+
+    let (in_tx, incoming) = mpsc::unbounded_channel();
+    let (outgoing, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let shutdown = CancellationToken::new();
+
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut reader = BufReader::with_capacity(1 << 16, reader);
+        let mut buffer = Vec::with_capacity(1 << 16);
+        let closed = loop {
+            buffer.clear();
+            let read = tokio::select! {
+                () = stop.cancelled() => break Inbound::Closed { reason: "closed by us".into(), by_us: true },
+                read = reader.read_until(0, &mut buffer) => read,
+            };
+            match read {
+                Ok(0) => {
+                    break Inbound::Closed {
+                        reason: "the browser closed its end of the pipe".into(),
+                        by_us: false,
+                    };
+                }
+                Ok(_) => {
+                    if buffer.last() == Some(&0) {
+                        buffer.pop();
+                    }
+                    if buffer.len() > MAX_MESSAGE_BYTES {
+                        break Inbound::Closed {
+                            reason: format!("message of {} bytes exceeds the limit", buffer.len()),
+                            by_us: false,
+                        };
+                    }
+                    let text = String::from_utf8_lossy(&buffer).into_owned();
+                    if in_tx.send(Inbound::Message(text)).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    break Inbound::Closed {
+                        reason: format!("pipe read failed: {e}"),
+                        by_us: false,
+                    };
+                }
+            }
+        };
+        let _ = in_tx.send(closed);
+    });
+
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut writer = writer;
+        loop {
+            let message = tokio::select! {
+                () = stop.cancelled() => break,
+                message = out_rx.recv() => match message { Some(m) => m, None => break },
+            };
+            let mut framed = message.into_bytes();
+            framed.push(0);
+            if let Err(e) = writer.write_all(&framed).await {
+                tracing::debug!(target: "cdp::transport", error = %e, "pipe write failed");
+                break;
+            }
+        }
+    });
+
+    Ok(Transport {
+        incoming,
+        outgoing,
+        shutdown,
+    })
+}
+
+/// Connects a WebSocket transport to a browser endpoint such as
+/// `ws://127.0.0.1:9222/devtools/browser/<id>`.
+pub async fn websocket(url: &str) -> Result<Transport> {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+    let (stream, _response) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
+        .await
+        .map_err(|e| BrowserError::NotConnected {
+            reason: format!("cannot connect to {url}: {e}"),
+        })?;
+    let (mut sink, mut source) = stream.split();
+
+    let (in_tx, incoming) = mpsc::unbounded_channel();
+    let (outgoing, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let shutdown = CancellationToken::new();
+
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let closed = loop {
+            let frame = tokio::select! {
+                () = stop.cancelled() => break Inbound::Closed { reason: "closed by us".into(), by_us: true },
+                frame = source.next() => frame,
+            };
+            let text = match frame {
+                None => break Inbound::Closed { reason: "the browser closed the WebSocket".into(), by_us: false },
+                Some(Err(e)) => break Inbound::Closed { reason: format!("WebSocket error: {e}"), by_us: false },
+                Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
+                Some(Ok(Message::Binary(bytes))) => String::from_utf8_lossy(&bytes).into_owned(),
+                Some(Ok(Message::Close(_))) => {
+                    break Inbound::Closed { reason: "the browser closed the WebSocket".into(), by_us: false };
+                }
+                Some(Ok(_)) => continue,
+            };
+            if in_tx.send(Inbound::Message(text)).is_err() {
+                return;
+            }
+        };
+        let _ = in_tx.send(closed);
+    });
+
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                () = stop.cancelled() => break,
+                message = out_rx.recv() => match message { Some(m) => m, None => break },
+            };
+            if let Err(e) = sink.send(Message::text(message)).await {
+                if !matches!(e, tungstenite::Error::ConnectionClosed) {
+                    tracing::debug!(target: "cdp::transport", error = %e, "WebSocket write failed");
+                }
+                break;
+            }
+        }
+        let _ = sink.send(Message::Close(None)).await;
+    });
+
+    Ok(Transport {
+        incoming,
+        outgoing,
+        shutdown,
+    })
+}

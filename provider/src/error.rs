@@ -1,0 +1,301 @@
+//! The one error type of the provider, with stable machine-readable codes.
+//!
+//! Every failure a caller can see maps to a code from DESIGN.md §7 (`code()`)
+//! and a one-line recovery hint (`hint()`). The code is the contract: the MCP
+//! tools, the CLI exit status and the tests all match on it, never on the
+//! message text.
+
+use std::time::Duration;
+
+/// Result alias used throughout the provider.
+pub type Result<T, E = BrowserError> = std::result::Result<T, E>;
+
+/// Why a navigation was refused by policy before it reached the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockReason {
+    /// The URL could not be parsed at all.
+    Unparsable,
+    /// The scheme is not http(s) (or `about:blank`) and `httpOnly` is on.
+    Scheme,
+    /// The host is on the configured deny list.
+    HostDenied,
+    /// An allow list is configured and the host is not on it.
+    HostNotAllowed,
+}
+
+impl std::fmt::Display for BlockReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Unparsable => "the URL cannot be parsed",
+            Self::Scheme => "only http(s) URLs and about:blank may be opened",
+            Self::HostDenied => "the host is on the blocked-hosts list",
+            Self::HostNotAllowed => "the host is not on the allowed-hosts list",
+        })
+    }
+}
+
+/// Everything that can go wrong while driving a browser.
+///
+/// Variants carry structured fields rather than free text so callers can
+/// render them for a model, a person or a log without parsing strings.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserError {
+    /// There is no live connection to a browser (never made, or closed by us).
+    #[error("not connected to a browser: {reason}")]
+    NotConnected {
+        /// What the connection attempt or the closed connection reported.
+        reason: String,
+    },
+    /// The browser process or its connection died unexpectedly.
+    #[error("the browser went away: {detail}")]
+    BrowserCrashed {
+        /// What was observed (pipe closed, exit status, socket error).
+        detail: String,
+    },
+    /// No Chromium executable could be found.
+    #[error("no Chromium browser found (tried: {})", tried.join(", "))]
+    BrowserNotFound {
+        /// Every path and program name that was tried, in order.
+        tried: Vec<String>,
+    },
+    /// Chromium was found but did not start or did not answer.
+    #[error("Chromium failed to start: {detail}")]
+    LaunchFailed {
+        /// The launch error and, when available, the browser's last stderr lines.
+        detail: String,
+    },
+    /// The tab handle does not name a live tab of this session.
+    #[error("tab {tab} not found")]
+    TabNotFound {
+        /// The handle that was asked for (`t3`), or a description.
+        tab: String,
+    },
+    /// The tab exists but belongs to another session.
+    #[error("tab {tab} belongs to another session")]
+    TabNotOwned {
+        /// The handle that was asked for.
+        tab: String,
+    },
+    /// The session id is unknown or was closed.
+    #[error("browser session {session} not found")]
+    SessionNotFound {
+        /// The session id that was asked for.
+        session: String,
+    },
+    /// A navigation was refused by the navigation policy.
+    #[error("navigation to {url} blocked: {reason}")]
+    NavigationBlocked {
+        /// The URL as requested.
+        url: String,
+        /// Which rule refused it.
+        reason: BlockReason,
+    },
+    /// The browser tried the navigation and it failed (DNS, refused, ...).
+    #[error("navigation to {url} failed: {error_text}")]
+    NavigationFailed {
+        /// The URL as requested.
+        url: String,
+        /// Chromium's network error text, such as `net::ERR_CONNECTION_REFUSED`.
+        error_text: String,
+    },
+    /// An operation ran past its time bound.
+    #[error("{operation} timed out after {} ms", after.as_millis())]
+    Timeout {
+        /// What was being waited for.
+        operation: String,
+        /// The bound that expired.
+        after: Duration,
+    },
+    /// The caller cancelled the operation.
+    #[error("operation cancelled")]
+    Aborted,
+    /// Script execution could not run (not an exception thrown by the script).
+    #[error("script execution failed: {message}")]
+    ExecuteFailed {
+        /// Why it could not run.
+        message: String,
+    },
+    /// An element or region named by a selector does not exist.
+    #[error("no element matches selector {selector:?}")]
+    ElementNotFound {
+        /// The CSS selector that matched nothing.
+        selector: String,
+    },
+    /// The browser answered a command with an error, or sent something we
+    /// could not understand.
+    #[error("protocol error in {method}: {message}")]
+    Protocol {
+        /// The CDP method involved (or `<frame>` for unreadable messages).
+        method: String,
+        /// The browser's error message or what was wrong with the message.
+        message: String,
+    },
+    /// A caller passed an argument that is not valid.
+    #[error("invalid argument {field}: {problem}")]
+    InvalidArgument {
+        /// The argument's name as the caller spelled it.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// No usable browser provider is registered.
+    #[error("no usable browser provider is registered")]
+    ProviderUnavailable,
+    /// Several usable providers are registered and none is configured.
+    #[error("several usable browser providers are registered ({}); configure one", ids.join(", "))]
+    ProviderAmbiguous {
+        /// The ids of the usable providers.
+        ids: Vec<String>,
+    },
+    /// The configured provider id is not registered.
+    #[error("configured browser provider {id:?} is not registered")]
+    ProviderConfiguredMissing {
+        /// The configured id.
+        id: String,
+    },
+    /// The configured provider is registered but not usable now.
+    #[error("configured browser provider {id:?} is registered but unavailable")]
+    ProviderConfiguredUnavailable {
+        /// The configured id.
+        id: String,
+    },
+    /// A provider with this id is already registered.
+    #[error("a browser provider with id {id:?} is already registered")]
+    ProviderDuplicate {
+        /// The duplicated id.
+        id: String,
+    },
+}
+
+impl BrowserError {
+    /// The stable code of this error (DESIGN.md §7). Never changes meaning.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NotConnected { .. } => "NOT_CONNECTED",
+            Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
+            Self::BrowserNotFound { .. } => "BROWSER_NOT_FOUND",
+            Self::LaunchFailed { .. } => "LAUNCH_FAILED",
+            Self::TabNotFound { .. } => "TAB_NOT_FOUND",
+            Self::TabNotOwned { .. } => "TAB_NOT_OWNED",
+            Self::SessionNotFound { .. } => "SESSION_NOT_FOUND",
+            Self::NavigationBlocked { .. } => "NAVIGATION_BLOCKED",
+            Self::NavigationFailed { .. } => "NAVIGATION_FAILED",
+            Self::Timeout { .. } => "TIMEOUT",
+            Self::Aborted => "ABORTED",
+            Self::ExecuteFailed { .. } => "EXECUTE_FAILED",
+            Self::ElementNotFound { .. } => "ELEMENT_NOT_FOUND",
+            Self::Protocol { .. } => "PROTOCOL_ERROR",
+            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::ProviderUnavailable => "PROVIDER_UNAVAILABLE",
+            Self::ProviderAmbiguous { .. } => "PROVIDER_AMBIGUOUS",
+            Self::ProviderConfiguredMissing { .. } => "PROVIDER_CONFIGURED_MISSING",
+            Self::ProviderConfiguredUnavailable { .. } => "PROVIDER_CONFIGURED_UNAVAILABLE",
+            Self::ProviderDuplicate { .. } => "PROVIDER_DUPLICATE",
+        }
+    }
+
+    /// A one-line hint telling the caller what to do next.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::NotConnected { .. } => {
+                "start the browser (or check the endpoint address) and open a new session"
+            }
+            Self::BrowserCrashed { .. } => {
+                "the browser exited; start a new session, which launches a fresh browser"
+            }
+            Self::BrowserNotFound { .. } => {
+                "install Chromium (Debian/Ubuntu: apt-get install chromium) or set BROWSER_SHELL_CHROMIUM to its path"
+            }
+            Self::LaunchFailed { .. } => {
+                "check the browser path and that it runs on this machine (run it with --version)"
+            }
+            Self::TabNotFound { .. } => {
+                "list the session's tabs and use one of their handles, or open a URL first"
+            }
+            Self::TabNotOwned { .. } => "use a tab this session opened; list your tabs to see them",
+            Self::SessionNotFound { .. } => "open a new session",
+            Self::NavigationBlocked { .. } => {
+                "open an http(s) URL on an allowed host; other schemes are refused by policy"
+            }
+            Self::NavigationFailed { .. } => {
+                "check the URL and that the server is reachable, then try again"
+            }
+            Self::Timeout { .. } => {
+                "the page is slow or stuck; take a snapshot to see its state, or raise timeoutMs"
+            }
+            Self::Aborted => "the caller cancelled; nothing more to do",
+            Self::ExecuteFailed { .. } => "check the script; it must be an expression or a function body",
+            Self::ElementNotFound { .. } => {
+                "check the selector against the page (take a snapshot or fetch html)"
+            }
+            Self::Protocol { .. } => {
+                "the browser refused the command; take a snapshot and try a different approach"
+            }
+            Self::InvalidArgument { .. } => "fix the named argument and call again",
+            Self::ProviderUnavailable => "start or register a browser provider",
+            Self::ProviderAmbiguous { .. } => "set browserProvider to one of the listed ids",
+            Self::ProviderConfiguredMissing { .. } => {
+                "register that provider or change the configured browserProvider id"
+            }
+            Self::ProviderConfiguredUnavailable { .. } => {
+                "wait for the configured provider to become available or configure another"
+            }
+            Self::ProviderDuplicate { .. } => "give each provider a unique id",
+        }
+    }
+
+    /// Shorthand for an [`BrowserError::InvalidArgument`].
+    pub fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// Shorthand for a [`BrowserError::Timeout`].
+    pub fn timeout(operation: impl Into<String>, after: Duration) -> Self {
+        Self::Timeout {
+            operation: operation.into(),
+            after,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_upper_snake_case_with_a_hint() {
+        let samples = [
+            BrowserError::Aborted,
+            BrowserError::ProviderUnavailable,
+            BrowserError::invalid("url", "empty"),
+            BrowserError::timeout("navigate", Duration::from_millis(5)),
+            BrowserError::NavigationBlocked {
+                url: "file:///etc/passwd".into(),
+                reason: BlockReason::Scheme,
+            },
+        ];
+        for error in samples {
+            let code = error.code();
+            assert!(
+                code.chars().all(|c| c.is_ascii_uppercase() || c == '_'),
+                "{code}"
+            );
+            assert!(!error.hint().is_empty());
+        }
+    }
+
+    #[test]
+    fn messages_name_the_details() {
+        let error = BrowserError::timeout("navigate", Duration::from_millis(1500));
+        assert_eq!(error.to_string(), "navigate timed out after 1500 ms");
+        let error = BrowserError::BrowserNotFound {
+            tried: vec!["/a".into(), "chromium".into()],
+        };
+        assert!(error.to_string().contains("/a, chromium"));
+    }
+}

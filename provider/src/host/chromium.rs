@@ -1,0 +1,395 @@
+//! [`ChromiumHost`]: the view host backed by a real Chromium over CDP.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::{OnceCell, mpsc};
+
+use super::launch::{BrowserProcess, LaunchOptions};
+use super::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId, ViewInfo};
+use crate::cdp::protocol::{
+    BrowserClose, BrowserGetVersion, BrowserSetDownloadBehavior, TargetActivateTarget, TargetAttachToTarget,
+    TargetCloseTarget, TargetCreateBrowserContext, TargetCreateTarget, TargetDestroyed, TargetDisposeBrowserContext,
+    TargetGetTargets, TargetInfo, TargetInfoEvent, TargetSetAutoAttach, TargetSetDiscoverTargets,
+};
+use crate::cdp::{Connection, EventFilter, EventStream, SessionId, transport};
+use crate::error::{BrowserError, Result};
+
+/// View → its flat session, shared with the task that forgets closed targets.
+type Sessions = Arc<Mutex<HashMap<ViewId, Arc<OnceCell<SessionId>>>>>;
+
+/// A Chromium browser driven over one CDP connection.
+///
+/// Launched ([`ChromiumHost::launch`]) it owns the child process and its
+/// profile; dropping the host kills the browser and removes a temporary
+/// profile. Connected ([`ChromiumHost::connect`]) it leaves the browser
+/// running when dropped and only closes its connection.
+pub struct ChromiumHost {
+    /// The browser-level connection every view session is multiplexed on.
+    connection: Connection,
+    /// One flat session per view, attached on first use; entries are removed
+    /// when the target goes away (see [`forget_closed_targets`]).
+    sessions: Sessions,
+    /// The child browser, when we launched it.
+    process: Option<BrowserProcess>,
+    /// `Browser.getVersion().product`.
+    version: String,
+}
+
+impl fmt::Debug for ChromiumHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChromiumHost")
+            .field("version", &self.version)
+            .field("pid", &self.process.as_ref().and_then(BrowserProcess::pid))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChromiumHost {
+    /// Launches Chromium with a debugging pipe and waits until it answers.
+    ///
+    /// # Errors
+    /// `BROWSER_NOT_FOUND` when no executable is found, `LAUNCH_FAILED` when
+    /// it does not start or answer within `startup_timeout` (with its last
+    /// stderr lines).
+    pub async fn launch(options: LaunchOptions) -> Result<Self> {
+        let (process, from_browser, to_browser) = BrowserProcess::spawn(&options)?;
+        let transport = transport::pipe(from_browser, to_browser)?;
+        let connection = Connection::start(transport, options.command_timeout);
+        let version = match connection
+            .call_with_timeout(None, &BrowserGetVersion {}, options.startup_timeout)
+            .await
+        {
+            Ok(version) => version,
+            Err(error) => {
+                let tail = process.stderr_tail();
+                return Err(BrowserError::LaunchFailed {
+                    detail: format!("the browser did not answer ({error}); its last output:\n{tail}"),
+                });
+            }
+        };
+        tracing::info!(product = %version.product, pid = process.pid(), "Chromium is ready");
+        let host = Self::new(connection, Some(process), version.product);
+        host.prepare_browser().await?;
+        Ok(host)
+    }
+
+    /// Connects to a running browser at `endpoint` (`ws://…` or `http://host:port`).
+    pub async fn connect(endpoint: &str, command_timeout: Duration) -> Result<Self> {
+        let url = super::resolve_endpoint(endpoint, command_timeout).await?;
+        let transport = transport::websocket(&url).await?;
+        let connection = Connection::start(transport, command_timeout);
+        let version = connection.call(None, &BrowserGetVersion {}).await?;
+        let host = Self::new(connection, None, version.product);
+        host.prepare_browser().await?;
+        Ok(host)
+    }
+
+    fn new(connection: Connection, process: Option<BrowserProcess>, version: String) -> Self {
+        let sessions = Sessions::default();
+        tokio::spawn(forget_closed_targets(
+            connection.subscribe(EventFilter::Browser),
+            Arc::clone(&sessions),
+        ));
+        Self {
+            connection,
+            sessions,
+            process,
+            version,
+        }
+    }
+
+    /// Browser-wide settings: follow targets, refuse downloads.
+    async fn prepare_browser(&self) -> Result<()> {
+        self.connection
+            .call(None, &TargetSetDiscoverTargets { discover: true })
+            .await?;
+        self.connection
+            .call(
+                None,
+                &BrowserSetDownloadBehavior {
+                    behavior: "deny",
+                    events_enabled: true,
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The underlying connection (for the shell's CDP endpoint and tests).
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// The child's process id, when we launched it.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().and_then(BrowserProcess::pid)
+    }
+
+    /// The temporary profile directory, when we launched with one.
+    pub fn temporary_profile(&self) -> Option<std::path::PathBuf> {
+        self.process
+            .as_ref()
+            .and_then(BrowserProcess::temporary_profile)
+            .map(std::path::Path::to_path_buf)
+    }
+
+    /// Closes the browser gracefully (so a persistent profile is flushed),
+    /// then makes sure the process is gone and a temporary profile removed.
+    /// For a connected browser, only the connection closes. Idempotent;
+    /// every later command fails with `NOT_CONNECTED`.
+    pub async fn shutdown(&self) {
+        if let Some(process) = &self.process {
+            if self.connection.is_open() {
+                let mut closed = self.connection.subscribe(EventFilter::Browser);
+                if self
+                    .connection
+                    .call_with_timeout(None, &BrowserClose {}, Duration::from_secs(2))
+                    .await
+                    .is_ok()
+                {
+                    // The stream ends when the pipe closes, i.e. when the browser has exited.
+                    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                        while closed.recv().await.is_some() {}
+                    })
+                    .await;
+                }
+            }
+            process.terminate();
+        }
+        self.connection.close();
+    }
+
+    /// Returns the view's session, attaching (once) on first use.
+    async fn session(&self, view: &ViewId) -> Result<SessionId> {
+        let cell = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(sessions.entry(view.clone()).or_default())
+        };
+        let attached = cell
+            .get_or_try_init(|| async {
+                let attached = self
+                    .connection
+                    .call(
+                        None,
+                        &TargetAttachToTarget {
+                            target_id: view.0.clone(),
+                            flatten: true,
+                        },
+                    )
+                    .await
+                    .map_err(|error| match error {
+                        BrowserError::Protocol { .. } => BrowserError::TabNotFound { tab: view.0.clone() },
+                        other => other,
+                    })?;
+                let session = SessionId(attached.session_id);
+                // Out-of-process iframes and workers attach as flat child sessions.
+                self.connection
+                    .call(
+                        Some(&session),
+                        &TargetSetAutoAttach {
+                            auto_attach: true,
+                            wait_for_debugger_on_start: false,
+                            flatten: true,
+                        },
+                    )
+                    .await?;
+                Ok::<_, BrowserError>(session)
+            })
+            .await;
+        match attached {
+            Ok(session) => Ok(session.clone()),
+            Err(error) => {
+                self.forget(view);
+                Err(error)
+            }
+        }
+    }
+
+    fn forget(&self, view: &ViewId) {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(view);
+    }
+}
+
+impl Drop for ChromiumHost {
+    fn drop(&mut self) {
+        self.connection.close();
+    }
+}
+
+/// Drops cached sessions of targets that closed or detached, so a later
+/// command to them fails with `TAB_NOT_FOUND` instead of a stale session.
+async fn forget_closed_targets(mut events: EventStream, sessions: Sessions) {
+    while let Some(event) = events.recv().await {
+        let gone = match event.method.as_str() {
+            "Target.targetDestroyed" => event.decode::<TargetDestroyed>().map(|d| ViewId(d.target_id)),
+            "Target.detachedFromTarget" => event
+                .params
+                .get("targetId")
+                .and_then(Value::as_str)
+                .map(|id| ViewId(id.to_owned())),
+            _ => None,
+        };
+        if let Some(view) = gone {
+            sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(&view);
+        }
+    }
+}
+
+fn view_info(target: TargetInfo) -> ViewInfo {
+    ViewInfo {
+        id: ViewId(target.target_id),
+        url: target.url,
+        title: target.title,
+        opener: target.opener_id.map(ViewId),
+        context: target.browser_context_id.map(ContextId),
+    }
+}
+
+#[async_trait]
+impl ViewHost for ChromiumHost {
+    async fn create_view(&self, options: CreateViewOptions) -> Result<ViewId> {
+        let created = self
+            .connection
+            .call(
+                None,
+                &TargetCreateTarget {
+                    url: "about:blank".into(),
+                    browser_context_id: options.context.map(|c| c.0),
+                    background: options.background,
+                },
+            )
+            .await?;
+        let view = ViewId(created.target_id);
+        self.session(&view).await?;
+        Ok(view)
+    }
+
+    async fn destroy_view(&self, view: &ViewId) -> Result<()> {
+        let closed = self
+            .connection
+            .call(
+                None,
+                &TargetCloseTarget {
+                    target_id: view.0.clone(),
+                },
+            )
+            .await;
+        self.forget(view);
+        match closed {
+            // Already gone is what the caller wanted.
+            Ok(_) | Err(BrowserError::Protocol { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn show_view(&self, view: &ViewId) -> Result<()> {
+        self.connection
+            .call(
+                None,
+                &TargetActivateTarget {
+                    target_id: view.0.clone(),
+                },
+            )
+            .await
+            .map_err(|error| match error {
+                BrowserError::Protocol { .. } => BrowserError::TabNotFound { tab: view.0.clone() },
+                other => other,
+            })?;
+        Ok(())
+    }
+
+    async fn send_command(&self, view: &ViewId, method: &str, params: Value, timeout: Duration) -> Result<Value> {
+        let session = self.session(view).await?;
+        self.connection
+            .send_with_timeout(Some(&session), method, params, timeout)
+            .await
+    }
+
+    async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
+        let session = self.session(view).await?;
+        Ok(self.connection.subscribe(EventFilter::Session(session)))
+    }
+
+    async fn list_views(&self) -> Result<Vec<ViewInfo>> {
+        let targets = self.connection.call(None, &TargetGetTargets {}).await?;
+        Ok(targets
+            .target_infos
+            .into_iter()
+            .filter(|t| t.kind == "page")
+            .map(view_info)
+            .collect())
+    }
+
+    fn watch_views(&self) -> mpsc::UnboundedReceiver<ViewEvent> {
+        let mut events = self.connection.subscribe(EventFilter::Browser);
+        let (sender, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let change = match event.method.as_str() {
+                    "Target.targetCreated" | "Target.targetInfoChanged" => {
+                        let Some(TargetInfoEvent { target_info }) = event.decode() else {
+                            continue;
+                        };
+                        if target_info.kind != "page" {
+                            continue;
+                        }
+                        if event.method == "Target.targetCreated" {
+                            ViewEvent::Opened(view_info(target_info))
+                        } else {
+                            ViewEvent::Changed(view_info(target_info))
+                        }
+                    }
+                    "Target.targetDestroyed" => {
+                        let Some(TargetDestroyed { target_id }) = event.decode() else {
+                            continue;
+                        };
+                        ViewEvent::Closed(ViewId(target_id))
+                    }
+                    _ => continue,
+                };
+                if sender.send(change).is_err() {
+                    return;
+                }
+            }
+        });
+        receiver
+    }
+
+    async fn create_context(&self) -> Result<ContextId> {
+        let created = self
+            .connection
+            .call(
+                None,
+                &TargetCreateBrowserContext {
+                    dispose_on_detach: true,
+                },
+            )
+            .await?;
+        Ok(ContextId(created.browser_context_id))
+    }
+
+    async fn destroy_context(&self, context: &ContextId) -> Result<()> {
+        self.connection
+            .call(
+                None,
+                &TargetDisposeBrowserContext {
+                    browser_context_id: context.0.clone(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    fn command_timeout(&self) -> Duration {
+        self.connection.default_timeout()
+    }
+
+    fn browser_version(&self) -> String {
+        self.version.clone()
+    }
+}

@@ -1,0 +1,350 @@
+//! Finding and starting a Chromium child process with a debugging pipe.
+//!
+//! The child gets our pipe on fds 3 (it reads commands) and 4 (it writes
+//! responses), its own process group (so we can stop it and its helpers in
+//! one signal), and a profile directory we own. [`BrowserProcess`] kills the
+//! group and removes a temporary profile when dropped, so no process and no
+//! directory outlive the host, even on an error path.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, PipeReader, PipeWriter};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::error::{BrowserError, Result};
+
+/// Environment variable naming the browser executable to use.
+pub const BROWSER_ENV: &str = "BROWSER_SHELL_CHROMIUM";
+
+/// Program names searched on `PATH`, in order.
+const PATH_CANDIDATES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+
+/// Standard application paths on macOS.
+const MACOS_CANDIDATES: &[&str] = &[
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+];
+
+/// Where the browser keeps its profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProfileDir {
+    /// A fresh temporary directory, removed when the host is dropped.
+    #[default]
+    Temporary,
+    /// A directory that persists (cookies and logins survive restarts).
+    Persistent(PathBuf),
+}
+
+/// How to launch Chromium.
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// The executable; `None` searches [`BROWSER_ENV`], `PATH` and standard locations.
+    pub executable: Option<PathBuf>,
+    /// Run without a window.
+    pub headless: bool,
+    /// Profile directory policy.
+    pub profile: ProfileDir,
+    /// Initial window size in pixels (also the headless screen size).
+    pub window_size: (u32, u32),
+    /// Extra command-line switches, appended last.
+    pub extra_args: Vec<String>,
+    /// Bound for each CDP command unless an operation gives its own.
+    pub command_timeout: Duration,
+    /// Bound for the browser to start and answer its first command.
+    pub startup_timeout: Duration,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        Self {
+            executable: None,
+            headless: true,
+            profile: ProfileDir::Temporary,
+            window_size: (1280, 800),
+            extra_args: Vec::new(),
+            command_timeout: Duration::from_secs(30),
+            startup_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Finds the browser executable: the explicit path, then [`BROWSER_ENV`],
+/// then the usual names on `PATH`, then standard macOS locations.
+///
+/// # Errors
+/// `BROWSER_NOT_FOUND` listing every candidate tried.
+pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    if let Some(path) = explicit {
+        if is_executable(path) {
+            return Ok(path.to_path_buf());
+        }
+        tried.push(path.display().to_string());
+        return Err(BrowserError::BrowserNotFound { tried });
+    }
+    if let Some(path) = std::env::var_os(BROWSER_ENV).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        if is_executable(&path) {
+            return Ok(path);
+        }
+        tried.push(format!("{}={}", BROWSER_ENV, path.display()));
+    }
+    let search_path = std::env::var_os("PATH").unwrap_or_default();
+    for name in PATH_CANDIDATES {
+        for dir in std::env::split_paths(&search_path) {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+        tried.push(format!("{name} on PATH"));
+    }
+    for path in MACOS_CANDIDATES {
+        if is_executable(Path::new(path)) {
+            return Ok(PathBuf::from(path));
+        }
+        tried.push((*path).to_owned());
+    }
+    Err(BrowserError::BrowserNotFound { tried })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The switches we always pass: quiet (no first-run UI, no calls home — this
+/// machine's network is closed and a product should not phone home anyway),
+/// and predictable.
+fn quiet_switches() -> &'static [&'static str] {
+    &[
+        "--remote-debugging-pipe",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-breakpad",
+        "--disable-domain-reliability",
+        "--disable-client-side-phishing-detection",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--disable-dev-shm-usage",
+    ]
+}
+
+/// A running Chromium child and the profile it uses.
+#[derive(Debug)]
+pub struct BrowserProcess {
+    /// The child; `None` once reaped.
+    child: Mutex<Option<Child>>,
+    /// Held so the directory lives exactly as long as the browser; taken
+    /// (and so removed) by [`BrowserProcess::terminate`].
+    profile: Mutex<Option<tempfile::TempDir>>,
+    /// The temporary profile's path, for callers that check it is gone.
+    profile_path: Option<PathBuf>,
+    /// The last lines the browser wrote to stderr, for launch diagnostics.
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Lines of browser stderr kept for error messages.
+const STDERR_TAIL_LINES: usize = 20;
+
+impl BrowserProcess {
+    /// Starts the browser. Returns the process and our ends of the pipe:
+    /// the reader receives the browser's messages, the writer sends ours.
+    pub fn spawn(options: &LaunchOptions) -> Result<(Self, PipeReader, PipeWriter)> {
+        let executable = find_browser(options.executable.as_deref())?;
+        let (profile_dir, profile) = match &options.profile {
+            ProfileDir::Temporary => {
+                let dir = tempfile::Builder::new()
+                    .prefix("browser-shell-profile-")
+                    .tempdir()
+                    .map_err(|e| BrowserError::LaunchFailed {
+                        detail: format!("cannot create a temporary profile directory: {e}"),
+                    })?;
+                (dir.path().to_path_buf(), Some(dir))
+            }
+            ProfileDir::Persistent(path) => {
+                std::fs::create_dir_all(path).map_err(|e| BrowserError::LaunchFailed {
+                    detail: format!("cannot create profile directory {}: {e}", path.display()),
+                })?;
+                (path.clone(), None)
+            }
+        };
+
+        let pipe_error = |e: std::io::Error| BrowserError::LaunchFailed {
+            detail: format!("cannot create the debugging pipe: {e}"),
+        };
+        // The browser reads commands from fd 3 and writes to fd 4.
+        let (commands_reader, commands_writer) = std::io::pipe().map_err(pipe_error)?;
+        let (responses_reader, responses_writer) = std::io::pipe().map_err(pipe_error)?;
+
+        let mut command = Command::new(&executable);
+        command.args(quiet_switches());
+        command.arg(format!("--user-data-dir={}", profile_dir.display()));
+        command.arg(format!("--window-size={},{}", options.window_size.0, options.window_size.1));
+        if options.headless {
+            command.arg("--headless");
+            command.arg("--hide-scrollbars");
+            command.arg("--mute-audio");
+        }
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            // Chromium refuses to run as root with its sandbox on.
+            command.arg("--no-sandbox");
+        }
+        command.args(&options.extra_args);
+        command.arg("about:blank");
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
+
+        let child_reads = commands_reader.as_raw_fd();
+        let child_writes = responses_writer.as_raw_fd();
+        // SAFETY: the closure only calls async-signal-safe functions (fcntl,
+        // dup2) on descriptors that are open in the forked child.
+        unsafe {
+            command.pre_exec(move || {
+                // Move both ends out of the way first so that dup2 onto 3 and 4
+                // cannot clobber one of them, whatever numbers they had.
+                let high_read = libc::fcntl(child_reads, libc::F_DUPFD_CLOEXEC, 10);
+                let high_write = libc::fcntl(child_writes, libc::F_DUPFD_CLOEXEC, 10);
+                if high_read < 0 || high_write < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::dup2(high_read, 3) < 0 || libc::dup2(high_write, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+
+        tracing::debug!(executable = %executable.display(), headless = options.headless, "launching Chromium");
+        let mut child = command.spawn().map_err(|e| BrowserError::LaunchFailed {
+            detail: format!("cannot run {}: {e}", executable.display()),
+        })?;
+        // Our copies of the child's ends must close, or we never see EOF.
+        drop(commands_reader);
+        drop(responses_writer);
+
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
+        if let Some(stderr) = child.stderr.take() {
+            let tail = Arc::clone(&stderr_tail);
+            std::thread::Builder::new()
+                .name("chromium-stderr".into())
+                .spawn(move || forward_stderr(stderr, tail))
+                .map_err(|e| BrowserError::LaunchFailed {
+                    detail: format!("cannot start the stderr reader: {e}"),
+                })?;
+        }
+
+        let process = Self {
+            child: Mutex::new(Some(child)),
+            profile_path: profile.as_ref().map(|dir| dir.path().to_path_buf()),
+            profile: Mutex::new(profile),
+            stderr_tail,
+        };
+        Ok((process, responses_reader, commands_writer))
+    }
+
+    /// The operating-system process id, while the child is known.
+    pub fn pid(&self) -> Option<u32> {
+        self.lock_child().as_ref().map(Child::id)
+    }
+
+    /// The temporary profile directory, if this process uses one.
+    pub fn temporary_profile(&self) -> Option<&Path> {
+        self.profile_path.as_deref()
+    }
+
+    /// The browser's last stderr lines joined, for error messages.
+    pub fn stderr_tail(&self) -> String {
+        let tail = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
+        tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Kills the browser and its helpers, reaps it, then removes a
+    /// temporary profile. Idempotent.
+    pub fn terminate(&self) {
+        self.kill();
+        let profile = self.profile.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(dir) = profile
+            && let Err(error) = dir.close()
+        {
+            tracing::warn!(%error, "could not remove the temporary profile");
+        }
+    }
+
+    /// Kills the browser and its helpers and reaps it. Idempotent.
+    fn kill(&self) {
+        let Some(mut child) = self.lock_child().take() else {
+            return;
+        };
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+            // SAFETY: signalling our own child's process group; failure
+            // (already gone) is harmless.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    fn lock_child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {
+        self.child.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+fn forward_stderr(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        tracing::debug!(target: "chromium", "{line}");
+        let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+        if tail.len() == STDERR_TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_missing_path_is_reported() {
+        let error = find_browser(Some(Path::new("/nonexistent/chromium"))).err();
+        let Some(BrowserError::BrowserNotFound { tried }) = error else {
+            panic!("expected BROWSER_NOT_FOUND, got {error:?}");
+        };
+        assert_eq!(tried, vec!["/nonexistent/chromium".to_owned()]);
+    }
+
+    #[test]
+    fn quiet_switches_include_the_pipe() {
+        assert!(quiet_switches().contains(&"--remote-debugging-pipe"));
+        assert!(quiet_switches().contains(&"--disable-background-networking"));
+    }
+}

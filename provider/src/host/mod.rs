@@ -1,0 +1,138 @@
+//! The view-host seam: everything the provider needs from "something that
+//! shows pages and speaks CDP for them".
+//!
+//! A *view* is one page target (a tab). The provider only ever talks to
+//! views through [`ViewHost`]: create, destroy, show, send a CDP command,
+//! subscribe to its events, list them. [`ChromiumHost`] implements the seam
+//! over a Chromium we launch (pipe transport) or one we connect to
+//! (WebSocket); a future host could wrap a platform webview that speaks CDP.
+
+mod chromium;
+mod endpoint;
+mod launch;
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+pub use chromium::ChromiumHost;
+pub use endpoint::resolve_endpoint;
+pub use launch::{LaunchOptions, ProfileDir, find_browser};
+
+use crate::cdp::{Command, EventStream};
+use crate::error::{BrowserError, Result};
+
+/// Opaque identity of a view. Stable for the view's life; never shown to models.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ViewId(pub(crate) String);
+
+impl ViewId {
+    /// The underlying id, for logs and for hosts that need it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ViewId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An isolated browser context (own cookies and storage).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ContextId(pub(crate) String);
+
+/// What a host knows about a view without asking the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewInfo {
+    /// The view.
+    pub id: ViewId,
+    /// Its current URL.
+    pub url: String,
+    /// Its current title.
+    pub title: String,
+    /// The view that opened it (popups), if any.
+    pub opener: Option<ViewId>,
+    /// Its isolated context, if any.
+    pub context: Option<ContextId>,
+}
+
+/// How to create a view.
+#[derive(Debug, Clone, Default)]
+pub struct CreateViewOptions {
+    /// Put it in this isolated context instead of the default profile.
+    pub context: Option<ContextId>,
+    /// Create it without bringing it to the front.
+    pub background: bool,
+}
+
+/// A change in the set of views, for following popups and closed tabs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewEvent {
+    /// A view appeared (created by us, by a page, or by a person).
+    Opened(ViewInfo),
+    /// A view's URL or title changed.
+    Changed(ViewInfo),
+    /// A view went away.
+    Closed(ViewId),
+}
+
+/// The seam between page operations and whatever hosts the pages.
+#[async_trait]
+pub trait ViewHost: Send + Sync + fmt::Debug {
+    /// Creates a new, blank view and returns it once it accepts commands.
+    async fn create_view(&self, options: CreateViewOptions) -> Result<ViewId>;
+    /// Closes a view. Closing a view that is already gone succeeds.
+    async fn destroy_view(&self, view: &ViewId) -> Result<()>;
+    /// Brings a view to the front of its window (what a person sees).
+    async fn show_view(&self, view: &ViewId) -> Result<()>;
+    /// Sends one CDP command to the view's page, bounded by `timeout`.
+    async fn send_command(&self, view: &ViewId, method: &str, params: Value, timeout: Duration) -> Result<Value>;
+    /// Subscribes to the view's CDP events. The stream ends when the view closes.
+    async fn subscribe(&self, view: &ViewId) -> Result<EventStream>;
+    /// Lists the views that exist now.
+    async fn list_views(&self) -> Result<Vec<ViewInfo>>;
+    /// Follows views opening, changing and closing.
+    fn watch_views(&self) -> mpsc::UnboundedReceiver<ViewEvent>;
+    /// Creates an isolated browser context.
+    async fn create_context(&self) -> Result<ContextId>;
+    /// Disposes an isolated context and closes its views.
+    async fn destroy_context(&self, context: &ContextId) -> Result<()>;
+    /// The default bound for commands.
+    fn command_timeout(&self) -> Duration;
+    /// The browser's product string, such as `Chrome/156.0.8078.114`.
+    fn browser_version(&self) -> String;
+}
+
+/// Typed helpers over [`ViewHost::send_command`].
+#[async_trait]
+pub trait ViewHostExt: ViewHost {
+    /// Sends a typed command with the host's default bound.
+    async fn call<C: Command + Sync>(&self, view: &ViewId, command: &C) -> Result<C::Response> {
+        self.call_within(view, command, self.command_timeout()).await
+    }
+
+    /// Sends a typed command with an explicit bound.
+    async fn call_within<C: Command + Sync>(&self, view: &ViewId, command: &C, timeout: Duration) -> Result<C::Response> {
+        let params = serde_json::to_value(command).map_err(|e| BrowserError::Protocol {
+            method: C::METHOD.into(),
+            message: format!("cannot encode parameters: {e}"),
+        })?;
+        let value = self.send_command(view, C::METHOD, params, timeout).await?;
+        decode(C::METHOD, value)
+    }
+}
+
+impl<T: ViewHost + ?Sized> ViewHostExt for T {}
+
+fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|e| BrowserError::Protocol {
+        method: method.into(),
+        message: format!("unexpected result shape: {e}"),
+    })
+}

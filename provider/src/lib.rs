@@ -1,0 +1,33 @@
+//! `browser-provider`: everything that talks to a browser.
+//!
+//! An agent-facing browser built on the Chrome DevTools Protocol: sessions
+//! that own tabs, page operations (navigate, execute, content, screenshot,
+//! coordinate input) and the policy that keeps them safe, all reached
+//! through one narrow seam to whatever hosts the pages.
+//!
+//! # Layout
+//!
+//! Read it bottom-up, the way data flows:
+//!
+//! * [`cdp`] — the CDP connection: transports (pipe, WebSocket), command/response
+//!   correlation, event fan-out per target session, typed protocol structs.
+//! * [`host`] — the view-host seam ([`host::ViewHost`]) and [`host::ChromiumHost`],
+//!   which launches or connects to Chromium and exposes each tab as a view.
+//! * [`browser`] — [`Browser`]: agent sessions and their tabs (handles `t1`, `t2`…),
+//!   and the operations on the active tab, one module per operation under `page/`.
+//! * [`policy`] — which URLs may be opened.
+//! * [`registry`] — choosing among several registered providers.
+//! * [`error`] — [`BrowserError`], with the stable codes every caller matches on.
+//!
+//! Injected page scripts live in `src/js/` and are embedded at build time.
+
+pub mod browser;
+pub mod cdp;
+pub mod error;
+pub mod host;
+pub mod page;
+pub mod policy;
+pub mod registry;
+
+pub use browser::{Browser, BrowserConfig, SessionId, TabHandle, TabInfo};
+pub use error::{BlockReason, BrowserError, Result};

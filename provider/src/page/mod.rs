@@ -1,0 +1,143 @@
+//! One page (a tab's view) and the operations on it.
+//!
+//! [`Page`] prepares a view once (page events, lifecycle events, a dialog
+//! handler) and then each operation lives in its own module: navigation,
+//! script execution, content extraction, screenshots and coordinate input.
+//! Every operation takes a [`Budget`]: one deadline and one cancellation
+//! token, checked by every wait.
+
+mod budget;
+pub mod content;
+pub mod execute;
+pub mod input;
+pub mod navigate;
+pub mod screenshot;
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+pub use budget::Budget;
+
+use crate::cdp::protocol::{
+    DialogOpening, PageEnable, PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled, RuntimeEnable,
+};
+use crate::cdp::{Command, EventStream};
+use crate::error::Result;
+use crate::host::{ViewHost, ViewHostExt, ViewId};
+
+/// Dialogs remembered per page until someone reads them.
+const DIALOG_LOG_CAP: usize = 50;
+
+/// A JavaScript dialog the page opened and how it was answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DialogRecord {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// The dialog's message.
+    pub message: String,
+    /// Whether it was accepted (only `beforeunload`, so navigations proceed)
+    /// or dismissed (everything else).
+    pub accepted: bool,
+    /// When it opened.
+    pub at: SystemTime,
+}
+
+/// A view prepared for operations.
+#[derive(Debug)]
+pub struct Page {
+    /// Who hosts the view.
+    host: Arc<dyn ViewHost>,
+    /// The view itself.
+    view: ViewId,
+    /// Dialogs answered since the last [`Page::take_dialogs`].
+    dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+}
+
+impl Page {
+    /// Prepares `view` for operations: enables page and lifecycle events and
+    /// starts answering JavaScript dialogs so they never block an operation.
+    pub async fn attach(host: Arc<dyn ViewHost>, view: ViewId) -> Result<Self> {
+        let events = host.subscribe(&view).await?;
+        host.call(&view, &PageEnable {}).await?;
+        // Needed for syntax checks (`Runtime.compileScript`) and, later, console capture.
+        host.call(&view, &RuntimeEnable {}).await?;
+        host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true }).await?;
+        let dialogs = Arc::new(Mutex::new(Vec::new()));
+        tokio::spawn(answer_dialogs(
+            Arc::downgrade(&host),
+            view.clone(),
+            events,
+            Arc::clone(&dialogs),
+        ));
+        Ok(Self { host, view, dialogs })
+    }
+
+    /// The view this page drives.
+    pub fn view(&self) -> &ViewId {
+        &self.view
+    }
+
+    /// The host, for operations that need more than a command.
+    pub fn host(&self) -> &Arc<dyn ViewHost> {
+        &self.host
+    }
+
+    /// Sends a typed command within the budget.
+    pub async fn call<C: Command + Sync>(&self, budget: &Budget, command: &C) -> Result<C::Response> {
+        let bound = budget.command_bound(self.host.command_timeout());
+        budget
+            .run(C::METHOD, self.host.call_within(&self.view, command, bound))
+            .await
+    }
+
+    /// A fresh subscription to this page's events (subscribe before acting).
+    pub async fn events(&self) -> Result<EventStream> {
+        self.host.subscribe(&self.view).await
+    }
+
+    /// Returns and forgets the dialogs answered since the last call.
+    pub fn take_dialogs(&self) -> Vec<DialogRecord> {
+        std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Evaluates a page-side helper expression and returns its JSON value.
+    pub(crate) async fn evaluate_value(&self, budget: &Budget, expression: String) -> Result<Value> {
+        execute::evaluate_json(self, budget, expression).await
+    }
+}
+
+/// Answers every dialog at once: `beforeunload` is accepted (the navigation
+/// the agent asked for proceeds); alert, confirm and prompt are dismissed.
+async fn answer_dialogs(
+    host: Weak<dyn ViewHost>,
+    view: ViewId,
+    mut events: EventStream,
+    log: Arc<Mutex<Vec<DialogRecord>>>,
+) {
+    while let Some(event) = events.recv().await {
+        if event.method != "Page.javascriptDialogOpening" {
+            continue;
+        }
+        let Some(dialog) = event.decode::<DialogOpening>() else {
+            continue;
+        };
+        let accept = dialog.kind == "beforeunload";
+        let Some(host) = host.upgrade() else { return };
+        if let Err(error) = host.call(&view, &PageHandleJavaScriptDialog { accept }).await {
+            tracing::debug!(%view, %error, "could not answer a dialog");
+        }
+        tracing::debug!(%view, kind = %dialog.kind, accept, "answered a JavaScript dialog");
+        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+        if log.len() == DIALOG_LOG_CAP {
+            log.remove(0);
+        }
+        log.push(DialogRecord {
+            kind: dialog.kind,
+            message: dialog.message,
+            accepted: accept,
+            at: SystemTime::now(),
+        });
+    }
+}

@@ -1,0 +1,201 @@
+//! Navigation: go to a URL, back, forward or reload, and wait (bounded) for load.
+
+use serde::Deserialize;
+use url::Url;
+
+use super::{Budget, Page};
+use crate::cdp::protocol::{
+    FrameNavigated, LifecycleEvent, NavigatedWithinDocument, PageGetNavigationHistory, PageNavigate,
+    PageNavigateToHistoryEntry, PageReload,
+};
+use crate::cdp::{CdpEvent, EventStream};
+use crate::error::{BrowserError, Result};
+
+/// Where to navigate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NavigationTarget {
+    /// A URL that already passed the navigation policy.
+    Url(Url),
+    /// One step back in the tab's history.
+    Back,
+    /// One step forward in the tab's history.
+    Forward,
+    /// Reload the current document.
+    Reload,
+}
+
+/// Where a navigation ended up.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct NavigationOutcome {
+    /// The final URL, after redirects.
+    pub url: String,
+    /// The document title.
+    pub title: String,
+    /// The HTTP status of the main document, when the page came over HTTP.
+    pub status: Option<u16>,
+    /// False when the document committed but its `load` event did not come
+    /// within the budget (a hanging image, say); the page is usable anyway.
+    #[serde(default = "yes")]
+    pub loaded: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Navigates and waits for the main document's `load`, bounded by `budget`.
+///
+/// # Errors
+/// `NAVIGATION_FAILED` when the browser reports a network error,
+/// `INVALID_ARGUMENT` for back/forward with no such history entry,
+/// `TIMEOUT` when nothing committed within the budget, `ABORTED` on cancel.
+pub async fn navigate(page: &Page, target: NavigationTarget, budget: &Budget) -> Result<NavigationOutcome> {
+    // Subscribe before acting so no lifecycle event can slip past.
+    let mut events = page.events().await?;
+    let expected_loader = match &target {
+        NavigationTarget::Url(url) => {
+            let started = page.call(budget, &PageNavigate { url: url.to_string() }).await?;
+            if let Some(error_text) = started.error_text.filter(|t| !t.is_empty()) {
+                return Err(BrowserError::NavigationFailed {
+                    url: url.to_string(),
+                    error_text,
+                });
+            }
+            match started.loader_id {
+                Some(loader) => Some(loader),
+                // Same-document navigation (fragment change): nothing to wait for.
+                None => return current_outcome(page, budget, true).await,
+            }
+        }
+        NavigationTarget::Back | NavigationTarget::Forward => {
+            let history = page.call(budget, &PageGetNavigationHistory {}).await?;
+            let back = target == NavigationTarget::Back;
+            let index = if back {
+                history.current_index.checked_sub(1)
+            } else {
+                Some(history.current_index + 1)
+            };
+            let Some(entry) = index.and_then(|i| history.entries.get(i)) else {
+                let (field, problem) = if back {
+                    ("back", "there is no earlier page in this tab's history")
+                } else {
+                    ("forward", "there is no later page in this tab's history")
+                };
+                return Err(BrowserError::invalid(field, problem));
+            };
+            page.call(budget, &PageNavigateToHistoryEntry { entry_id: entry.id })
+                .await?;
+            None
+        }
+        NavigationTarget::Reload => {
+            page.call(budget, &PageReload::default()).await?;
+            None
+        }
+    };
+    let loaded = wait_for_load(page, &mut events, expected_loader, budget).await?;
+    current_outcome(page, budget, loaded).await
+}
+
+/// Waits for the main frame's `load`. Returns `Ok(false)` when a new
+/// document committed but did not finish loading within the budget.
+async fn wait_for_load(
+    page: &Page,
+    events: &mut EventStream,
+    expected_loader: Option<String>,
+    budget: &Budget,
+) -> Result<bool> {
+    let main_frame = page.view().as_str().to_owned();
+    let mut loader = expected_loader;
+    let mut committed = false;
+    let waited = budget
+        .run("wait for load", async {
+            while let Some(event) = events.recv().await {
+                match classify(&event, &main_frame) {
+                    Some(Progress::Committed { loader: new, restored }) => {
+                        committed = true;
+                        if restored {
+                            return Ok(());
+                        }
+                        loader.get_or_insert(new);
+                    }
+                    Some(Progress::Loaded { loader: done }) if loader.as_deref() == Some(done.as_str()) => {
+                        return Ok(());
+                    }
+                    Some(Progress::LoadEventFired) if committed => return Ok(()),
+                    Some(Progress::SameDocument) if loader.is_none() => return Ok(()),
+                    _ => {}
+                }
+            }
+            Err(BrowserError::TabNotFound {
+                tab: "(the tab closed during navigation)".into(),
+            })
+        })
+        .await;
+    match waited {
+        Ok(()) => Ok(true),
+        Err(BrowserError::Timeout { .. }) if committed => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// The navigation milestones we care about.
+enum Progress {
+    /// The main frame committed a new document (`restored` = from the back/forward cache).
+    Committed { loader: String, restored: bool },
+    /// A document's `load` lifecycle event.
+    Loaded { loader: String },
+    /// `Page.loadEventFired` (carries no loader id).
+    LoadEventFired,
+    /// A history navigation within the same document.
+    SameDocument,
+}
+
+#[derive(Deserialize)]
+struct FrameNavigatedKind {
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+fn classify(event: &CdpEvent, main_frame: &str) -> Option<Progress> {
+    match event.method.as_str() {
+        "Page.frameNavigated" => {
+            let navigated: FrameNavigated = event.decode()?;
+            if navigated.frame.parent_id.is_some() {
+                return None;
+            }
+            let restored = event
+                .decode::<FrameNavigatedKind>()
+                .is_some_and(|k| k.kind == "BackForwardCacheRestore");
+            Some(Progress::Committed {
+                loader: navigated.frame.loader_id,
+                restored,
+            })
+        }
+        "Page.lifecycleEvent" => {
+            let lifecycle: LifecycleEvent = event.decode()?;
+            (lifecycle.frame_id == main_frame && lifecycle.name == "load").then_some(Progress::Loaded {
+                loader: lifecycle.loader_id,
+            })
+        }
+        "Page.loadEventFired" => Some(Progress::LoadEventFired),
+        "Page.navigatedWithinDocument" => {
+            let within: NavigatedWithinDocument = event.decode()?;
+            (within.frame_id == main_frame).then_some(Progress::SameDocument)
+        }
+        _ => None,
+    }
+}
+
+/// Reads URL, title and HTTP status from the page itself.
+pub(crate) async fn current_outcome(page: &Page, budget: &Budget, loaded: bool) -> Result<NavigationOutcome> {
+    const PROBE: &str = "(() => { const nav = performance.getEntriesByType('navigation')[0]; \
+        return { url: location.href, title: document.title, \
+        status: nav && nav.responseStatus ? nav.responseStatus : null }; })()";
+    let value = page.evaluate_value(budget, PROBE.to_owned()).await?;
+    let mut outcome: NavigationOutcome = serde_json::from_value(value).map_err(|e| BrowserError::Protocol {
+        method: "Runtime.evaluate".into(),
+        message: format!("unexpected page state: {e}"),
+    })?;
+    outcome.loaded = loaded;
+    Ok(outcome)
+}

@@ -1,0 +1,248 @@
+//! Screenshots: viewport, full page, or clipped to an element, as PNG or
+//! JPEG, kept under a pixel and a byte ceiling by downscaling (never by
+//! failing).
+
+use std::io::Cursor;
+
+use base64::Engine;
+use image::{ImageFormat, imageops::FilterType};
+use serde::Deserialize;
+
+use super::{Budget, Page};
+use crate::cdp::protocol::{PageCaptureScreenshot, PageGetLayoutMetrics, Viewport};
+use crate::error::{BrowserError, Result};
+
+/// Image formats we produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImageKind {
+    /// Lossless; best for text.
+    #[default]
+    Png,
+    /// Lossy, with a quality.
+    Jpeg,
+}
+
+impl ImageKind {
+    /// The MIME type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Self::Png => "image/png",
+            Self::Jpeg => "image/jpeg",
+        }
+    }
+
+    fn cdp_name(self) -> &'static str {
+        match self {
+            Self::Png => "png",
+            Self::Jpeg => "jpeg",
+        }
+    }
+}
+
+/// What to capture.
+#[derive(Debug, Clone)]
+pub struct ScreenshotRequest {
+    /// Output format.
+    pub format: ImageKind,
+    /// JPEG quality 1–100 (ignored for PNG).
+    pub quality: u8,
+    /// The whole scrollable page instead of the viewport.
+    pub full_page: bool,
+    /// Clip to the first element matching this CSS selector.
+    pub selector: Option<String>,
+    /// Ceiling on width × height of the result.
+    pub max_pixels: u64,
+    /// Ceiling on the encoded size.
+    pub max_bytes: usize,
+}
+
+impl Default for ScreenshotRequest {
+    fn default() -> Self {
+        Self {
+            format: ImageKind::Png,
+            quality: 80,
+            full_page: false,
+            selector: None,
+            max_pixels: 4096 * 4096,
+            max_bytes: 5 * 1024 * 1024,
+        }
+    }
+}
+
+/// A captured image.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    /// Encoded image bytes.
+    pub data: Vec<u8>,
+    /// Its format.
+    pub format: ImageKind,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// True when it was scaled down to fit the ceilings.
+    pub downscaled: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+enum ElementBox {
+    Ok { x: f64, y: f64, width: f64, height: f64 },
+    NoMatch,
+    BadSelector { message: String },
+}
+
+/// Captures the page.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a bad selector or quality, `ELEMENT_NOT_FOUND`
+/// when the selector matches nothing or an empty box, `TIMEOUT` past the budget.
+pub async fn screenshot(page: &Page, request: &ScreenshotRequest, budget: &Budget) -> Result<Screenshot> {
+    if !(1..=100).contains(&request.quality) {
+        return Err(BrowserError::invalid("quality", "must be between 1 and 100"));
+    }
+    let metrics = page.call(budget, &PageGetLayoutMetrics {}).await?;
+    let viewport = metrics.css_layout_viewport;
+    let (region, beyond_viewport) = match &request.selector {
+        Some(selector) => (element_region(page, budget, selector).await?, true),
+        None if request.full_page => (
+            Region {
+                x: 0.0,
+                y: 0.0,
+                width: metrics.css_content_size.width,
+                height: metrics.css_content_size.height,
+            },
+            true,
+        ),
+        None => (
+            Region {
+                x: viewport.page_x,
+                y: viewport.page_y,
+                width: viewport.client_width,
+                height: viewport.client_height,
+            },
+            false,
+        ),
+    };
+    // Let the browser render at a smaller scale when the region is huge:
+    // cheaper than rendering big and shrinking, and it avoids GPU limits.
+    let pixels = region.width.max(1.0) * region.height.max(1.0);
+    let scale = (request.max_pixels as f64 / pixels).sqrt().min(1.0);
+    let captured = page
+        .call(
+            budget,
+            &PageCaptureScreenshot {
+                format: request.format.cdp_name(),
+                quality: (request.format == ImageKind::Jpeg).then_some(request.quality),
+                clip: Some(Viewport {
+                    x: region.x,
+                    y: region.y,
+                    width: region.width.max(1.0),
+                    height: region.height.max(1.0),
+                    scale,
+                }),
+                capture_beyond_viewport: beyond_viewport,
+            },
+        )
+        .await?;
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(captured.data.as_bytes())
+        .map_err(|e| BrowserError::Protocol {
+            method: "Page.captureScreenshot".into(),
+            message: format!("the image is not base64: {e}"),
+        })?;
+    fit_under_ceiling(data, request, scale < 1.0)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+/// The element's box in document coordinates.
+async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<Region> {
+    let expression = format!(
+        "((selector) => {{ let el; try {{ el = document.querySelector(selector); }} \
+         catch (e) {{ return {{ status: 'bad-selector', message: e.message }}; }} \
+         if (!el) return {{ status: 'no-match' }}; const r = el.getBoundingClientRect(); \
+         return {{ status: 'ok', x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }}; }})({})",
+        serde_json::Value::String(selector.to_owned())
+    );
+    let value = page.evaluate_value(budget, expression).await?;
+    let found: ElementBox = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("element box has an unexpected shape: {e}"),
+    })?;
+    match found {
+        ElementBox::Ok { x, y, width, height } if width >= 1.0 && height >= 1.0 => Ok(Region { x, y, width, height }),
+        ElementBox::Ok { .. } | ElementBox::NoMatch => Err(BrowserError::ElementNotFound {
+            selector: selector.to_owned(),
+        }),
+        ElementBox::BadSelector { message } => Err(BrowserError::invalid("selector", message)),
+    }
+}
+
+/// Decodes the image for its size and, when it is over the byte ceiling,
+/// shrinks it (and for JPEG lowers quality) until it fits.
+fn fit_under_ceiling(data: Vec<u8>, request: &ScreenshotRequest, already_scaled: bool) -> Result<Screenshot> {
+    let format = match request.format {
+        ImageKind::Png => ImageFormat::Png,
+        ImageKind::Jpeg => ImageFormat::Jpeg,
+    };
+    let undecodable = |e: image::ImageError| BrowserError::Protocol {
+        method: "Page.captureScreenshot".into(),
+        message: format!("the browser sent an unreadable image: {e}"),
+    };
+    if data.len() <= request.max_bytes {
+        let (width, height) = image::ImageReader::with_format(Cursor::new(&data), format)
+            .into_dimensions()
+            .map_err(undecodable)?;
+        return Ok(Screenshot {
+            data,
+            format: request.format,
+            width,
+            height,
+            downscaled: already_scaled,
+        });
+    }
+    let mut picture = image::load_from_memory_with_format(&data, format).map_err(undecodable)?;
+    let mut size = data.len();
+    for _ in 0..6 {
+        // Bytes scale roughly with area: shrink each side by the square root, with margin.
+        let factor = ((request.max_bytes as f64 / size as f64).sqrt() * 0.9).clamp(0.1, 0.95);
+        let width = ((picture.width() as f64 * factor) as u32).max(1);
+        let height = ((picture.height() as f64 * factor) as u32).max(1);
+        picture = picture.resize(width, height, FilterType::Triangle);
+        let mut encoded = Cursor::new(Vec::new());
+        match request.format {
+            ImageKind::Png => picture.write_to(&mut encoded, ImageFormat::Png),
+            ImageKind::Jpeg => picture
+                .to_rgb8()
+                .write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+                    &mut encoded,
+                    request.quality,
+                )),
+        }
+        .map_err(|e| BrowserError::Protocol {
+            method: "Page.captureScreenshot".into(),
+            message: format!("cannot re-encode the image: {e}"),
+        })?;
+        let encoded = encoded.into_inner();
+        size = encoded.len();
+        if size <= request.max_bytes || picture.width() == 1 {
+            return Ok(Screenshot {
+                data: encoded,
+                format: request.format,
+                width: picture.width(),
+                height: picture.height(),
+                downscaled: true,
+            });
+        }
+    }
+    Err(BrowserError::Protocol {
+        method: "Page.captureScreenshot".into(),
+        message: format!("cannot fit the image under {} bytes", request.max_bytes),
+    })
+}

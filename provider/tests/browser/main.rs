@@ -1,0 +1,114 @@
+//! Behaviour tests against a real Chromium (Debian's `/usr/bin/chromium`)
+//! and the pages in `fixtures/`, served on 127.0.0.1.
+//!
+//! One browser is shared by the whole binary (a Chromium per test is slow on
+//! two cores); every test opens its own session and tabs. The binary uses
+//! libtest-mimic so that `main` can shut the browser down after the last test
+//! and check that no process and no temporary profile is left behind.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod content;
+mod dialogs;
+mod execute;
+mod input;
+mod lifecycle;
+mod navigation;
+mod screenshot;
+mod tabs;
+
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Trial};
+use support::{Ctx, Env, TestFn};
+
+macro_rules! trials {
+    ($($module:ident :: $name:ident),* $(,)?) => {
+        vec![$((concat!(stringify!($module), "::", stringify!($name)), (|ctx| Box::pin($module::$name(ctx))) as TestFn)),*]
+    };
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let tests = trials![
+        tabs::open_reports_url_title_and_status,
+        tabs::tabs_open_switch_and_close,
+        tabs::reset_closes_every_tab,
+        tabs::other_sessions_tabs_are_not_owned_and_not_listed,
+        tabs::closing_a_session_closes_its_tabs_and_is_idempotent,
+        tabs::popups_join_the_opener_session,
+        tabs::isolated_sessions_do_not_share_cookies,
+        navigation::redirects_and_http_status_are_reported,
+        navigation::back_forward_and_reload,
+        navigation::back_without_history_is_an_invalid_argument,
+        navigation::blocked_schemes_never_reach_the_browser,
+        navigation::host_lists_are_enforced,
+        navigation::unreachable_server_is_navigation_failed,
+        navigation::same_document_navigation_returns_at_once,
+        navigation::a_load_that_never_finishes_is_reported_not_hung,
+        navigation::downloads_are_refused,
+        execute::expressions_and_function_bodies_with_arguments,
+        execute::promises_are_awaited,
+        execute::exceptions_come_back_with_message_and_line,
+        execute::runaway_scripts_time_out_and_the_tab_recovers,
+        execute::a_promise_that_never_settles_times_out,
+        execute::cancellation_aborts_at_once,
+        execute::results_are_capped_and_odd_values_described,
+        execute::bad_input_is_an_invalid_argument,
+        content::markdown_keeps_structure,
+        content::txt_is_rendered_text,
+        content::html_masks_password_values,
+        content::json_gives_structured_facts,
+        content::selector_scoping_and_errors,
+        content::max_chars_truncates_and_flags,
+        screenshot::viewport_png_matches_the_viewport,
+        screenshot::jpeg_with_quality,
+        screenshot::full_page_covers_the_document,
+        screenshot::element_clip_shows_the_element,
+        screenshot::ceilings_downscale_instead_of_failing,
+        screenshot::bad_arguments_are_refused,
+        input::click_and_type_at_coordinates,
+        dialogs::dialogs_are_dismissed_and_reported,
+        dialogs::beforeunload_does_not_block_navigation,
+        lifecycle::missing_browser_names_the_paths_tried,
+        lifecycle::dropping_the_host_leaves_nothing_behind,
+        lifecycle::a_killed_browser_fails_pending_commands_promptly,
+        lifecycle::connects_to_an_existing_browser_over_websocket,
+    ];
+
+    // Listing tests must not launch a browser.
+    if args.list {
+        let trials = tests.iter().map(|(name, _)| Trial::test(*name, || Ok(()))).collect();
+        libtest_mimic::run(&args, trials).exit();
+    }
+
+    let env = Env::start();
+    let profile = env.host.temporary_profile();
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| {
+            let env = Arc::clone(&env);
+            Trial::test(name, move || {
+                let ctx = Ctx { env: Arc::clone(&env) };
+                env.runtime.block_on(test(ctx));
+                Ok(())
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+
+    // Shut the shared browser down and prove nothing is left behind.
+    env.runtime.block_on(env.host.shutdown());
+    let runtime = &env.runtime;
+    if let Some(profile) = profile {
+        assert!(!profile.exists(), "the temporary profile {} was left behind", profile.display());
+        let needle = profile.display().to_string();
+        let leftover = runtime.block_on(support::eventually(std::time::Duration::from_secs(5), || {
+            let needle = needle.clone();
+            async move { support::processes_mentioning(&needle).is_empty() }
+        }));
+        assert!(leftover, "Chromium processes were left behind: {:?}", support::processes_mentioning(&needle));
+    }
+    conclusion.exit();
+}

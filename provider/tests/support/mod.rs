@@ -1,0 +1,166 @@
+//! Shared test environment: one Chromium and one fixture server per test
+//! binary, each test in its own session (its own tabs).
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Redirect};
+use axum::routing::get;
+use browser_provider::browser::SessionOptions;
+use browser_provider::host::{ChromiumHost, LaunchOptions};
+use browser_provider::{Browser, BrowserConfig, SessionId};
+use tokio_util::sync::CancellationToken;
+use tower_http::services::ServeDir;
+
+/// The repository's `fixtures/` directory.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// Serves `fixtures/` plus a few dynamic routes on 127.0.0.1; returns the base URL.
+pub async fn serve_fixtures() -> String {
+    let app = Router::new()
+        .route("/status/404", get(|| async { (StatusCode::NOT_FOUND, axum::response::Html("<title>Missing</title><h1>Not here</h1>")) }))
+        .route("/redirect", get(|| async { Redirect::temporary("/article.html") }))
+        .route("/hang", get(|| std::future::pending::<String>()))
+        .route(
+            "/hanging-image.html",
+            get(|| async { axum::response::Html("<title>Hanging</title><h1>Waiting</h1><img src=\"/hang\">") }),
+        )
+        .route(
+            "/download",
+            get(|| async {
+                ([(header::CONTENT_DISPOSITION, "attachment; filename=\"owls.bin\""), (header::CONTENT_TYPE, "application/octet-stream")], vec![0u8; 64]).into_response()
+            }),
+        )
+        .fallback_service(ServeDir::new(fixtures_dir()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the fixture server");
+    let address = listener.local_addr().expect("fixture server address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{address}")
+}
+
+/// Launch options for tests: headless, temporary profile.
+pub fn launch_options() -> LaunchOptions {
+    LaunchOptions {
+        command_timeout: Duration::from_secs(20),
+        ..LaunchOptions::default()
+    }
+}
+
+/// The environment shared by every test of a binary.
+pub struct Env {
+    pub runtime: tokio::runtime::Runtime,
+    pub host: Arc<ChromiumHost>,
+    pub browser: Browser,
+    pub base: String,
+}
+
+impl Env {
+    pub fn start() -> Arc<Self> {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("test runtime");
+        let (host, browser, base) = runtime.block_on(async {
+            let base = serve_fixtures().await;
+            let host = Arc::new(ChromiumHost::launch(launch_options()).await.expect("launch Chromium"));
+            let browser = Browser::new(host.clone(), BrowserConfig::default());
+            (host, browser, base)
+        });
+        Arc::new(Self { runtime, host, browser, base })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+}
+
+/// What each test receives.
+#[derive(Clone)]
+pub struct Ctx {
+    pub env: Arc<Env>,
+}
+
+impl Ctx {
+    pub fn browser(&self) -> &Browser {
+        &self.env.browser
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.env.url(path)
+    }
+
+    /// A new session on the shared browser.
+    pub async fn session(&self) -> SessionId {
+        self.browser().open_session(SessionOptions::default()).await.expect("open a session")
+    }
+
+    /// A new session with `path` open in its first tab.
+    pub async fn session_at(&self, path: &str) -> SessionId {
+        let session = self.session().await;
+        self.browser()
+            .open(&session, &self.url(path), false, &CancellationToken::new())
+            .await
+            .expect("open the fixture");
+        session
+    }
+
+    /// Evaluates an expression in the session's active tab and returns its value.
+    pub async fn eval(&self, session: &SessionId, script: &str) -> serde_json::Value {
+        match self.browser().execute(session, script, vec![], None, &CancellationToken::new()).await {
+            Ok(browser_provider::page::execute::ExecuteResult::Value { value, .. }) => value,
+            other => panic!("evaluating {script:?} failed: {other:?}"),
+        }
+    }
+}
+
+/// A test body.
+pub type TestFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Waits for `condition` to hold, re-checking after each `step` future, up to `bound`.
+pub async fn eventually<F, Fut>(bound: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + bound;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_millis(20)).await;
+    }
+}
+
+/// Process ids whose command line mentions `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|cmd| String::from_utf8_lossy(&cmd).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
