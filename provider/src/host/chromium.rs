@@ -270,6 +270,9 @@ impl ViewHost for ChromiumHost {
     }
 
     async fn destroy_view(&self, view: &ViewId) -> Result<()> {
+        // Closing returns before the target is gone; wait for that, so a
+        // listing right after no longer shows it.
+        let mut events = self.connection.subscribe(EventFilter::Browser);
         let closed = self
             .connection
             .call(
@@ -281,10 +284,23 @@ impl ViewHost for ChromiumHost {
             .await;
         self.forget(view);
         match closed {
+            Ok(_) => {}
             // Already gone is what the caller wanted.
-            Ok(_) | Err(BrowserError::Protocol { .. }) => Ok(()),
-            Err(other) => Err(other),
+            Err(BrowserError::Protocol { .. }) => return Ok(()),
+            Err(other) => return Err(other),
         }
+        let gone = async {
+            while let Some(event) = events.recv().await {
+                if event.method == "Target.targetDestroyed"
+                    && event.decode::<TargetDestroyed>().is_some_and(|d| d.target_id == view.0)
+                {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(self.connection.default_timeout(), gone)
+            .await
+            .map_err(|_| BrowserError::timeout("close tab", self.connection.default_timeout()))
     }
 
     async fn show_view(&self, view: &ViewId) -> Result<()> {

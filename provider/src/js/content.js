@@ -141,7 +141,9 @@
         const code = el.querySelector('code');
         const match = ((code && code.className) || el.className || '').match(/(?:language|lang)-([\w+-]+)/);
         const body = el.textContent.replace(/\n$/, '');
-        return block('```' + (match ? match[1] : '') + '\n' + body + '\n```');
+        // Code keeps its whitespace: park it until the clean-up below is done.
+        preformatted.push('```' + (match ? match[1] : '') + '\n' + body + '\n```');
+        return block('\u0000' + (preformatted.length - 1) + '\u0000');
       }
       case 'BLOCKQUOTE':
         return block(blocks(el).trim().split('\n').map((l) => '> ' + l).join('\n'));
@@ -174,13 +176,15 @@
     return out;
   };
 
+  const preformatted = [];
   const markdown = () => {
     const title = !selector && document.title ? '# ' + document.title.trim() + '\n\n' : '';
     const text = (selector ? element(body, 0) : blocks(body))
       .replace(/[ \t]+\n/g, '\n')
-      .replace(/\n[ \t]+(?=\S)/g, (m) => (/^\n {2,}(- |\d+\. )/.test(m) ? m : '\n'))
+      .replace(/\n (?=\S)/g, '\n')
       .replace(/\n{3,}/g, '\n\n')
-      .trim();
+      .trim()
+      .replace(/\u0000(\d+)\u0000/g, (_, i) => preformatted[Number(i)]);
     const startsWithTitle = title && text.startsWith('# ' + document.title.trim());
     return (startsWithTitle ? '' : title) + text + '\n';
   };

@@ -35,6 +35,13 @@ impl Budget {
         }
     }
 
+    /// A fresh budget of `grace` with the same cancellation token, for a
+    /// short wrap-up step after the main deadline passed (reading where a
+    /// slow navigation got to, say).
+    pub fn grace(&self, grace: Duration) -> Self {
+        Self::new(self.operation, grace, self.cancel.clone())
+    }
+
     /// The time left (zero once expired).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())

@@ -203,17 +203,34 @@ pub(crate) async fn evaluate_json(page: &Page, budget: &Budget, expression: Stri
 fn exception_result(details: ExceptionDetails, lines_before_script: usize) -> ExecuteResult {
     let message = exception_message(&details);
     let stack = details.exception.and_then(|e| e.description);
-    let line = usize::try_from(details.line_number)
+    // The first stack frame is exact (1-based); CDP's own line number is not
+    // for awaited rejections. Without a stack (syntax errors, thrown
+    // primitives) fall back to CDP's 0-based position.
+    let (line, column) = stack
+        .as_deref()
+        .and_then(first_frame_position)
+        .unwrap_or((details.line_number + 1, details.column_number + 1));
+    let line = usize::try_from(line)
         .ok()
         .and_then(|l| l.checked_sub(lines_before_script))
-        .and_then(|l| u32::try_from(l + 1).ok());
-    let column = line.and_then(|_| u32::try_from(details.column_number + 1).ok());
+        .filter(|l| *l >= 1)
+        .and_then(|l| u32::try_from(l).ok());
+    let column = line.and_then(|_| u32::try_from(column).ok());
     ExecuteResult::Exception {
         message,
         line,
         column,
         stack,
     }
+}
+
+/// The 1-based `line:column` of the first `<anonymous>` frame of a V8 stack.
+fn first_frame_position(stack: &str) -> Option<(i64, i64)> {
+    let (_, rest) = stack.split_once("<anonymous>:")?;
+    let mut numbers = rest.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
+    let line = numbers.next()?.parse().ok()?;
+    let column = numbers.next()?.parse().ok()?;
+    Some((line, column))
 }
 
 /// The first line of the thrown error's description, or the thrown value.
@@ -231,5 +248,17 @@ fn value_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_positions_are_read_from_the_first_frame() {
+        let stack = "TypeError: x\n    at <anonymous>:29:7\n    at <anonymous>:5:26";
+        assert_eq!(first_frame_position(stack), Some((29, 7)));
+        assert_eq!(first_frame_position("Error: no frames"), None);
     }
 }

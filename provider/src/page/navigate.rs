@@ -1,5 +1,7 @@
 //! Navigation: go to a URL, back, forward or reload, and wait (bounded) for load.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use url::Url;
 
@@ -10,6 +12,9 @@ use crate::cdp::protocol::{
 };
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result};
+
+/// Time allowed to read URL and title after a load ran out of time.
+const OUTCOME_GRACE: Duration = Duration::from_secs(5);
 
 /// Where to navigate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +98,12 @@ pub async fn navigate(page: &Page, target: NavigationTarget, budget: &Budget) ->
         }
     };
     let loaded = wait_for_load(page, &mut events, expected_loader, budget).await?;
-    current_outcome(page, budget, loaded).await
+    if loaded {
+        current_outcome(page, budget, true).await
+    } else {
+        // The deadline passed while subresources loaded; the document is there to read.
+        current_outcome(page, &budget.grace(OUTCOME_GRACE), false).await
+    }
 }
 
 /// Waits for the main frame's `load`. Returns `Ok(false)` when a new

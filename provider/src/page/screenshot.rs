@@ -184,21 +184,22 @@ async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<
     }
 }
 
-/// Decodes the image for its size and, when it is over the byte ceiling,
-/// shrinks it (and for JPEG lowers quality) until it fits.
+/// Checks the image against both ceilings and, when it is over either,
+/// shrinks it (re-encoding at the same format and quality) until it fits.
 fn fit_under_ceiling(data: Vec<u8>, request: &ScreenshotRequest, already_scaled: bool) -> Result<Screenshot> {
     let format = match request.format {
         ImageKind::Png => ImageFormat::Png,
         ImageKind::Jpeg => ImageFormat::Jpeg,
     };
-    let undecodable = |e: image::ImageError| BrowserError::Protocol {
+    let image_error = |e: image::ImageError| BrowserError::Protocol {
         method: "Page.captureScreenshot".into(),
-        message: format!("the browser sent an unreadable image: {e}"),
+        message: format!("cannot process the image: {e}"),
     };
-    if data.len() <= request.max_bytes {
-        let (width, height) = image::ImageReader::with_format(Cursor::new(&data), format)
-            .into_dimensions()
-            .map_err(undecodable)?;
+    let (width, height) = image::ImageReader::with_format(Cursor::new(&data), format)
+        .into_dimensions()
+        .map_err(image_error)?;
+    let over_pixels = u64::from(width) * u64::from(height) > request.max_pixels;
+    if !over_pixels && data.len() <= request.max_bytes {
         return Ok(Screenshot {
             data,
             format: request.format,
@@ -207,36 +208,30 @@ fn fit_under_ceiling(data: Vec<u8>, request: &ScreenshotRequest, already_scaled:
             downscaled: already_scaled,
         });
     }
-    let mut picture = image::load_from_memory_with_format(&data, format).map_err(undecodable)?;
+    let mut picture = image::load_from_memory_with_format(&data, format).map_err(image_error)?;
+    // Shrink by area: first to the pixel ceiling, then (bytes scale roughly
+    // with area) towards the byte ceiling, with a margin, a few times at most.
+    let mut factor = if over_pixels {
+        (request.max_pixels as f64 / (f64::from(width) * f64::from(height))).sqrt()
+    } else {
+        1.0
+    };
     let mut size = data.len();
-    for _ in 0..6 {
-        // Bytes scale roughly with area: shrink each side by the square root, with margin.
-        let factor = ((request.max_bytes as f64 / size as f64).sqrt() * 0.9).clamp(0.1, 0.95);
-        let width = ((picture.width() as f64 * factor) as u32).max(1);
-        let height = ((picture.height() as f64 * factor) as u32).max(1);
-        picture = picture.resize(width, height, FilterType::Triangle);
-        let mut encoded = Cursor::new(Vec::new());
-        match request.format {
-            ImageKind::Png => picture.write_to(&mut encoded, ImageFormat::Png),
-            ImageKind::Jpeg => picture
-                .to_rgb8()
-                .write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-                    &mut encoded,
-                    request.quality,
-                )),
+    for _ in 0..8 {
+        if size > request.max_bytes {
+            factor *= ((request.max_bytes as f64 / size as f64).sqrt() * 0.9).clamp(0.1, 0.95);
         }
-        .map_err(|e| BrowserError::Protocol {
-            method: "Page.captureScreenshot".into(),
-            message: format!("cannot re-encode the image: {e}"),
-        })?;
-        let encoded = encoded.into_inner();
+        let target_width = ((f64::from(width) * factor) as u32).max(1);
+        let target_height = ((f64::from(height) * factor) as u32).max(1);
+        picture = picture.resize_exact(target_width, target_height, FilterType::Triangle);
+        let encoded = encode(&picture, request)?;
         size = encoded.len();
-        if size <= request.max_bytes || picture.width() == 1 {
+        if size <= request.max_bytes || target_width == 1 || target_height == 1 {
             return Ok(Screenshot {
                 data: encoded,
                 format: request.format,
-                width: picture.width(),
-                height: picture.height(),
+                width: target_width,
+                height: target_height,
                 downscaled: true,
             });
         }
@@ -245,4 +240,20 @@ fn fit_under_ceiling(data: Vec<u8>, request: &ScreenshotRequest, already_scaled:
         method: "Page.captureScreenshot".into(),
         message: format!("cannot fit the image under {} bytes", request.max_bytes),
     })
+}
+
+fn encode(picture: &image::DynamicImage, request: &ScreenshotRequest) -> Result<Vec<u8>> {
+    let mut encoded = Cursor::new(Vec::new());
+    match request.format {
+        ImageKind::Png => picture.write_to(&mut encoded, ImageFormat::Png),
+        ImageKind::Jpeg => picture.to_rgb8().write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+            &mut encoded,
+            request.quality,
+        )),
+    }
+    .map_err(|e| BrowserError::Protocol {
+        method: "Page.captureScreenshot".into(),
+        message: format!("cannot re-encode the image: {e}"),
+    })?;
+    Ok(encoded.into_inner())
 }

@@ -130,7 +130,7 @@ pub async fn same_document_navigation_returns_at_once(ctx: Ctx) {
 
 pub async fn a_load_that_never_finishes_is_reported_not_hung(ctx: Ctx) {
     let config = BrowserConfig {
-        navigation_timeout: Duration::from_millis(1500),
+        navigation_timeout: Duration::from_secs(3),
         ..BrowserConfig::default()
     };
     let browser = Browser::new(Arc::clone(ctx.browser().host()), config);

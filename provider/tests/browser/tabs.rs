@@ -68,12 +68,13 @@ pub async fn reset_closes_every_tab(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
     let session = ctx.session_at("article.html").await;
-    browser.open(&session, &ctx.url("colors.html"), true, &cancel).await.unwrap();
-    let views_before = browser.host().list_views().await.unwrap().len();
+    let marker = "colors.html?reset-test";
+    browser.open(&session, &ctx.url(marker), true, &cancel).await.unwrap();
+    let ours = |views: Vec<browser_provider::host::ViewInfo>| views.iter().filter(|v| v.url.ends_with(marker)).count();
+    assert_eq!(ours(browser.host().list_views().await.unwrap()), 1);
     browser.reset(&session).await.unwrap();
     assert!(browser.list_tabs(&session).await.unwrap().is_empty());
-    let views_after = browser.host().list_views().await.unwrap().len();
-    assert!(views_after + 2 <= views_before, "{views_before} views before, {views_after} after");
+    assert_eq!(ours(browser.host().list_views().await.unwrap()), 0);
     // The session lives on.
     browser.open(&session, &ctx.url("index.html"), false, &cancel).await.unwrap();
     assert_eq!(browser.list_tabs(&session).await.unwrap().len(), 1);
@@ -98,12 +99,15 @@ pub async fn other_sessions_tabs_are_not_owned_and_not_listed(ctx: Ctx) {
 
 pub async fn closing_a_session_closes_its_tabs_and_is_idempotent(ctx: Ctx) {
     let browser = ctx.browser();
-    let session = ctx.session_at("article.html").await;
-    let views_before = browser.host().list_views().await.unwrap().len();
+    // A URL no other test opens, to find this session's views among everyone's.
+    let marker = "article.html?closing-session";
+    let session = ctx.session_at(marker).await;
+    browser.open(&session, &ctx.url(marker), true, &CancellationToken::new()).await.unwrap();
+    let ours = |views: Vec<browser_provider::host::ViewInfo>| views.iter().filter(|v| v.url.ends_with(marker)).count();
+    assert_eq!(ours(browser.host().list_views().await.unwrap()), 2);
     browser.close_session(&session).await.unwrap();
     browser.close_session(&session).await.unwrap();
-    let views_after = browser.host().list_views().await.unwrap().len();
-    assert!(views_after < views_before);
+    assert_eq!(ours(browser.host().list_views().await.unwrap()), 0);
     assert_eq!(code(browser.list_tabs(&session).await), "SESSION_NOT_FOUND");
 }
 
