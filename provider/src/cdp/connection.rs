@@ -283,6 +283,11 @@ impl Connection {
         self.inner.lock().closed.clone()
     }
 
+    /// How many commands are waiting for a response (for diagnostics and tests).
+    pub fn pending_commands(&self) -> usize {
+        self.inner.lock().pending.len()
+    }
+
     /// True while the connection can still carry commands.
     pub fn is_open(&self) -> bool {
         self.closed_reason().is_none()
