@@ -53,11 +53,16 @@ impl TabHandle {
     /// `INVALID_ARGUMENT` (field `tab`) unless it looks like `t<number>`.
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
-        let valid = text.len() > 1 && text.starts_with('t') && text[1..].bytes().all(|b| b.is_ascii_digit());
+        let valid = text.len() > 1
+            && text.starts_with('t')
+            && text[1..].bytes().all(|b| b.is_ascii_digit());
         if valid {
             Ok(Self(text.to_owned()))
         } else {
-            Err(BrowserError::invalid("tab", format!("{text:?} is not a tab handle such as t1")))
+            Err(BrowserError::invalid(
+                "tab",
+                format!("{text:?} is not a tab handle such as t1"),
+            ))
         }
     }
 
@@ -135,7 +140,9 @@ pub struct Browser {
 
 impl fmt::Debug for Browser {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Browser").field("host", &self.inner.host).finish_non_exhaustive()
+        f.debug_struct("Browser")
+            .field("host", &self.inner.host)
+            .finish_non_exhaustive()
     }
 }
 
@@ -186,7 +193,10 @@ impl Browser {
             registry: Mutex::new(Registry::default()),
             tabs_changed: watch::Sender::new(0),
         });
-        tokio::spawn(follow_views(Arc::downgrade(&inner), inner.host.watch_views()));
+        tokio::spawn(follow_views(
+            Arc::downgrade(&inner),
+            inner.host.watch_views(),
+        ));
         Self { inner }
     }
 
@@ -255,13 +265,19 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<NavigationOutcome> {
         let target = match target {
-            NavigationRequest::Url(url) => NavigationTarget::Url(self.inner.config.policy.check(url)?),
+            NavigationRequest::Url(url) => {
+                NavigationTarget::Url(self.inner.config.policy.check(url)?)
+            }
             NavigationRequest::Back => NavigationTarget::Back,
             NavigationRequest::Forward => NavigationTarget::Forward,
             NavigationRequest::Reload => NavigationTarget::Reload,
         };
         let tab = self.inner.active_tab(session)?;
-        let budget = Budget::new("navigate", self.inner.config.navigation_timeout, cancel.clone());
+        let budget = Budget::new(
+            "navigate",
+            self.inner.config.navigation_timeout,
+            cancel.clone(),
+        );
         navigate::navigate(&tab.page, target, &budget).await
     }
 
@@ -280,7 +296,11 @@ impl Browser {
                 Some(TabInfo {
                     active: active.as_ref() == Some(&tab.handle),
                     handle: tab.handle,
-                    url: if view.url == "about:blank" { String::new() } else { view.url.clone() },
+                    url: if view.url == "about:blank" {
+                        String::new()
+                    } else {
+                        view.url.clone()
+                    },
                     title: view.title.clone(),
                 })
             })
@@ -340,7 +360,9 @@ impl Browser {
                 registry.owners.remove(&tab.handle);
             }
         }
-        self.inner.tabs_changed.send_modify(|generation| *generation += 1);
+        self.inner
+            .tabs_changed
+            .send_modify(|generation| *generation += 1);
         for tab in &state.tabs {
             self.inner.host.destroy_view(tab.page.view()).await?;
         }
@@ -394,20 +416,35 @@ impl Browser {
     ) -> Result<Screenshot> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("screenshot", None, cancel)?;
-        request.max_pixels = request.max_pixels.min(self.inner.config.screenshot_max_pixels);
-        request.max_bytes = request.max_bytes.min(self.inner.config.screenshot_max_bytes);
+        request.max_pixels = request
+            .max_pixels
+            .min(self.inner.config.screenshot_max_pixels);
+        request.max_bytes = request
+            .max_bytes
+            .min(self.inner.config.screenshot_max_bytes);
         screenshot::screenshot(&tab.page, &request, &budget).await
     }
 
     /// Clicks at viewport coordinates in the active tab (fallback path).
-    pub async fn click(&self, session: &SessionId, x: f64, y: f64, cancel: &CancellationToken) -> Result<()> {
+    pub async fn click(
+        &self,
+        session: &SessionId,
+        x: f64,
+        y: f64,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("click", None, cancel)?;
         input::click(&tab.page, x, y, &budget).await
     }
 
     /// Types text into the focused element of the active tab (fallback path).
-    pub async fn type_text(&self, session: &SessionId, text: &str, cancel: &CancellationToken) -> Result<()> {
+    pub async fn type_text(
+        &self,
+        session: &SessionId,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("type", None, cancel)?;
         input::type_text(&tab.page, text, &budget).await
@@ -432,7 +469,10 @@ impl Browser {
                 }),
             )
             .await?;
-        let page = match budget.run("prepare tab", Page::attach(Arc::clone(host), view.clone())).await {
+        let page = match budget
+            .run("prepare tab", Page::attach(Arc::clone(host), view.clone()))
+            .await
+        {
             Ok(page) => page,
             Err(error) => {
                 let _ = host.destroy_view(&view).await;
@@ -478,7 +518,12 @@ impl Inner {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn budget(&self, operation: &'static str, timeout: Option<Duration>, cancel: &CancellationToken) -> Result<Budget> {
+    fn budget(
+        &self,
+        operation: &'static str,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<Budget> {
         let timeout = timeout.unwrap_or(self.config.operation_timeout);
         if timeout.is_zero() {
             return Err(BrowserError::invalid("timeoutMs", "must be at least 1"));
@@ -489,9 +534,12 @@ impl Inner {
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {
         let registry = self.lock();
         let state = registry.session(session)?;
-        let handle = state.active.as_ref().ok_or_else(|| BrowserError::TabNotFound {
-            tab: "(this session has no open tab; open a URL first)".into(),
-        })?;
+        let handle = state
+            .active
+            .as_ref()
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: "(this session has no open tab; open a URL first)".into(),
+            })?;
         registry.owned_tab(session, handle).cloned()
     }
 
@@ -551,15 +599,19 @@ impl Inner {
 
 impl Registry {
     fn session(&self, session: &SessionId) -> Result<&SessionState> {
-        self.sessions.get(session).ok_or_else(|| BrowserError::SessionNotFound {
-            session: session.0.clone(),
-        })
+        self.sessions
+            .get(session)
+            .ok_or_else(|| BrowserError::SessionNotFound {
+                session: session.0.clone(),
+            })
     }
 
     fn session_mut(&mut self, session: &SessionId) -> Result<&mut SessionState> {
-        self.sessions.get_mut(session).ok_or_else(|| BrowserError::SessionNotFound {
-            session: session.0.clone(),
-        })
+        self.sessions
+            .get_mut(session)
+            .ok_or_else(|| BrowserError::SessionNotFound {
+                session: session.0.clone(),
+            })
     }
 
     /// The tab `handle` of `session`, or why not: another session's
@@ -570,8 +622,12 @@ impl Registry {
             return Ok(tab);
         }
         match self.owners.get(handle) {
-            Some(owner) if owner != session => Err(BrowserError::TabNotOwned { tab: handle.0.clone() }),
-            _ => Err(BrowserError::TabNotFound { tab: handle.0.clone() }),
+            Some(owner) if owner != session => Err(BrowserError::TabNotOwned {
+                tab: handle.0.clone(),
+            }),
+            _ => Err(BrowserError::TabNotFound {
+                tab: handle.0.clone(),
+            }),
         }
     }
 }
@@ -579,13 +635,20 @@ impl Registry {
 /// Keeps sessions in step with the browser: a popup opened by a session's
 /// tab becomes a tab of that session; a tab closed by the page or a person
 /// leaves its session.
-async fn follow_views(inner: Weak<Inner>, mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>) {
+async fn follow_views(
+    inner: Weak<Inner>,
+    mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>,
+) {
     while let Some(event) = views.recv().await {
         let Some(inner) = inner.upgrade() else { return };
         match event {
             ViewEvent::Opened(info) => {
-                let Some(opener) = info.opener.as_ref() else { continue };
-                let Some(session) = inner.owner_of(opener) else { continue };
+                let Some(opener) = info.opener.as_ref() else {
+                    continue;
+                };
+                let Some(session) = inner.owner_of(opener) else {
+                    continue;
+                };
                 match Page::attach(Arc::clone(&inner.host), info.id.clone()).await {
                     Ok(page) => {
                         if let Ok(tab) = inner.adopt(&session, page, false) {

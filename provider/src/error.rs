@@ -226,7 +226,9 @@ impl BrowserError {
                 "the page is slow or stuck; take a snapshot to see its state, or raise timeoutMs"
             }
             Self::Aborted => "the caller cancelled; nothing more to do",
-            Self::ExecuteFailed { .. } => "check the script; it must be an expression or a function body",
+            Self::ExecuteFailed { .. } => {
+                "check the script; it must be an expression or a function body"
+            }
             Self::ElementNotFound { .. } => {
                 "check the selector against the page (take a snapshot or fetch html)"
             }

@@ -50,10 +50,19 @@ impl NavigationPolicy {
             return Err(blocked(BlockReason::Scheme));
         }
         if let Some(host) = url.host_str() {
-            if self.blocked_hosts.iter().any(|rule| host_matches(host, rule)) {
+            if self
+                .blocked_hosts
+                .iter()
+                .any(|rule| host_matches(host, rule))
+            {
                 return Err(blocked(BlockReason::HostDenied));
             }
-            if !self.allowed_hosts.is_empty() && !self.allowed_hosts.iter().any(|rule| host_matches(host, rule)) {
+            if !self.allowed_hosts.is_empty()
+                && !self
+                    .allowed_hosts
+                    .iter()
+                    .any(|rule| host_matches(host, rule))
+            {
                 return Err(blocked(BlockReason::HostNotAllowed));
             }
         } else if is_web || !self.allowed_hosts.is_empty() {
@@ -66,7 +75,11 @@ impl NavigationPolicy {
 /// `rule` matches the host itself and every subdomain of it, case-insensitively.
 fn host_matches(host: &str, rule: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let rule = rule.trim().trim_start_matches("*.").trim_end_matches('.').to_ascii_lowercase();
+    let rule = rule
+        .trim()
+        .trim_start_matches("*.")
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
     !rule.is_empty() && (host == rule || host.ends_with(&format!(".{rule}")))
 }
 
@@ -112,8 +125,14 @@ mod tests {
         assert_eq!(code(&policy, "http://example.test/"), "OK");
         assert_eq!(code(&policy, "http://www.Example.test/"), "OK");
         assert_eq!(code(&policy, "http://127.0.0.1:9/"), "OK");
-        assert_eq!(code(&policy, "http://badexample.test/"), "NAVIGATION_BLOCKED");
-        assert_eq!(code(&policy, "http://x.ads.example.test/"), "NAVIGATION_BLOCKED");
+        assert_eq!(
+            code(&policy, "http://badexample.test/"),
+            "NAVIGATION_BLOCKED"
+        );
+        assert_eq!(
+            code(&policy, "http://x.ads.example.test/"),
+            "NAVIGATION_BLOCKED"
+        );
         let error = policy.check("http://other.test/").err();
         assert!(matches!(
             error,

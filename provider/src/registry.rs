@@ -128,7 +128,10 @@ mod tests {
     }
 
     fn selected(registry: &ProviderRegistry<Fake>) -> std::result::Result<String, &'static str> {
-        registry.select().map(|p| p.id.to_owned()).map_err(|e| e.code())
+        registry
+            .select()
+            .map(|p| p.id.to_owned())
+            .map_err(|e| e.code())
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! pipe that we script message by message. Behaviour against the real
 //! browser is in `tests/browser/`.
 
+#![allow(clippy::unwrap_used)]
+
 use std::time::Duration;
 
 use browser_provider::cdp::transport::{self, Transport};
@@ -35,7 +37,9 @@ impl FakePeer {
     }
 
     fn send(&self, message: Value) {
-        self.actions.send(Action::Send(message.to_string())).unwrap();
+        self.actions
+            .send(Action::Send(message.to_string()))
+            .unwrap();
     }
 
     fn send_raw(&self, text: &str) {
@@ -50,7 +54,10 @@ impl FakePeer {
 /// Starts a fake peer and a connection to it.
 async fn connect(default_timeout: Duration) -> (Connection, FakePeer) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}/devtools/browser/fake", listener.local_addr().unwrap());
+    let url = format!(
+        "ws://{}/devtools/browser/fake",
+        listener.local_addr().unwrap()
+    );
     let (received_tx, received) = mpsc::unbounded_channel();
     let (actions, mut actions_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -74,7 +81,10 @@ async fn connect(default_timeout: Duration) -> (Connection, FakePeer) {
         }
     });
     let transport = transport::websocket(&url).await.unwrap();
-    (Connection::start(transport, default_timeout), FakePeer { received, actions })
+    (
+        Connection::start(transport, default_timeout),
+        FakePeer { received, actions },
+    )
 }
 
 #[tokio::test]
@@ -99,7 +109,10 @@ async fn responses_may_arrive_out_of_order() {
 #[tokio::test]
 async fn a_response_that_never_comes_times_out_and_is_forgotten() {
     let (connection, mut peer) = connect(Duration::from_millis(200)).await;
-    let error = connection.send(None, "Test.silent", json!({})).await.unwrap_err();
+    let error = connection
+        .send(None, "Test.silent", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(error.code(), "TIMEOUT");
     assert!(error.to_string().contains("Test.silent"));
     assert_eq!(connection.pending_commands(), 0, "the waiter is removed");
@@ -138,7 +151,13 @@ async fn malformed_messages_are_skipped_not_fatal() {
     let call = connection.send(None, "Test.afterGarbage", json!({}));
     let answer = async {
         let command = peer.next_command().await;
-        for garbage in ["not json", "[1, 2]", "{\"id\": \"seven\"}", "{\"neither\": true}", "{\"id\": 99999, \"result\": {}}"] {
+        for garbage in [
+            "not json",
+            "[1, 2]",
+            "{\"id\": \"seven\"}",
+            "{\"neither\": true}",
+            "{\"id\": 99999, \"result\": {}}",
+        ] {
             peer.send_raw(garbage);
         }
         peer.send(json!({"id": command["id"], "result": {"survived": true}}));
@@ -175,13 +194,18 @@ async fn a_dropped_connection_fails_every_pending_command_at_once() {
         peer.next_command().await;
         peer.close();
     };
-    let (first, second, ()) = tokio::time::timeout(Duration::from_secs(5), async { tokio::join!(first, second, drop_it) })
-        .await
-        .expect("pending commands fail promptly, not at their timeout");
+    let (first, second, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(first, second, drop_it)
+    })
+    .await
+    .expect("pending commands fail promptly, not at their timeout");
     assert_eq!(first.unwrap_err().code(), "BROWSER_CRASHED");
     assert_eq!(second.unwrap_err().code(), "BROWSER_CRASHED");
     assert!(events.recv().await.is_none(), "event streams end");
-    let later = connection.send(None, "Test.later", json!({})).await.unwrap_err();
+    let later = connection
+        .send(None, "Test.later", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(later.code(), "BROWSER_CRASHED");
     assert!(!connection.is_open());
 }
@@ -196,7 +220,14 @@ async fn closing_from_our_side_is_not_connected() {
     };
     let (pending, ()) = tokio::join!(pending, close);
     assert_eq!(pending.unwrap_err().code(), "NOT_CONNECTED");
-    assert_eq!(connection.send(None, "Test.after", json!({})).await.unwrap_err().code(), "NOT_CONNECTED");
+    assert_eq!(
+        connection
+            .send(None, "Test.after", json!({}))
+            .await
+            .unwrap_err()
+            .code(),
+        "NOT_CONNECTED"
+    );
 }
 
 #[tokio::test]
@@ -217,14 +248,24 @@ async fn events_are_routed_by_session_and_detach_ends_a_session() {
         peer.send(json!({"method": "Target.detachedFromTarget", "params": {"sessionId": "A", "targetId": "T"}}));
     };
     let (pending_on_a, ()) = tokio::join!(pending_on_a, script);
-    assert_eq!(pending_on_a.unwrap_err().code(), "TAB_NOT_FOUND", "commands of a detached session fail");
+    assert_eq!(
+        pending_on_a.unwrap_err().code(),
+        "TAB_NOT_FOUND",
+        "commands of a detached session fail"
+    );
 
     let a_event = only_a.recv().await.unwrap();
     assert_eq!(a_event.params["n"], 1);
-    assert!(only_a.recv().await.is_none(), "the session's stream ends on detach");
+    assert!(
+        only_a.recv().await.is_none(),
+        "the session's stream ends on detach"
+    );
     assert_eq!(only_b.recv().await.unwrap().params["n"], 2);
     assert_eq!(browser_level.recv().await.unwrap().params["n"], 3);
-    assert_eq!(browser_level.recv().await.unwrap().method, "Target.detachedFromTarget");
+    assert_eq!(
+        browser_level.recv().await.unwrap().method,
+        "Target.detachedFromTarget"
+    );
     let all: Vec<String> = [
         everything.recv().await.unwrap(),
         everything.recv().await.unwrap(),
@@ -234,7 +275,15 @@ async fn events_are_routed_by_session_and_detach_ends_a_session() {
     .iter()
     .map(|e| e.method.clone())
     .collect();
-    assert_eq!(all, ["Page.loadEventFired", "Page.loadEventFired", "Target.targetCreated", "Target.detachedFromTarget"]);
+    assert_eq!(
+        all,
+        [
+            "Page.loadEventFired",
+            "Page.loadEventFired",
+            "Target.targetCreated",
+            "Target.detachedFromTarget"
+        ]
+    );
     assert!(connection.is_open(), "only the session ended");
 }
 
@@ -259,9 +308,13 @@ async fn pipe_frames_are_nul_delimited_and_may_arrive_in_pieces() {
         let response = json!({"id": command["id"], "result": {"piped": true}}).to_string();
         // An event and the response in one write, the response split in two.
         let (head, tail) = response.split_at(7);
-        peer_writer.write_all(format!("{event}\0{head}").as_bytes()).unwrap();
+        peer_writer
+            .write_all(format!("{event}\0{head}").as_bytes())
+            .unwrap();
         peer_writer.flush().unwrap();
-        peer_writer.write_all(format!("{tail}\0").as_bytes()).unwrap();
+        peer_writer
+            .write_all(format!("{tail}\0").as_bytes())
+            .unwrap();
         peer_writer
     });
     let mut events = connection.subscribe(EventFilter::All);
@@ -269,7 +322,12 @@ async fn pipe_frames_are_nul_delimited_and_may_arrive_in_pieces() {
     assert_eq!(events.recv().await.unwrap().method, "Test.event");
     // Closing the peer's end is the browser exiting: the event stream ends.
     drop(peer.await.unwrap());
-    let ended = tokio::time::timeout(Duration::from_secs(5), events.recv()).await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .unwrap();
     assert!(ended.is_none());
-    assert_eq!(connection.closed_reason().map(|e| e.code()), Some("BROWSER_CRASHED"));
+    assert_eq!(
+        connection.closed_reason().map(|e| e.code()),
+        Some("BROWSER_CRASHED")
+    );
 }

@@ -1,1 +1,121 @@
-fn main() {}
+//! `browser-shell`: a real Chromium for AI agents that a person can watch
+//! and take over.
+//!
+//! This binary only glues: it parses the command line, starts (or connects
+//! to) the browser through `browser-provider`, and runs a command from
+//! `browser-tools`. The desktop window, the relay and the MCP server join
+//! here as later subcommands.
+
+mod demo;
+mod options;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use browser_tools::{cli, report};
+use options::BrowserOptions;
+
+/// A real Chromium for AI agents that a person can watch and take over.
+#[derive(Debug, Parser)]
+#[command(name = "browser-shell", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Open a URL in Chromium and print its content (markdown, html, txt or json),
+    /// optionally saving a screenshot.
+    ///
+    /// Example: browser-shell fetch https://example.org --format json --screenshot page.png
+    Fetch {
+        #[command(flatten)]
+        fetch: cli::FetchArgs,
+        #[command(flatten)]
+        browser: BrowserOptions,
+    },
+    /// Offline demo: serve the bundled fixtures on 127.0.0.1, turn the
+    /// article page into markdown and save a screenshot of it.
+    Demo {
+        #[command(flatten)]
+        demo: demo::DemoArgs,
+        #[command(flatten)]
+        browser: BrowserOptions,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    let cancel = CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::info!("interrupted; stopping");
+                cancel.cancel();
+            }
+        });
+    }
+    let (browser_options, outcome) = match &cli.command {
+        Command::Fetch { fetch, browser } => (browser, Job::Fetch(fetch)),
+        Command::Demo { demo, browser } => (browser, Job::Demo(demo)),
+    };
+    let started = match browser_options.start().await {
+        Ok(started) => started,
+        Err(error) => return fail(&error),
+    };
+    let result = match outcome {
+        Job::Fetch(args) => cli::fetch(&started.browser, args, &cancel)
+            .await
+            .map(|fetched| {
+                if let Err(error) = cli::print_fetched(&fetched) {
+                    tracing::warn!(%error, "cannot write the output");
+                }
+            }),
+        Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
+    };
+    started.shutdown().await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error),
+    }
+}
+
+enum Job<'a> {
+    Fetch(&'a cli::FetchArgs),
+    Demo(&'a demo::DemoArgs),
+}
+
+fn fail(error: &browser_provider::BrowserError) -> ExitCode {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", report::render(error));
+    ExitCode::from(report::exit_status(error))
+}
+
+/// Logs go to stderr (stdout carries results); `RUST_LOG` sets the level.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -178,8 +178,13 @@ impl Connection {
     }
 
     /// Sends a typed command and decodes its result, bounded by the default timeout.
-    pub async fn call<C: Command>(&self, session: Option<&SessionId>, command: &C) -> Result<C::Response> {
-        self.call_with_timeout(session, command, self.inner.default_timeout).await
+    pub async fn call<C: Command>(
+        &self,
+        session: Option<&SessionId>,
+        command: &C,
+    ) -> Result<C::Response> {
+        self.call_with_timeout(session, command, self.inner.default_timeout)
+            .await
     }
 
     /// Sends a typed command with an explicit bound.
@@ -193,7 +198,9 @@ impl Connection {
             method: C::METHOD.into(),
             message: format!("cannot encode parameters: {e}"),
         })?;
-        let result = self.send_with_timeout(session, C::METHOD, params, timeout).await?;
+        let result = self
+            .send_with_timeout(session, C::METHOD, params, timeout)
+            .await?;
         C::Response::deserialize(&result).map_err(|e| BrowserError::Protocol {
             method: C::METHOD.into(),
             message: format!("unexpected result shape: {e}"),
@@ -201,8 +208,14 @@ impl Connection {
     }
 
     /// Sends a raw command, bounded by the default timeout.
-    pub async fn send(&self, session: Option<&SessionId>, method: &str, params: Value) -> Result<Value> {
-        self.send_with_timeout(session, method, params, self.inner.default_timeout).await
+    pub async fn send(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value> {
+        self.send_with_timeout(session, method, params, self.inner.default_timeout)
+            .await
     }
 
     /// Sends a raw command and waits at most `timeout` for its response.
@@ -294,9 +307,10 @@ impl Connection {
     }
 
     fn closed_error(&self) -> BrowserError {
-        self.closed_reason().unwrap_or_else(|| BrowserError::NotConnected {
-            reason: "the connection is closing".into(),
-        })
+        self.closed_reason()
+            .unwrap_or_else(|| BrowserError::NotConnected {
+                reason: "the connection is closing".into(),
+            })
     }
 }
 
@@ -304,7 +318,9 @@ impl Inner {
     /// Locks the state. A poisoned lock only means another thread panicked
     /// mid-update of plain maps; the data is still usable.
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Marks the connection closed (first reason wins) and fails everything waiting.
@@ -371,7 +387,9 @@ impl Inner {
             && let Some(detached) = event.decode::<DetachedParams>()
         {
             let gone = SessionId(detached.session_id);
-            state.subscribers.retain(|s| s.filter != EventFilter::Session(gone.clone()));
+            state
+                .subscribers
+                .retain(|s| s.filter != EventFilter::Session(gone.clone()));
             let ids: Vec<u64> = state
                 .pending
                 .iter()

@@ -155,12 +155,25 @@ pub async fn websocket(url: &str) -> Result<Transport> {
                 frame = source.next() => frame,
             };
             let text = match frame {
-                None => break Inbound::Closed { reason: "the browser closed the WebSocket".into(), by_us: false },
-                Some(Err(e)) => break Inbound::Closed { reason: format!("WebSocket error: {e}"), by_us: false },
+                None => {
+                    break Inbound::Closed {
+                        reason: "the browser closed the WebSocket".into(),
+                        by_us: false,
+                    };
+                }
+                Some(Err(e)) => {
+                    break Inbound::Closed {
+                        reason: format!("WebSocket error: {e}"),
+                        by_us: false,
+                    };
+                }
                 Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
                 Some(Ok(Message::Binary(bytes))) => String::from_utf8_lossy(&bytes).into_owned(),
                 Some(Ok(Message::Close(_))) => {
-                    break Inbound::Closed { reason: "the browser closed the WebSocket".into(), by_us: false };
+                    break Inbound::Closed {
+                        reason: "the browser closed the WebSocket".into(),
+                        by_us: false,
+                    };
                 }
                 Some(Ok(_)) => continue,
             };

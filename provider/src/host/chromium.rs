@@ -12,9 +12,10 @@ use tokio::sync::{OnceCell, mpsc};
 use super::launch::{BrowserProcess, LaunchOptions};
 use super::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId, ViewInfo};
 use crate::cdp::protocol::{
-    BrowserClose, BrowserGetVersion, BrowserSetDownloadBehavior, TargetActivateTarget, TargetAttachToTarget,
-    TargetCloseTarget, TargetCreateBrowserContext, TargetCreateTarget, TargetDestroyed, TargetDisposeBrowserContext,
-    TargetGetTargets, TargetInfo, TargetInfoEvent, TargetSetAutoAttach, TargetSetDiscoverTargets,
+    BrowserClose, BrowserGetVersion, BrowserSetDownloadBehavior, TargetActivateTarget,
+    TargetAttachToTarget, TargetCloseTarget, TargetCreateBrowserContext, TargetCreateTarget,
+    TargetDestroyed, TargetDisposeBrowserContext, TargetGetTargets, TargetInfo, TargetInfoEvent,
+    TargetSetAutoAttach, TargetSetDiscoverTargets,
 };
 use crate::cdp::{Connection, EventFilter, EventStream, SessionId, transport};
 use crate::error::{BrowserError, Result};
@@ -68,7 +69,9 @@ impl ChromiumHost {
             Err(error) => {
                 let tail = process.stderr_tail();
                 return Err(BrowserError::LaunchFailed {
-                    detail: format!("the browser did not answer ({error}); its last output:\n{tail}"),
+                    detail: format!(
+                        "the browser did not answer ({error}); its last output:\n{tail}"
+                    ),
                 });
             }
         };
@@ -183,7 +186,9 @@ impl ChromiumHost {
                     )
                     .await
                     .map_err(|error| match error {
-                        BrowserError::Protocol { .. } => BrowserError::TabNotFound { tab: view.0.clone() },
+                        BrowserError::Protocol { .. } => BrowserError::TabNotFound {
+                            tab: view.0.clone(),
+                        },
                         other => other,
                     })?;
                 let session = SessionId(attached.session_id);
@@ -211,7 +216,10 @@ impl ChromiumHost {
     }
 
     fn forget(&self, view: &ViewId) {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(view);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(view);
     }
 }
 
@@ -226,7 +234,9 @@ impl Drop for ChromiumHost {
 async fn forget_closed_targets(mut events: EventStream, sessions: Sessions) {
     while let Some(event) = events.recv().await {
         let gone = match event.method.as_str() {
-            "Target.targetDestroyed" => event.decode::<TargetDestroyed>().map(|d| ViewId(d.target_id)),
+            "Target.targetDestroyed" => event
+                .decode::<TargetDestroyed>()
+                .map(|d| ViewId(d.target_id)),
             "Target.detachedFromTarget" => event
                 .params
                 .get("targetId")
@@ -235,7 +245,10 @@ async fn forget_closed_targets(mut events: EventStream, sessions: Sessions) {
             _ => None,
         };
         if let Some(view) = gone {
-            sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(&view);
+            sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&view);
         }
     }
 }
@@ -292,7 +305,9 @@ impl ViewHost for ChromiumHost {
         let gone = async {
             while let Some(event) = events.recv().await {
                 if event.method == "Target.targetDestroyed"
-                    && event.decode::<TargetDestroyed>().is_some_and(|d| d.target_id == view.0)
+                    && event
+                        .decode::<TargetDestroyed>()
+                        .is_some_and(|d| d.target_id == view.0)
                 {
                     return;
                 }
@@ -313,13 +328,21 @@ impl ViewHost for ChromiumHost {
             )
             .await
             .map_err(|error| match error {
-                BrowserError::Protocol { .. } => BrowserError::TabNotFound { tab: view.0.clone() },
+                BrowserError::Protocol { .. } => BrowserError::TabNotFound {
+                    tab: view.0.clone(),
+                },
                 other => other,
             })?;
         Ok(())
     }
 
-    async fn send_command(&self, view: &ViewId, method: &str, params: Value, timeout: Duration) -> Result<Value> {
+    async fn send_command(
+        &self,
+        view: &ViewId,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
         let session = self.session(view).await?;
         self.connection
             .send_with_timeout(Some(&session), method, params, timeout)

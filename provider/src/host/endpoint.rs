@@ -27,7 +27,9 @@ struct VersionInfo {
 /// `INVALID_ARGUMENT` for other schemes, `NOT_CONNECTED` when the endpoint
 /// does not answer or answers something that is not a DevTools endpoint.
 pub async fn resolve_endpoint(endpoint: &str, timeout: Duration) -> Result<String> {
-    let url = url::Url::parse(endpoint).map_err(|e| BrowserError::invalid("endpoint", format!("{endpoint:?} is not a URL: {e}")))?;
+    let url = url::Url::parse(endpoint).map_err(|e| {
+        BrowserError::invalid("endpoint", format!("{endpoint:?} is not a URL: {e}"))
+    })?;
     match url.scheme() {
         "ws" | "wss" => return Ok(endpoint.to_owned()),
         "http" => {}
@@ -58,7 +60,8 @@ pub async fn resolve_endpoint(endpoint: &str, timeout: Duration) -> Result<Strin
 /// exactly `Content-Length` bytes: DevTools keeps the connection open.
 async fn http_get(host: &str, port: u16, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect((host, port)).await?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await?;
     let mut response = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -106,12 +109,20 @@ mod tests {
     #[tokio::test]
     async fn websocket_urls_pass_through() {
         let url = "ws://127.0.0.1:9/devtools/browser/x";
-        assert_eq!(resolve_endpoint(url, Duration::from_secs(1)).await.ok().as_deref(), Some(url));
+        assert_eq!(
+            resolve_endpoint(url, Duration::from_secs(1))
+                .await
+                .ok()
+                .as_deref(),
+            Some(url)
+        );
     }
 
     #[tokio::test]
     async fn other_schemes_are_invalid() {
-        let error = resolve_endpoint("ftp://example.test", Duration::from_secs(1)).await.err();
+        let error = resolve_endpoint("ftp://example.test", Duration::from_secs(1))
+            .await
+            .err();
         assert_eq!(error.map(|e| e.code()), Some("INVALID_ARGUMENT"));
     }
 }

@@ -21,7 +21,12 @@ use crate::error::{BrowserError, Result};
 pub const BROWSER_ENV: &str = "BROWSER_SHELL_CHROMIUM";
 
 /// Program names searched on `PATH`, in order.
-const PATH_CANDIDATES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+const PATH_CANDIDATES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
 
 /// Standard application paths on macOS.
 const MACOS_CANDIDATES: &[&str] = &[
@@ -195,7 +200,10 @@ impl BrowserProcess {
         let mut command = Command::new(&executable);
         command.args(quiet_switches());
         command.arg(format!("--user-data-dir={}", profile_dir.display()));
-        command.arg(format!("--window-size={},{}", options.window_size.0, options.window_size.1));
+        command.arg(format!(
+            "--window-size={},{}",
+            options.window_size.0, options.window_size.1
+        ));
         if options.headless {
             command.arg("--headless");
             command.arg("--hide-scrollbars");
@@ -282,7 +290,11 @@ impl BrowserProcess {
     /// temporary profile. Idempotent.
     pub fn terminate(&self) {
         self.kill();
-        let profile = self.profile.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let profile = self
+            .profile
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(dir) = profile
             && let Err(error) = dir.close()
         {

@@ -92,7 +92,13 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     /// Brings a view to the front of its window (what a person sees).
     async fn show_view(&self, view: &ViewId) -> Result<()>;
     /// Sends one CDP command to the view's page, bounded by `timeout`.
-    async fn send_command(&self, view: &ViewId, method: &str, params: Value, timeout: Duration) -> Result<Value>;
+    async fn send_command(
+        &self,
+        view: &ViewId,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value>;
     /// Subscribes to the view's CDP events. The stream ends when the view closes.
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream>;
     /// Lists the views that exist now.
@@ -114,11 +120,17 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
 pub trait ViewHostExt: ViewHost {
     /// Sends a typed command with the host's default bound.
     async fn call<C: Command + Sync>(&self, view: &ViewId, command: &C) -> Result<C::Response> {
-        self.call_within(view, command, self.command_timeout()).await
+        self.call_within(view, command, self.command_timeout())
+            .await
     }
 
     /// Sends a typed command with an explicit bound.
-    async fn call_within<C: Command + Sync>(&self, view: &ViewId, command: &C, timeout: Duration) -> Result<C::Response> {
+    async fn call_within<C: Command + Sync>(
+        &self,
+        view: &ViewId,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<C::Response> {
         let params = serde_json::to_value(command).map_err(|e| BrowserError::Protocol {
             method: C::METHOD.into(),
             message: format!("cannot encode parameters: {e}"),

@@ -178,15 +178,18 @@
 
   const preformatted = [];
   const markdown = () => {
-    const title = !selector && document.title ? '# ' + document.title.trim() + '\n\n' : '';
+    // The title leads the document unless the page's own first h1 says the same.
+    const h1 = document.querySelector('h1');
+    const titled = document.title && !(h1 && textOf(h1) === document.title.trim());
+    const title = !selector && titled ? '# ' + document.title.trim() + '\n\n' : '';
     const text = (selector ? element(body, 0) : blocks(body))
       .replace(/[ \t]+\n/g, '\n')
       .replace(/\n (?=\S)/g, '\n')
+      .replace(/(\S) {2,}/g, '$1 ')
       .replace(/\n{3,}/g, '\n\n')
       .trim()
       .replace(/\u0000(\d+)\u0000/g, (_, i) => preformatted[Number(i)]);
-    const startsWithTitle = title && text.startsWith('# ' + document.title.trim());
-    return (startsWithTitle ? '' : title) + text + '\n';
+    return title + text + '\n';
   };
 
   // ---- txt ---------------------------------------------------------------

@@ -101,7 +101,11 @@ enum Extracted {
 /// # Errors
 /// `INVALID_ARGUMENT` for a bad selector or `max_chars` of zero,
 /// `ELEMENT_NOT_FOUND` when the selector matches nothing, `TIMEOUT` past the budget.
-pub async fn content(page: &Page, request: &ContentRequest, budget: &Budget) -> Result<ContentResult> {
+pub async fn content(
+    page: &Page,
+    request: &ContentRequest,
+    budget: &Budget,
+) -> Result<ContentResult> {
     if request.max_chars == 0 {
         return Err(BrowserError::invalid("maxChars", "must be at least 1"));
     }
@@ -112,9 +116,10 @@ pub async fn content(page: &Page, request: &ContentRequest, budget: &Budget) -> 
     let args = serde_json::json!([request.format.as_str(), selector, request.max_chars]);
     let expression = format!("({CONTENT_JS}).apply(null, {args})");
     let value = page.evaluate_value(budget, expression).await?;
-    let extracted: Extracted = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-        message: format!("content extraction returned an unexpected shape: {e}"),
-    })?;
+    let extracted: Extracted =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("content extraction returned an unexpected shape: {e}"),
+        })?;
     match extracted {
         Extracted::NoMatch => Err(BrowserError::ElementNotFound {
             selector: selector.unwrap_or_default().to_owned(),
@@ -161,9 +166,14 @@ mod tests {
 
     #[test]
     fn formats_parse_and_unknown_ones_name_the_field() {
-        assert_eq!("md".parse::<ContentFormat>().ok(), Some(ContentFormat::Markdown));
+        assert_eq!(
+            "md".parse::<ContentFormat>().ok(),
+            Some(ContentFormat::Markdown)
+        );
         let error = "pdf".parse::<ContentFormat>().err();
-        assert!(matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "format"));
+        assert!(
+            matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "format")
+        );
     }
 
     #[test]

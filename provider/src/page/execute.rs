@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Budget, Page};
-use crate::cdp::protocol::{ExceptionDetails, RuntimeCompileScript, RuntimeEvaluate, RuntimeTerminateExecution};
+use crate::cdp::protocol::{
+    ExceptionDetails, RuntimeCompileScript, RuntimeEvaluate, RuntimeTerminateExecution,
+};
 use crate::error::{BrowserError, Result};
 use crate::host::ViewHostExt;
 
@@ -74,15 +76,23 @@ enum Serialized {
 /// `INVALID_ARGUMENT` for an empty script or oversized arguments,
 /// `TIMEOUT` when it runs past the budget (the script is terminated),
 /// `ABORTED` on cancel (likewise).
-pub async fn execute(page: &Page, request: &ExecuteRequest, budget: &Budget) -> Result<ExecuteResult> {
+pub async fn execute(
+    page: &Page,
+    request: &ExecuteRequest,
+    budget: &Budget,
+) -> Result<ExecuteResult> {
     if request.script.trim().is_empty() {
         return Err(BrowserError::invalid("script", "must not be empty"));
     }
-    let args = serde_json::to_string(&request.args).map_err(|e| BrowserError::invalid("args", e.to_string()))?;
+    let args = serde_json::to_string(&request.args)
+        .map_err(|e| BrowserError::invalid("args", e.to_string()))?;
     if args.len() > MAX_ARGS_BYTES {
         return Err(BrowserError::invalid(
             "args",
-            format!("{} bytes of JSON exceed the {MAX_ARGS_BYTES}-byte limit", args.len()),
+            format!(
+                "{} bytes of JSON exceed the {MAX_ARGS_BYTES}-byte limit",
+                args.len()
+            ),
         ));
     }
     // The script starts on a line of its own so that exception line numbers
@@ -95,7 +105,10 @@ pub async fn execute(page: &Page, request: &ExecuteRequest, budget: &Budget) -> 
     };
     let prefix = format!("({EXECUTE_JS})(");
     let lines_before_script = prefix.matches('\n').count() + 1;
-    let expression = format!("{prefix}{function}, {args}, {})", request.max_result_bytes.max(64));
+    let expression = format!(
+        "{prefix}{function}, {args}, {})",
+        request.max_result_bytes.max(64)
+    );
 
     let evaluated = run_script(page, budget, expression).await?;
     if let Some(details) = evaluated.exception_details {
@@ -165,14 +178,22 @@ async fn run_script(
     let outcome = budget
         .run(
             "execute",
-            page.host().call_within(page.view(), &command, remaining + Duration::from_secs(1)),
+            page.host()
+                .call_within(page.view(), &command, remaining + Duration::from_secs(1)),
         )
         .await;
-    if matches!(outcome, Err(BrowserError::Timeout { .. } | BrowserError::Aborted)) {
+    if matches!(
+        outcome,
+        Err(BrowserError::Timeout { .. } | BrowserError::Aborted)
+    ) {
         // Stop whatever still runs so the tab stays usable.
         let _ = page
             .host()
-            .call_within(page.view(), &RuntimeTerminateExecution {}, Duration::from_secs(2))
+            .call_within(
+                page.view(),
+                &RuntimeTerminateExecution {},
+                Duration::from_secs(2),
+            )
             .await;
     }
     let evaluated = outcome?;
@@ -188,7 +209,11 @@ async fn run_script(
 
 /// Evaluates one of our own helper expressions and returns its value.
 /// An exception here means the page interfered (or a bug): `EXECUTE_FAILED`.
-pub(crate) async fn evaluate_json(page: &Page, budget: &Budget, expression: String) -> Result<Value> {
+pub(crate) async fn evaluate_json(
+    page: &Page,
+    budget: &Budget,
+    expression: String,
+) -> Result<Value> {
     let evaluated = run_script(page, budget, expression).await?;
     if let Some(details) = evaluated.exception_details {
         return Err(BrowserError::ExecuteFailed {
@@ -227,7 +252,9 @@ fn exception_result(details: ExceptionDetails, lines_before_script: usize) -> Ex
 /// The 1-based `line:column` of the first `<anonymous>` frame of a V8 stack.
 fn first_frame_position(stack: &str) -> Option<(i64, i64)> {
     let (_, rest) = stack.split_once("<anonymous>:")?;
-    let mut numbers = rest.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
+    let mut numbers = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
     let line = numbers.next()?.parse().ok()?;
     let column = numbers.next()?.parse().ok()?;
     Some((line, column))

@@ -13,7 +13,10 @@ use crate::error::{BrowserError, Result};
 pub async fn click(page: &Page, x: f64, y: f64, budget: &Budget) -> Result<()> {
     for (field, value) in [("x", x), ("y", y)] {
         if !value.is_finite() || value < 0.0 {
-            return Err(BrowserError::invalid(field, "must be a finite, non-negative number of CSS pixels"));
+            return Err(BrowserError::invalid(
+                field,
+                "must be a finite, non-negative number of CSS pixels",
+            ));
         }
     }
     for (kind, button, click_count) in [
@@ -44,6 +47,12 @@ pub async fn type_text(page: &Page, text: &str, budget: &Budget) -> Result<()> {
     if text.is_empty() {
         return Err(BrowserError::invalid("text", "must not be empty"));
     }
-    page.call(budget, &InputInsertText { text: text.to_owned() }).await?;
+    page.call(
+        budget,
+        &InputInsertText {
+            text: text.to_owned(),
+        },
+    )
+    .await?;
     Ok(())
 }

@@ -21,7 +21,8 @@ use serde_json::Value;
 pub use budget::Budget;
 
 use crate::cdp::protocol::{
-    DialogOpening, PageEnable, PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled, RuntimeEnable,
+    DialogOpening, PageEnable, PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled,
+    RuntimeEnable,
 };
 use crate::cdp::{Command, EventStream};
 use crate::error::Result;
@@ -63,7 +64,8 @@ impl Page {
         host.call(&view, &PageEnable {}).await?;
         // Needed for syntax checks (`Runtime.compileScript`) and, later, console capture.
         host.call(&view, &RuntimeEnable {}).await?;
-        host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true }).await?;
+        host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
+            .await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
         tokio::spawn(answer_dialogs(
             Arc::downgrade(&host),
@@ -71,7 +73,11 @@ impl Page {
             events,
             Arc::clone(&dialogs),
         ));
-        Ok(Self { host, view, dialogs })
+        Ok(Self {
+            host,
+            view,
+            dialogs,
+        })
     }
 
     /// The view this page drives.
@@ -85,7 +91,11 @@ impl Page {
     }
 
     /// Sends a typed command within the budget.
-    pub async fn call<C: Command + Sync>(&self, budget: &Budget, command: &C) -> Result<C::Response> {
+    pub async fn call<C: Command + Sync>(
+        &self,
+        budget: &Budget,
+        command: &C,
+    ) -> Result<C::Response> {
         let bound = budget.command_bound(self.host.command_timeout());
         budget
             .run(C::METHOD, self.host.call_within(&self.view, command, bound))
@@ -103,7 +113,11 @@ impl Page {
     }
 
     /// Evaluates a page-side helper expression and returns its JSON value.
-    pub(crate) async fn evaluate_value(&self, budget: &Budget, expression: String) -> Result<Value> {
+    pub(crate) async fn evaluate_value(
+        &self,
+        budget: &Budget,
+        expression: String,
+    ) -> Result<Value> {
         execute::evaluate_json(self, budget, expression).await
     }
 }
@@ -125,7 +139,10 @@ async fn answer_dialogs(
         };
         let accept = dialog.kind == "beforeunload";
         let Some(host) = host.upgrade() else { return };
-        if let Err(error) = host.call(&view, &PageHandleJavaScriptDialog { accept }).await {
+        if let Err(error) = host
+            .call(&view, &PageHandleJavaScriptDialog { accept })
+            .await
+        {
             tracing::debug!(%view, %error, "could not answer a dialog");
         }
         tracing::debug!(%view, kind = %dialog.kind, accept, "answered a JavaScript dialog");

@@ -7,8 +7,8 @@ use url::Url;
 
 use super::{Budget, Page};
 use crate::cdp::protocol::{
-    FrameNavigated, LifecycleEvent, NavigatedWithinDocument, PageGetNavigationHistory, PageNavigate,
-    PageNavigateToHistoryEntry, PageReload,
+    FrameNavigated, LifecycleEvent, NavigatedWithinDocument, PageGetNavigationHistory,
+    PageNavigate, PageNavigateToHistoryEntry, PageReload,
 };
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result};
@@ -54,12 +54,23 @@ fn yes() -> bool {
 /// `NAVIGATION_FAILED` when the browser reports a network error,
 /// `INVALID_ARGUMENT` for back/forward with no such history entry,
 /// `TIMEOUT` when nothing committed within the budget, `ABORTED` on cancel.
-pub async fn navigate(page: &Page, target: NavigationTarget, budget: &Budget) -> Result<NavigationOutcome> {
+pub async fn navigate(
+    page: &Page,
+    target: NavigationTarget,
+    budget: &Budget,
+) -> Result<NavigationOutcome> {
     // Subscribe before acting so no lifecycle event can slip past.
     let mut events = page.events().await?;
     let expected_loader = match &target {
         NavigationTarget::Url(url) => {
-            let started = page.call(budget, &PageNavigate { url: url.to_string() }).await?;
+            let started = page
+                .call(
+                    budget,
+                    &PageNavigate {
+                        url: url.to_string(),
+                    },
+                )
+                .await?;
             if let Some(error_text) = started.error_text.filter(|t| !t.is_empty()) {
                 return Err(BrowserError::NavigationFailed {
                     url: url.to_string(),
@@ -121,14 +132,19 @@ async fn wait_for_load(
         .run("wait for load", async {
             while let Some(event) = events.recv().await {
                 match classify(&event, &main_frame) {
-                    Some(Progress::Committed { loader: new, restored }) => {
+                    Some(Progress::Committed {
+                        loader: new,
+                        restored,
+                    }) => {
                         committed = true;
                         if restored {
                             return Ok(());
                         }
                         loader.get_or_insert(new);
                     }
-                    Some(Progress::Loaded { loader: done }) if loader.as_deref() == Some(done.as_str()) => {
+                    Some(Progress::Loaded { loader: done })
+                        if loader.as_deref() == Some(done.as_str()) =>
+                    {
                         return Ok(());
                     }
                     Some(Progress::LoadEventFired) if committed => return Ok(()),
@@ -183,9 +199,11 @@ fn classify(event: &CdpEvent, main_frame: &str) -> Option<Progress> {
         }
         "Page.lifecycleEvent" => {
             let lifecycle: LifecycleEvent = event.decode()?;
-            (lifecycle.frame_id == main_frame && lifecycle.name == "load").then_some(Progress::Loaded {
-                loader: lifecycle.loader_id,
-            })
+            (lifecycle.frame_id == main_frame && lifecycle.name == "load").then_some(
+                Progress::Loaded {
+                    loader: lifecycle.loader_id,
+                },
+            )
         }
         "Page.loadEventFired" => Some(Progress::LoadEventFired),
         "Page.navigatedWithinDocument" => {
@@ -197,15 +215,20 @@ fn classify(event: &CdpEvent, main_frame: &str) -> Option<Progress> {
 }
 
 /// Reads URL, title and HTTP status from the page itself.
-pub(crate) async fn current_outcome(page: &Page, budget: &Budget, loaded: bool) -> Result<NavigationOutcome> {
+pub(crate) async fn current_outcome(
+    page: &Page,
+    budget: &Budget,
+    loaded: bool,
+) -> Result<NavigationOutcome> {
     const PROBE: &str = "(() => { const nav = performance.getEntriesByType('navigation')[0]; \
         return { url: location.href, title: document.title, \
         status: nav && nav.responseStatus ? nav.responseStatus : null }; })()";
     let value = page.evaluate_value(budget, PROBE.to_owned()).await?;
-    let mut outcome: NavigationOutcome = serde_json::from_value(value).map_err(|e| BrowserError::Protocol {
-        method: "Runtime.evaluate".into(),
-        message: format!("unexpected page state: {e}"),
-    })?;
+    let mut outcome: NavigationOutcome =
+        serde_json::from_value(value).map_err(|e| BrowserError::Protocol {
+            method: "Runtime.evaluate".into(),
+            message: format!("unexpected page state: {e}"),
+        })?;
     outcome.loaded = loaded;
     Ok(outcome)
 }

@@ -87,9 +87,16 @@ pub struct Screenshot {
 #[derive(Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 enum ElementBox {
-    Ok { x: f64, y: f64, width: f64, height: f64 },
+    Ok {
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
+    },
     NoMatch,
-    BadSelector { message: String },
+    BadSelector {
+        message: String,
+    },
 }
 
 /// Captures the page.
@@ -97,9 +104,16 @@ enum ElementBox {
 /// # Errors
 /// `INVALID_ARGUMENT` for a bad selector or quality, `ELEMENT_NOT_FOUND`
 /// when the selector matches nothing or an empty box, `TIMEOUT` past the budget.
-pub async fn screenshot(page: &Page, request: &ScreenshotRequest, budget: &Budget) -> Result<Screenshot> {
+pub async fn screenshot(
+    page: &Page,
+    request: &ScreenshotRequest,
+    budget: &Budget,
+) -> Result<Screenshot> {
     if !(1..=100).contains(&request.quality) {
-        return Err(BrowserError::invalid("quality", "must be between 1 and 100"));
+        return Err(BrowserError::invalid(
+            "quality",
+            "must be between 1 and 100",
+        ));
     }
     let metrics = page.call(budget, &PageGetLayoutMetrics {}).await?;
     let viewport = metrics.css_layout_viewport;
@@ -172,11 +186,22 @@ async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<
         serde_json::Value::String(selector.to_owned())
     );
     let value = page.evaluate_value(budget, expression).await?;
-    let found: ElementBox = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-        message: format!("element box has an unexpected shape: {e}"),
-    })?;
+    let found: ElementBox =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("element box has an unexpected shape: {e}"),
+        })?;
     match found {
-        ElementBox::Ok { x, y, width, height } if width >= 1.0 && height >= 1.0 => Ok(Region { x, y, width, height }),
+        ElementBox::Ok {
+            x,
+            y,
+            width,
+            height,
+        } if width >= 1.0 && height >= 1.0 => Ok(Region {
+            x,
+            y,
+            width,
+            height,
+        }),
         ElementBox::Ok { .. } | ElementBox::NoMatch => Err(BrowserError::ElementNotFound {
             selector: selector.to_owned(),
         }),
@@ -186,7 +211,11 @@ async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<
 
 /// Checks the image against both ceilings and, when it is over either,
 /// shrinks it (re-encoding at the same format and quality) until it fits.
-fn fit_under_ceiling(data: Vec<u8>, request: &ScreenshotRequest, already_scaled: bool) -> Result<Screenshot> {
+fn fit_under_ceiling(
+    data: Vec<u8>,
+    request: &ScreenshotRequest,
+    already_scaled: bool,
+) -> Result<Screenshot> {
     let format = match request.format {
         ImageKind::Png => ImageFormat::Png,
         ImageKind::Jpeg => ImageFormat::Jpeg,
@@ -246,10 +275,9 @@ fn encode(picture: &image::DynamicImage, request: &ScreenshotRequest) -> Result<
     let mut encoded = Cursor::new(Vec::new());
     match request.format {
         ImageKind::Png => picture.write_to(&mut encoded, ImageFormat::Png),
-        ImageKind::Jpeg => picture.to_rgb8().write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-            &mut encoded,
-            request.quality,
-        )),
+        ImageKind::Jpeg => picture.to_rgb8().write_with_encoder(
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut encoded, request.quality),
+        ),
     }
     .map_err(|e| BrowserError::Protocol {
         method: "Page.captureScreenshot".into(),

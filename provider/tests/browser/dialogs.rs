@@ -8,11 +8,14 @@ use crate::support::Ctx;
 pub async fn dialogs_are_dismissed_and_reported(ctx: Ctx) {
     let session = ctx.session_at("dialogs.html").await;
     let result = "document.getElementById('result').textContent";
-    ctx.eval(&session, "document.getElementById('alert').click()").await;
+    ctx.eval(&session, "document.getElementById('alert').click()")
+        .await;
     assert_eq!(ctx.eval(&session, result).await, "after alert");
-    ctx.eval(&session, "document.getElementById('confirm').click()").await;
+    ctx.eval(&session, "document.getElementById('confirm').click()")
+        .await;
     assert_eq!(ctx.eval(&session, result).await, "confirm=false");
-    ctx.eval(&session, "document.getElementById('prompt').click()").await;
+    ctx.eval(&session, "document.getElementById('prompt').click()")
+        .await;
     assert_eq!(ctx.eval(&session, result).await, "prompt=null");
 
     let dialogs = ctx.browser().take_dialogs(&session).unwrap();
@@ -20,7 +23,10 @@ pub async fn dialogs_are_dismissed_and_reported(ctx: Ctx) {
     assert_eq!(kinds, ["alert", "confirm", "prompt"]);
     assert_eq!(dialogs[0].message, "hello from alert");
     assert!(dialogs.iter().all(|d| !d.accepted));
-    assert!(ctx.browser().take_dialogs(&session).unwrap().is_empty(), "read once");
+    assert!(
+        ctx.browser().take_dialogs(&session).unwrap().is_empty(),
+        "read once"
+    );
 }
 
 pub async fn beforeunload_does_not_block_navigation(ctx: Ctx) {
@@ -30,7 +36,11 @@ pub async fn beforeunload_does_not_block_navigation(ctx: Ctx) {
     // beforeunload only prompts after a real user gesture on the page.
     browser.click(&session, 5.0, 5.0, &cancel).await.unwrap();
     let outcome = browser
-        .navigate(&session, NavigationRequest::Url(&ctx.url("index.html")), &cancel)
+        .navigate(
+            &session,
+            NavigationRequest::Url(&ctx.url("index.html")),
+            &cancel,
+        )
         .await
         .unwrap();
     assert_eq!(outcome.title, "browser-shell fixtures");

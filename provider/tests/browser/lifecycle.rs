@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use browser_provider::cdp::protocol::RuntimeEvaluate;
-use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewHostExt};
+use browser_provider::host::{
+    ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewHostExt,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, Ctx};
@@ -21,15 +23,29 @@ pub async fn missing_browser_names_the_paths_tried(_ctx: Ctx) {
 }
 
 pub async fn dropping_the_host_leaves_nothing_behind(_ctx: Ctx) {
-    let host = ChromiumHost::launch(support::launch_options()).await.unwrap();
+    let host = ChromiumHost::launch(support::launch_options())
+        .await
+        .unwrap();
     let profile = host.temporary_profile().expect("a temporary profile");
     let pid = host.pid().expect("a child process");
     assert!(profile.exists());
-    let view = host.create_view(CreateViewOptions::default()).await.unwrap();
-    assert!(host.list_views().await.unwrap().iter().any(|v| v.id == view));
+    let view = host
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        host.list_views()
+            .await
+            .unwrap()
+            .iter()
+            .any(|v| v.id == view)
+    );
     drop(host);
     assert!(!profile.exists(), "the temporary profile is removed");
-    assert!(!std::path::Path::new(&format!("/proc/{pid}/cmdline")).exists() || support::processes_mentioning(&profile.display().to_string()).is_empty());
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}/cmdline")).exists()
+            || support::processes_mentioning(&profile.display().to_string()).is_empty()
+    );
     let needle = profile.display().to_string();
     assert!(
         support::eventually(Duration::from_secs(5), || {
@@ -42,8 +58,13 @@ pub async fn dropping_the_host_leaves_nothing_behind(_ctx: Ctx) {
 }
 
 pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
-    let host = ChromiumHost::launch(support::launch_options()).await.unwrap();
-    let view = host.create_view(CreateViewOptions::default()).await.unwrap();
+    let host = ChromiumHost::launch(support::launch_options())
+        .await
+        .unwrap();
+    let view = host
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
     let pending = {
         let evaluate = RuntimeEvaluate {
             expression: "new Promise(() => {})".into(),
@@ -54,26 +75,34 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
         };
         let host = &host;
         let view = view.clone();
-        async move { host.call_within(&view, &evaluate, Duration::from_secs(60)).await }
+        async move {
+            host.call_within(&view, &evaluate, Duration::from_secs(60))
+                .await
+        }
     };
     let pid = host.pid().unwrap() as i32;
     let killer = async {
         // Prove the command is in flight: another command on the same view answers.
-        host.call(&view, &RuntimeEvaluate {
-            expression: "1".into(),
-            return_by_value: true,
-            await_promise: false,
-            user_gesture: false,
-            timeout: None,
-        })
+        host.call(
+            &view,
+            &RuntimeEvaluate {
+                expression: "1".into(),
+                return_by_value: true,
+                await_promise: false,
+                user_gesture: false,
+                timeout: None,
+            },
+        )
         .await
         .unwrap();
         // SAFETY: signalling the child we launched.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(pending, killer) })
-        .await
-        .expect("the pending command fails promptly");
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::join!(pending, killer)
+    })
+    .await
+    .expect("the pending command fails promptly");
     assert_eq!(result.unwrap_err().code(), "BROWSER_CRASHED");
     // Later commands fail at once with the same code.
     let later = host.list_views().await.unwrap_err();
@@ -86,7 +115,18 @@ pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     let profile = tempfile::tempdir().unwrap();
     let executable = browser_provider::host::find_browser(None).unwrap();
     let mut child = std::process::Command::new(executable)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--remote-debugging-port=0",
+            "--remote-debugging-address=127.0.0.1",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("about:blank")
         .stdout(std::process::Stdio::null())
@@ -97,18 +137,39 @@ pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     let port_file = profile.path().join("DevToolsActivePort");
     let ready = support::eventually(Duration::from_secs(20), || {
         let port_file = port_file.clone();
-        async move { std::fs::read_to_string(&port_file).map(|t| t.lines().count() >= 2).unwrap_or(false) }
+        async move {
+            std::fs::read_to_string(&port_file)
+                .map(|t| t.lines().count() >= 2)
+                .unwrap_or(false)
+        }
     })
     .await;
     assert!(ready, "Chromium wrote DevToolsActivePort");
-    let port = std::fs::read_to_string(&port_file).unwrap().lines().next().unwrap().to_owned();
+    let port = std::fs::read_to_string(&port_file)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
 
     let connected = async {
-        let host = std::sync::Arc::new(ChromiumHost::connect(&format!("http://127.0.0.1:{port}"), Duration::from_secs(10)).await.unwrap());
+        let host = std::sync::Arc::new(
+            ChromiumHost::connect(&format!("http://127.0.0.1:{port}"), Duration::from_secs(10))
+                .await
+                .unwrap(),
+        );
         assert!(host.browser_version().contains("Chrome"));
         let browser = browser_provider::Browser::new(host.clone(), Default::default());
         let session = browser.open_session(Default::default()).await.unwrap();
-        let (_, outcome) = browser.open(&session, &ctx.url("article.html"), false, &CancellationToken::new()).await.unwrap();
+        let (_, outcome) = browser
+            .open(
+                &session,
+                &ctx.url("article.html"),
+                false,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
         assert_eq!(outcome.title, "Field Guide to Owls");
         browser.close_session(&session).await.unwrap();
         host.shutdown().await;

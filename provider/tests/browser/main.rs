@@ -6,6 +6,8 @@
 //! libtest-mimic so that `main` can shut the browser down after the last test
 //! and check that no process and no temporary profile is left behind.
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -79,7 +81,10 @@ fn main() {
 
     // Listing tests must not launch a browser.
     if args.list {
-        let trials = tests.iter().map(|(name, _)| Trial::test(*name, || Ok(()))).collect();
+        let trials = tests
+            .iter()
+            .map(|(name, _)| Trial::test(*name, || Ok(())))
+            .collect();
         libtest_mimic::run(&args, trials).exit();
     }
 
@@ -90,7 +95,9 @@ fn main() {
         .map(|(name, test)| {
             let env = Arc::clone(&env);
             Trial::test(name, move || {
-                let ctx = Ctx { env: Arc::clone(&env) };
+                let ctx = Ctx {
+                    env: Arc::clone(&env),
+                };
                 env.runtime.block_on(test(ctx));
                 Ok(())
             })
@@ -102,13 +109,24 @@ fn main() {
     env.runtime.block_on(env.host.shutdown());
     let runtime = &env.runtime;
     if let Some(profile) = profile {
-        assert!(!profile.exists(), "the temporary profile {} was left behind", profile.display());
+        assert!(
+            !profile.exists(),
+            "the temporary profile {} was left behind",
+            profile.display()
+        );
         let needle = profile.display().to_string();
-        let leftover = runtime.block_on(support::eventually(std::time::Duration::from_secs(5), || {
-            let needle = needle.clone();
-            async move { support::processes_mentioning(&needle).is_empty() }
-        }));
-        assert!(leftover, "Chromium processes were left behind: {:?}", support::processes_mentioning(&needle));
+        let leftover = runtime.block_on(support::eventually(
+            std::time::Duration::from_secs(5),
+            || {
+                let needle = needle.clone();
+                async move { support::processes_mentioning(&needle).is_empty() }
+            },
+        ));
+        assert!(
+            leftover,
+            "Chromium processes were left behind: {:?}",
+            support::processes_mentioning(&needle)
+        );
     }
     conclusion.exit();
 }

@@ -7,8 +7,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::Ctx;
 
-async fn shoot(ctx: &Ctx, session: &SessionId, request: ScreenshotRequest) -> Result<Screenshot, BrowserError> {
-    ctx.browser().screenshot(session, request, &CancellationToken::new()).await
+async fn shoot(
+    ctx: &Ctx,
+    session: &SessionId,
+    request: ScreenshotRequest,
+) -> Result<Screenshot, BrowserError> {
+    ctx.browser()
+        .screenshot(session, request, &CancellationToken::new())
+        .await
 }
 
 fn decode(shot: &Screenshot) -> image::DynamicImage {
@@ -18,28 +24,46 @@ fn decode(shot: &Screenshot) -> image::DynamicImage {
     };
     assert_eq!(image::guess_format(&shot.data).unwrap(), format);
     let picture = image::load_from_memory_with_format(&shot.data, format).unwrap();
-    assert_eq!((picture.width(), picture.height()), (shot.width, shot.height));
+    assert_eq!(
+        (picture.width(), picture.height()),
+        (shot.width, shot.height)
+    );
     picture
 }
 
 fn near(pixel: image::Rgba<u8>, expected: [u8; 3]) -> bool {
-    pixel.0[..3].iter().zip(expected).all(|(a, b)| a.abs_diff(b) < 40)
+    pixel.0[..3]
+        .iter()
+        .zip(expected)
+        .all(|(a, b)| a.abs_diff(b) < 40)
 }
 
 pub async fn viewport_png_matches_the_viewport(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
     let size = ctx.eval(&session, "[innerWidth, innerHeight]").await;
-    let shot = shoot(&ctx, &session, ScreenshotRequest::default()).await.unwrap();
+    let shot = shoot(&ctx, &session, ScreenshotRequest::default())
+        .await
+        .unwrap();
     let picture = decode(&shot);
     assert_eq!(u64::from(picture.width()), size[0].as_u64().unwrap());
     assert_eq!(u64::from(picture.height()), size[1].as_u64().unwrap());
-    assert!(near(picture.get_pixel(10, 10), [255, 0, 0]), "the top band is red");
+    assert!(
+        near(picture.get_pixel(10, 10), [255, 0, 0]),
+        "the top band is red"
+    );
     assert!(!shot.downscaled);
 
     // After scrolling, the viewport shows what is there now.
     ctx.eval(&session, "scrollTo(0, 700)").await;
-    let scrolled = decode(&shoot(&ctx, &session, ScreenshotRequest::default()).await.unwrap());
-    assert!(near(scrolled.get_pixel(10, 10), [0, 255, 0]), "the second band is green");
+    let scrolled = decode(
+        &shoot(&ctx, &session, ScreenshotRequest::default())
+            .await
+            .unwrap(),
+    );
+    assert!(
+        near(scrolled.get_pixel(10, 10), [0, 255, 0]),
+        "the second band is green"
+    );
 }
 
 pub async fn jpeg_with_quality(ctx: Ctx) {
@@ -54,13 +78,31 @@ pub async fn jpeg_with_quality(ctx: Ctx) {
     let low = shoot(&ctx, &session, request(20)).await.unwrap();
     decode(&high);
     decode(&low);
-    assert!(low.data.len() < high.data.len(), "{} vs {}", low.data.len(), high.data.len());
+    assert!(
+        low.data.len() < high.data.len(),
+        "{} vs {}",
+        low.data.len(),
+        high.data.len()
+    );
 }
 
 pub async fn full_page_covers_the_document(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
-    let height = ctx.eval(&session, "document.documentElement.scrollHeight").await.as_u64().unwrap();
-    let shot = shoot(&ctx, &session, ScreenshotRequest { full_page: true, ..ScreenshotRequest::default() }).await.unwrap();
+    let height = ctx
+        .eval(&session, "document.documentElement.scrollHeight")
+        .await
+        .as_u64()
+        .unwrap();
+    let shot = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            full_page: true,
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap();
     let picture = decode(&shot);
     assert_eq!(u64::from(picture.height()), height);
     assert!(near(picture.get_pixel(10, 10), [255, 0, 0]));
@@ -69,31 +111,87 @@ pub async fn full_page_covers_the_document(ctx: Ctx) {
 
 pub async fn element_clip_shows_the_element(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
-    let shot = shoot(&ctx, &session, ScreenshotRequest { selector: Some("#blue".into()), ..ScreenshotRequest::default() }).await.unwrap();
+    let shot = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            selector: Some("#blue".into()),
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap();
     let picture = decode(&shot);
     assert_eq!((picture.width(), picture.height()), (300, 200));
     for (x, y) in [(1, 1), (150, 100), (298, 198)] {
-        assert!(near(picture.get_pixel(x, y), [0, 0, 255]), "pixel {x},{y} is {:?}", picture.get_pixel(x, y));
+        assert!(
+            near(picture.get_pixel(x, y), [0, 0, 255]),
+            "pixel {x},{y} is {:?}",
+            picture.get_pixel(x, y)
+        );
     }
 }
 
 pub async fn ceilings_downscale_instead_of_failing(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
-    let by_pixels = shoot(&ctx, &session, ScreenshotRequest { full_page: true, max_pixels: 100_000, ..ScreenshotRequest::default() }).await.unwrap();
+    let by_pixels = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            full_page: true,
+            max_pixels: 100_000,
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap();
     decode(&by_pixels);
     assert!(by_pixels.downscaled);
     assert!(u64::from(by_pixels.width) * u64::from(by_pixels.height) <= 100_000);
 
-    let by_bytes = shoot(&ctx, &session, ScreenshotRequest { full_page: true, max_bytes: 30_000, ..ScreenshotRequest::default() }).await.unwrap();
+    let by_bytes = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            full_page: true,
+            max_bytes: 30_000,
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap();
     decode(&by_bytes);
     assert!(by_bytes.downscaled);
-    assert!(by_bytes.data.len() <= 30_000, "{} bytes", by_bytes.data.len());
+    assert!(
+        by_bytes.data.len() <= 30_000,
+        "{} bytes",
+        by_bytes.data.len()
+    );
 }
 
 pub async fn bad_arguments_are_refused(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
-    let missing = shoot(&ctx, &session, ScreenshotRequest { selector: Some("#nope".into()), ..ScreenshotRequest::default() }).await.unwrap_err();
+    let missing = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            selector: Some("#nope".into()),
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap_err();
     assert_eq!(missing.code(), "ELEMENT_NOT_FOUND");
-    let quality = shoot(&ctx, &session, ScreenshotRequest { quality: 0, format: ImageKind::Jpeg, ..ScreenshotRequest::default() }).await.unwrap_err();
+    let quality = shoot(
+        &ctx,
+        &session,
+        ScreenshotRequest {
+            quality: 0,
+            format: ImageKind::Jpeg,
+            ..ScreenshotRequest::default()
+        },
+    )
+    .await
+    .unwrap_err();
     assert_eq!(quality.code(), "INVALID_ARGUMENT");
 }

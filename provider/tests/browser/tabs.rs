@@ -18,7 +18,11 @@ fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
 pub async fn open_reports_url_title_and_status(ctx: Ctx) {
     let session = ctx.session().await;
     let url = ctx.url("article.html");
-    let (tab, outcome) = ctx.browser().open(&session, &url, false, &CancellationToken::new()).await.unwrap();
+    let (tab, outcome) = ctx
+        .browser()
+        .open(&session, &url, false, &CancellationToken::new())
+        .await
+        .unwrap();
     assert!(tab.as_str().starts_with('t'));
     assert_eq!(outcome.url, url);
     assert_eq!(outcome.title, "Field Guide to Owls");
@@ -30,36 +34,65 @@ pub async fn tabs_open_switch_and_close(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
     let session = ctx.session().await;
-    let (first, _) = browser.open(&session, &ctx.url("article.html"), false, &cancel).await.unwrap();
-    let (second, _) = browser.open(&session, &ctx.url("colors.html"), true, &cancel).await.unwrap();
+    let (first, _) = browser
+        .open(&session, &ctx.url("article.html"), false, &cancel)
+        .await
+        .unwrap();
+    let (second, _) = browser
+        .open(&session, &ctx.url("colors.html"), true, &cancel)
+        .await
+        .unwrap();
     assert_ne!(first, second);
 
     let tabs = browser.list_tabs(&session).await.unwrap();
     assert_eq!(tabs.len(), 2);
-    let active: Vec<_> = tabs.iter().filter(|t| t.active).map(|t| t.handle.clone()).collect();
+    let active: Vec<_> = tabs
+        .iter()
+        .filter(|t| t.active)
+        .map(|t| t.handle.clone())
+        .collect();
     assert_eq!(active, vec![second.clone()]);
     assert_eq!(tabs[0].title, "Field Guide to Owls");
     assert_eq!(tabs[1].title, "Colors");
 
     // Opening without newTab reuses the active tab.
-    let (reused, _) = browser.open(&session, &ctx.url("index.html"), false, &cancel).await.unwrap();
+    let (reused, _) = browser
+        .open(&session, &ctx.url("index.html"), false, &cancel)
+        .await
+        .unwrap();
     assert_eq!(reused, second);
 
     browser.switch_tab(&session, &first).await.unwrap();
-    assert_eq!(ctx.eval(&session, "document.title").await, "Field Guide to Owls");
+    assert_eq!(
+        ctx.eval(&session, "document.title").await,
+        "Field Guide to Owls"
+    );
 
     // Closing the active tab activates the remaining one.
     browser.close_tab(&session, &first).await.unwrap();
     let tabs = browser.list_tabs(&session).await.unwrap();
     assert_eq!(tabs.len(), 1);
     assert!(tabs[0].active && tabs[0].handle == second);
-    assert_eq!(code(browser.switch_tab(&session, &first).await), "TAB_NOT_FOUND");
+    assert_eq!(
+        code(browser.switch_tab(&session, &first).await),
+        "TAB_NOT_FOUND"
+    );
 
     // Closing the last tab leaves none; operations say so; open makes a new one.
     browser.close_tab(&session, &second).await.unwrap();
     assert!(browser.list_tabs(&session).await.unwrap().is_empty());
-    assert_eq!(code(browser.content(&session, Default::default(), None, &cancel).await), "TAB_NOT_FOUND");
-    let (third, _) = browser.open(&session, &ctx.url("index.html"), false, &cancel).await.unwrap();
+    assert_eq!(
+        code(
+            browser
+                .content(&session, Default::default(), None, &cancel)
+                .await
+        ),
+        "TAB_NOT_FOUND"
+    );
+    let (third, _) = browser
+        .open(&session, &ctx.url("index.html"), false, &cancel)
+        .await
+        .unwrap();
     assert_ne!(third, first);
     assert_ne!(third, second, "handles are never reused");
 }
@@ -69,14 +102,22 @@ pub async fn reset_closes_every_tab(ctx: Ctx) {
     let cancel = CancellationToken::new();
     let session = ctx.session_at("article.html").await;
     let marker = "colors.html?reset-test";
-    browser.open(&session, &ctx.url(marker), true, &cancel).await.unwrap();
-    let ours = |views: Vec<browser_provider::host::ViewInfo>| views.iter().filter(|v| v.url.ends_with(marker)).count();
+    browser
+        .open(&session, &ctx.url(marker), true, &cancel)
+        .await
+        .unwrap();
+    let ours = |views: Vec<browser_provider::host::ViewInfo>| {
+        views.iter().filter(|v| v.url.ends_with(marker)).count()
+    };
     assert_eq!(ours(browser.host().list_views().await.unwrap()), 1);
     browser.reset(&session).await.unwrap();
     assert!(browser.list_tabs(&session).await.unwrap().is_empty());
     assert_eq!(ours(browser.host().list_views().await.unwrap()), 0);
     // The session lives on.
-    browser.open(&session, &ctx.url("index.html"), false, &cancel).await.unwrap();
+    browser
+        .open(&session, &ctx.url("index.html"), false, &cancel)
+        .await
+        .unwrap();
     assert_eq!(browser.list_tabs(&session).await.unwrap().len(), 1);
 }
 
@@ -84,17 +125,39 @@ pub async fn other_sessions_tabs_are_not_owned_and_not_listed(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
     let owner = ctx.session().await;
-    let (tab, _) = browser.open(&owner, &ctx.url("article.html"), false, &cancel).await.unwrap();
+    let (tab, _) = browser
+        .open(&owner, &ctx.url("article.html"), false, &cancel)
+        .await
+        .unwrap();
     let intruder = ctx.session_at("index.html").await;
 
-    assert_eq!(code(browser.switch_tab(&intruder, &tab).await), "TAB_NOT_OWNED");
-    assert_eq!(code(browser.close_tab(&intruder, &tab).await), "TAB_NOT_OWNED");
+    assert_eq!(
+        code(browser.switch_tab(&intruder, &tab).await),
+        "TAB_NOT_OWNED"
+    );
+    assert_eq!(
+        code(browser.close_tab(&intruder, &tab).await),
+        "TAB_NOT_OWNED"
+    );
     let listed = browser.list_tabs(&intruder).await.unwrap();
     assert!(listed.iter().all(|t| t.handle != tab));
-    assert_eq!(code(browser.switch_tab(&intruder, &TabHandle::parse("t999999").unwrap()).await), "TAB_NOT_FOUND");
-    assert_eq!(TabHandle::parse("tab one").err().map(|e| e.code()), Some("INVALID_ARGUMENT"));
+    assert_eq!(
+        code(
+            browser
+                .switch_tab(&intruder, &TabHandle::parse("t999999").unwrap())
+                .await
+        ),
+        "TAB_NOT_FOUND"
+    );
+    assert_eq!(
+        TabHandle::parse("tab one").err().map(|e| e.code()),
+        Some("INVALID_ARGUMENT")
+    );
     // The owner's tab is untouched.
-    assert_eq!(ctx.eval(&owner, "document.title").await, "Field Guide to Owls");
+    assert_eq!(
+        ctx.eval(&owner, "document.title").await,
+        "Field Guide to Owls"
+    );
 }
 
 pub async fn closing_a_session_closes_its_tabs_and_is_idempotent(ctx: Ctx) {
@@ -102,8 +165,13 @@ pub async fn closing_a_session_closes_its_tabs_and_is_idempotent(ctx: Ctx) {
     // A URL no other test opens, to find this session's views among everyone's.
     let marker = "article.html?closing-session";
     let session = ctx.session_at(marker).await;
-    browser.open(&session, &ctx.url(marker), true, &CancellationToken::new()).await.unwrap();
-    let ours = |views: Vec<browser_provider::host::ViewInfo>| views.iter().filter(|v| v.url.ends_with(marker)).count();
+    browser
+        .open(&session, &ctx.url(marker), true, &CancellationToken::new())
+        .await
+        .unwrap();
+    let ours = |views: Vec<browser_provider::host::ViewInfo>| {
+        views.iter().filter(|v| v.url.ends_with(marker)).count()
+    };
     assert_eq!(ours(browser.host().list_views().await.unwrap()), 2);
     browser.close_session(&session).await.unwrap();
     browser.close_session(&session).await.unwrap();
@@ -115,7 +183,8 @@ pub async fn popups_join_the_opener_session(ctx: Ctx) {
     let browser = ctx.browser();
     let session = ctx.session_at("popup.html").await;
     let mut changes = browser.watch_tabs();
-    ctx.eval(&session, "document.getElementById('open').click()").await;
+    ctx.eval(&session, "document.getElementById('open').click()")
+        .await;
     let adopted = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             let tabs = browser.list_tabs(&session).await.unwrap();
@@ -133,7 +202,12 @@ pub async fn popups_join_the_opener_session(ctx: Ctx) {
     let title = tokio::time::timeout(Duration::from_secs(10), async {
         // The popup may still be loading; its title arrives with the document.
         loop {
-            let title = ctx.eval(&session, "document.readyState === 'complete' ? document.title : null").await;
+            let title = ctx
+                .eval(
+                    &session,
+                    "document.readyState === 'complete' ? document.title : null",
+                )
+                .await;
             if !title.is_null() {
                 return title;
             }
@@ -152,9 +226,13 @@ pub async fn isolated_sessions_do_not_share_cookies(ctx: Ctx) {
     let first = browser.open_session(isolated.clone()).await.unwrap();
     let second = browser.open_session(isolated).await.unwrap();
     for session in [&first, &second] {
-        browser.open(session, &ctx.url("index.html"), false, &cancel).await.unwrap();
+        browser
+            .open(session, &ctx.url("index.html"), false, &cancel)
+            .await
+            .unwrap();
     }
-    ctx.eval(&first, "document.cookie = 'owl=barn; path=/'").await;
+    ctx.eval(&first, "document.cookie = 'owl=barn; path=/'")
+        .await;
     assert_eq!(ctx.eval(&first, "document.cookie").await, "owl=barn");
     assert_eq!(ctx.eval(&second, "document.cookie").await, "");
     browser.close_session(&first).await.unwrap();

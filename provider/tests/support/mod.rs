@@ -27,21 +27,46 @@ pub fn fixtures_dir() -> PathBuf {
 /// Serves `fixtures/` plus a few dynamic routes on 127.0.0.1; returns the base URL.
 pub async fn serve_fixtures() -> String {
     let app = Router::new()
-        .route("/status/404", get(|| async { (StatusCode::NOT_FOUND, axum::response::Html("<title>Missing</title><h1>Not here</h1>")) }))
-        .route("/redirect", get(|| async { Redirect::temporary("/article.html") }))
-        .route("/hang", get(|| std::future::pending::<String>()))
+        .route(
+            "/status/404",
+            get(|| async {
+                (
+                    StatusCode::NOT_FOUND,
+                    axum::response::Html("<title>Missing</title><h1>Not here</h1>"),
+                )
+            }),
+        )
+        .route(
+            "/redirect",
+            get(|| async { Redirect::temporary("/article.html") }),
+        )
+        .route("/hang", get(std::future::pending::<String>))
         .route(
             "/hanging-image.html",
-            get(|| async { axum::response::Html("<title>Hanging</title><h1>Waiting</h1><img src=\"/hang\">") }),
+            get(|| async {
+                axum::response::Html("<title>Hanging</title><h1>Waiting</h1><img src=\"/hang\">")
+            }),
         )
         .route(
             "/download",
             get(|| async {
-                ([(header::CONTENT_DISPOSITION, "attachment; filename=\"owls.bin\""), (header::CONTENT_TYPE, "application/octet-stream")], vec![0u8; 64]).into_response()
+                (
+                    [
+                        (
+                            header::CONTENT_DISPOSITION,
+                            "attachment; filename=\"owls.bin\"",
+                        ),
+                        (header::CONTENT_TYPE, "application/octet-stream"),
+                    ],
+                    vec![0u8; 64],
+                )
+                    .into_response()
             }),
         )
         .fallback_service(ServeDir::new(fixtures_dir()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the fixture server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the fixture server");
     let address = listener.local_addr().expect("fixture server address");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -78,11 +103,20 @@ impl Env {
             .expect("test runtime");
         let (host, browser, base) = runtime.block_on(async {
             let base = serve_fixtures().await;
-            let host = Arc::new(ChromiumHost::launch(launch_options()).await.expect("launch Chromium"));
+            let host = Arc::new(
+                ChromiumHost::launch(launch_options())
+                    .await
+                    .expect("launch Chromium"),
+            );
             let browser = Browser::new(host.clone(), BrowserConfig::default());
             (host, browser, base)
         });
-        Arc::new(Self { runtime, host, browser, base })
+        Arc::new(Self {
+            runtime,
+            host,
+            browser,
+            base,
+        })
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -107,7 +141,10 @@ impl Ctx {
 
     /// A new session on the shared browser.
     pub async fn session(&self) -> SessionId {
-        self.browser().open_session(SessionOptions::default()).await.expect("open a session")
+        self.browser()
+            .open_session(SessionOptions::default())
+            .await
+            .expect("open a session")
     }
 
     /// A new session with `path` open in its first tab.
@@ -122,7 +159,11 @@ impl Ctx {
 
     /// Evaluates an expression in the session's active tab and returns its value.
     pub async fn eval(&self, session: &SessionId, script: &str) -> serde_json::Value {
-        match self.browser().execute(session, script, vec![], None, &CancellationToken::new()).await {
+        match self
+            .browser()
+            .execute(session, script, vec![], None, &CancellationToken::new())
+            .await
+        {
             Ok(browser_provider::page::execute::ExecuteResult::Value { value, .. }) => value,
             other => panic!("evaluating {script:?} failed: {other:?}"),
         }
@@ -153,7 +194,9 @@ where
 
 /// Process ids whose command line mentions `needle`.
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
