@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use browser_provider::host::{ChromiumHost, LaunchOptions, ProfileDir};
+use browser_provider::cdp::protocol::PageSetDocumentContent;
+use browser_provider::host::{
+    ChromiumHost, CreateViewOptions, LaunchOptions, ProfileDir, ViewHost, ViewHostExt,
+};
 use browser_provider::policy::NavigationPolicy;
 use browser_provider::{Browser, BrowserConfig, Result};
 
@@ -59,9 +62,10 @@ impl BrowserOptions {
     /// Launches or connects to the browser.
     pub async fn start(&self) -> Result<Started> {
         let host = match &self.connect {
+            // A browser we connect to is someone else's: leave its tabs alone.
             Some(endpoint) => ChromiumHost::connect(endpoint, Duration::from_secs(30)).await?,
             None => {
-                ChromiumHost::launch(LaunchOptions {
+                let host = ChromiumHost::launch(LaunchOptions {
                     executable: self.browser.clone(),
                     headless: !self.headed,
                     profile: self
@@ -70,7 +74,9 @@ impl BrowserOptions {
                         .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
                     ..LaunchOptions::default()
                 })
-                .await?
+                .await?;
+                show_start_page(&host).await;
+                host
             }
         };
         let host = Arc::new(host);
@@ -84,5 +90,64 @@ impl BrowserOptions {
         };
         let browser = Browser::new(host.clone(), config);
         Ok(Started { browser, host })
+    }
+}
+
+/// The page a person sees in the browser's first tab before the agent opens anything.
+const START_PAGE: &str = include_str!("../../assets/start.html");
+
+/// Opens the start page from `assets/` as the first tab of a browser we launched.
+/// Cosmetic: failure is logged, never fatal.
+async fn show_start_page(host: &ChromiumHost) {
+    if let Err(error) = try_show_start_page(host).await {
+        tracing::debug!(%error, "could not show the start page");
+    }
+}
+
+async fn try_show_start_page(host: &ChromiumHost) -> Result<()> {
+    let view = host.create_view(CreateViewOptions::default()).await?;
+    host.call(
+        &view,
+        &PageSetDocumentContent {
+            frame_id: view.as_str().to_owned(),
+            html: START_PAGE.to_owned(),
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_launched_browser_shows_the_start_page() {
+        let options = BrowserOptions {
+            browser: None,
+            connect: None,
+            headed: false,
+            profile: None,
+            allowed_hosts: Vec::new(),
+            blocked_hosts: Vec::new(),
+        };
+        let started = options.start().await.unwrap();
+        let host = started.browser.host();
+        let first = host.list_views().await.unwrap().remove(0);
+        let title = host
+            .call(
+                &first.id,
+                &browser_provider::cdp::protocol::RuntimeEvaluate {
+                    expression: "document.title".into(),
+                    return_by_value: true,
+                    await_promise: false,
+                    user_gesture: false,
+                    timeout: None,
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(title.result.value, Some(serde_json::json!("browser-shell")));
+        started.shutdown().await;
     }
 }

@@ -261,6 +261,17 @@ pub struct PageNavigated {
     pub error_text: Option<String>,
 }
 
+/// `Page.setDocumentContent`: replaces a frame's document with our own HTML.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageSetDocumentContent {
+    /// The frame (a page's main frame id is its target id).
+    pub frame_id: String,
+    /// The new document.
+    pub html: String,
+}
+command!(PageSetDocumentContent => "Page.setDocumentContent", Empty);
+
 /// `Page.reload`.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]

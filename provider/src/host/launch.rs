@@ -215,7 +215,9 @@ impl BrowserProcess {
             command.arg("--no-sandbox");
         }
         command.args(&options.extra_args);
-        command.arg("about:blank");
+        // No tab of its own: every tab is created through the host, so the
+        // set of pages is known and nothing races with our first commands.
+        command.arg("--no-startup-window");
         command
             .stdin(Stdio::null())
             .stdout(Stdio::null())

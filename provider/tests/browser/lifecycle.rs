@@ -1,5 +1,6 @@
 //! Launching, dropping, crashing and connecting — each with a browser of its own.
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -114,7 +115,7 @@ pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     // A browser with a debug port, started the way a user would.
     let profile = tempfile::tempdir().unwrap();
     let executable = browser_provider::host::find_browser(None).unwrap();
-    let mut child = std::process::Command::new(executable)
+    let child = std::process::Command::new(executable)
         .args([
             "--headless",
             "--no-sandbox",
@@ -131,8 +132,11 @@ pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
         .arg("about:blank")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
+    // Kills the browser's whole process group even if an assertion fails.
+    let mut child = KillOnDrop(child);
     // Chromium writes the port file when the endpoint is up; wait for it with a bound.
     let port_file = profile.path().join("DevToolsActivePort");
     let ready = support::eventually(Duration::from_secs(20), || {
@@ -176,7 +180,15 @@ pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     };
     connected.await;
     // A connected browser is not ours to stop: it still runs after we close.
-    assert!(child.try_wait().unwrap().is_none());
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert!(child.0.try_wait().unwrap().is_none());
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: signalling the process group of a child we started.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
 }
