@@ -21,9 +21,11 @@ use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
+use crate::page::act::{self, ActOutcome, Action, Target};
 use crate::page::{Budget, DialogRecord, Page, content, execute, input, navigate, screenshot};
 use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
+use crate::snapshot::{self, Scope, Snapshot, SnapshotLimits};
 
 /// Opaque id of an agent session (`s1`, `s2`, …).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -108,6 +110,8 @@ pub struct BrowserConfig {
     pub screenshot_max_pixels: u64,
     /// Byte ceiling for screenshots.
     pub screenshot_max_bytes: usize,
+    /// Limits for snapshots.
+    pub snapshot_limits: SnapshotLimits,
 }
 
 impl Default for BrowserConfig {
@@ -120,6 +124,7 @@ impl Default for BrowserConfig {
             execute_max_result_bytes: 256 * 1024,
             screenshot_max_pixels: 4096 * 4096,
             screenshot_max_bytes: 5 * 1024 * 1024,
+            snapshot_limits: SnapshotLimits::default(),
         }
     }
 }
@@ -448,6 +453,23 @@ impl Browser {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("type", None, cancel)?;
         input::type_text(&tab.page, text, &budget).await
+    }
+
+    /// Takes a snapshot of the active tab: the visible page as a compact tree
+    /// with refs for every actionable element. A whole-page snapshot is the
+    /// base of the next action's diff.
+    pub async fn snapshot(&self, session: &SessionId, scope: &Scope, cancel: &CancellationToken) -> Result<Snapshot> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("snapshot", None, cancel)?;
+        snapshot::snapshot(&tab.page, scope, &self.inner.config.snapshot_limits, &budget).await
+    }
+
+    /// Acts on an element of the active tab (by ref, or by exact role and
+    /// name) and returns what changed. See [`act::act`] for the pipeline.
+    pub async fn act(&self, session: &SessionId, target: &Target, action: &Action, cancel: &CancellationToken) -> Result<ActOutcome> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = self.inner.budget("act", None, cancel)?;
+        act::act(&tab.page, target, action, &self.inner.config.snapshot_limits, &budget).await
     }
 
     /// Returns and forgets the JavaScript dialogs the active tab opened

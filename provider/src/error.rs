@@ -35,6 +35,28 @@ impl std::fmt::Display for BlockReason {
     }
 }
 
+/// Why a ref is stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StaleReason {
+    /// The page navigated or reloaded: the document the ref was seen in is gone.
+    DocumentReplaced,
+    /// The element was removed from the page.
+    Detached,
+    /// The element is still there but is no longer what it was (role, name, type or link changed).
+    Changed,
+}
+
+impl std::fmt::Display for StaleReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::DocumentReplaced => "the page navigated since it was seen",
+            Self::Detached => "the element left the page",
+            Self::Changed => "the element changed (role, name, type or link)",
+        })
+    }
+}
+
 /// Everything that can go wrong while driving a browser.
 ///
 /// Variants carry structured fields rather than free text so callers can
@@ -123,6 +145,45 @@ pub enum BrowserError {
         /// The CSS selector that matched nothing.
         selector: String,
     },
+    /// A ref no longer names the element it was issued for. The action was
+    /// not attempted; nothing else was touched instead.
+    #[error("ref {reference} ({role} {name:?}) is stale: {reason}{}", suggestion.as_ref().map(|s| format!("; {s} now matches it")).unwrap_or_default())]
+    StaleRef {
+        /// The ref the caller used.
+        reference: String,
+        /// The element's role when the ref was issued.
+        role: String,
+        /// The element's name when the ref was issued.
+        name: String,
+        /// What happened to it.
+        reason: StaleReason,
+        /// A fresh ref for the one live element with the same fingerprint, if exactly one exists.
+        suggestion: Option<String>,
+    },
+    /// The element exists but cannot take the action now.
+    #[error("{role} {name:?} [ref={reference}] is not actionable: {reason}")]
+    NotActionable {
+        /// The ref.
+        reference: String,
+        /// Its role.
+        role: String,
+        /// Its name.
+        name: String,
+        /// Why: hidden, disabled, zero-size, still moving, or covered by another element.
+        reason: String,
+    },
+    /// A role and name matched more than one element.
+    #[error("{count} elements match {role} {name:?} ({})", refs.join(", "))]
+    TargetAmbiguous {
+        /// The role asked for.
+        role: String,
+        /// The name asked for.
+        name: String,
+        /// How many matched.
+        count: usize,
+        /// Their refs (the first few).
+        refs: Vec<String>,
+    },
     /// The browser answered a command with an error, or sent something we
     /// could not understand.
     #[error("protocol error in {method}: {message}")]
@@ -186,6 +247,9 @@ impl BrowserError {
             Self::Aborted => "ABORTED",
             Self::ExecuteFailed { .. } => "EXECUTE_FAILED",
             Self::ElementNotFound { .. } => "ELEMENT_NOT_FOUND",
+            Self::StaleRef { .. } => "STALE_REF",
+            Self::NotActionable { .. } => "NOT_ACTIONABLE",
+            Self::TargetAmbiguous { .. } => "TARGET_AMBIGUOUS",
             Self::Protocol { .. } => "PROTOCOL_ERROR",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::ProviderUnavailable => "PROVIDER_UNAVAILABLE",
@@ -232,6 +296,13 @@ impl BrowserError {
             Self::ElementNotFound { .. } => {
                 "check the selector against the page (take a snapshot or fetch html)"
             }
+            Self::StaleRef { .. } => {
+                "take a new snapshot and use the ref it shows (or the suggested one after checking it)"
+            }
+            Self::NotActionable { .. } => {
+                "deal with what blocks it first (close the overlay, wait for it to enable), or pick another element"
+            }
+            Self::TargetAmbiguous { .. } => "use one of the listed refs instead of role and name",
             Self::Protocol { .. } => {
                 "the browser refused the command; take a snapshot and try a different approach"
             }

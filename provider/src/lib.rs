@@ -15,6 +15,8 @@
 //!   which launches or connects to Chromium and exposes each tab as a view.
 //! * [`browser`] — [`Browser`]: agent sessions and their tabs (handles `t1`, `t2`…),
 //!   and the operations on the active tab, one module per operation under `page/`.
+//! * [`snapshot`] — what the model sees: the page as a compact tree with element
+//!   refs, rendered within limits, and diffs between snapshots.
 //! * [`policy`] — which URLs may be opened.
 //! * [`registry`] — choosing among several registered providers.
 //! * [`error`] — [`BrowserError`], with the stable codes every caller matches on.
@@ -28,6 +30,7 @@ pub mod host;
 pub mod page;
 pub mod policy;
 pub mod registry;
+pub mod snapshot;
 
 pub use browser::{Browser, BrowserConfig, SessionId, TabHandle, TabInfo};
-pub use error::{BlockReason, BrowserError, Result};
+pub use error::{BlockReason, BrowserError, Result, StaleReason};

@@ -143,6 +143,7 @@ mod tests {
                     await_promise: false,
                     user_gesture: false,
                     timeout: None,
+            ..Default::default()
                 },
             )
             .await

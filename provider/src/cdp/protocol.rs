@@ -98,6 +98,9 @@ pub struct TargetCreateTarget {
     pub browser_context_id: Option<String>,
     /// Open in the background, without focusing.
     pub background: bool,
+    /// Open in a window of its own. Every view gets one so that each page
+    /// is visible and keeps rendering (animation frames) while others are in front.
+    pub new_window: bool,
 }
 command!(TargetCreateTarget => "Target.createTarget", TargetCreated);
 
@@ -471,11 +474,14 @@ pub struct RuntimeEnable {}
 command!(RuntimeEnable => "Runtime.enable", Empty);
 
 /// `Runtime.evaluate`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeEvaluate {
     /// The expression.
     pub expression: String,
+    /// The execution context (an isolated world); the page's main world when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<i64>,
     /// Return the value as JSON instead of a remote object.
     pub return_by_value: bool,
     /// Wait for a returned promise.
@@ -528,6 +534,26 @@ pub struct ExceptionDetails {
     pub exception: Option<RemoteObject>,
 }
 
+/// `Page.createIsolatedWorld`: a JavaScript world of our own in a frame,
+/// sharing the DOM but not the page's globals.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageCreateIsolatedWorld {
+    /// The frame.
+    pub frame_id: String,
+    /// A name for the world (shows in DevTools).
+    pub world_name: String,
+}
+command!(PageCreateIsolatedWorld => "Page.createIsolatedWorld", IsolatedWorld);
+
+/// Result of `Page.createIsolatedWorld`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IsolatedWorld {
+    /// The new world's execution context.
+    pub execution_context_id: i64,
+}
+
 /// `Runtime.compileScript`: syntax check without running.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -559,7 +585,7 @@ command!(RuntimeTerminateExecution => "Runtime.terminateExecution", Empty);
 // ---- Input ------------------------------------------------------------------
 
 /// `Input.dispatchMouseEvent`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputDispatchMouseEvent {
     /// `mousePressed`, `mouseReleased`, `mouseMoved`, `mouseWheel`.
@@ -573,8 +599,40 @@ pub struct InputDispatchMouseEvent {
     pub button: &'static str,
     /// Number of clicks so far (1 for a single click).
     pub click_count: u32,
+    /// Held modifiers: Alt=1, Control=2, Meta=4, Shift=8.
+    pub modifiers: u8,
+    /// Horizontal wheel delta (for `mouseWheel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_x: Option<f64>,
+    /// Vertical wheel delta (for `mouseWheel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_y: Option<f64>,
 }
 command!(InputDispatchMouseEvent => "Input.dispatchMouseEvent", Empty);
+
+/// `Input.dispatchKeyEvent`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputDispatchKeyEvent {
+    /// `keyDown`, `rawKeyDown`, `char` or `keyUp`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Held modifiers: Alt=1, Control=2, Meta=4, Shift=8.
+    pub modifiers: u8,
+    /// The DOM `key` value, such as `Enter` or `a`.
+    pub key: String,
+    /// The DOM `code` value, such as `Enter` or `KeyA`.
+    pub code: String,
+    /// Windows virtual key code (what makes Enter submit and Tab move focus).
+    pub windows_virtual_key_code: u32,
+    /// Text the key produces, for printable keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Editing commands to run (`selectAll`, …), as Chromium's keyboard shortcuts do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<&'static str>,
+}
+command!(InputDispatchKeyEvent => "Input.dispatchKeyEvent", Empty);
 
 /// `Input.insertText`: inserts text as an IME commit would.
 #[derive(Debug, Clone, Serialize)]

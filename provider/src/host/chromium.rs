@@ -274,6 +274,7 @@ impl ViewHost for ChromiumHost {
                     url: "about:blank".into(),
                     browser_context_id: options.context.map(|c| c.0),
                     background: options.background,
+                    new_window: true,
                 },
             )
             .await?;

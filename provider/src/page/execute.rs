@@ -174,6 +174,7 @@ async fn run_script(
         user_gesture: true,
         // V8 terminates a synchronous runaway script by itself at this bound.
         timeout: Some(remaining.as_millis() as f64),
+        context_id: None,
     };
     let outcome = budget
         .run(

@@ -32,6 +32,7 @@ pub async fn click(page: &Page, x: f64, y: f64, budget: &Budget) -> Result<()> {
                 y,
                 button,
                 click_count,
+                ..InputDispatchMouseEvent::default()
             },
         )
         .await?;

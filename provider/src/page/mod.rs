@@ -6,12 +6,15 @@
 //! Every operation takes a [`Budget`]: one deadline and one cancellation
 //! token, checked by every wait.
 
+pub mod act;
 mod budget;
+pub mod keys;
 pub mod content;
 pub mod execute;
 pub mod input;
 pub mod navigate;
 pub mod screenshot;
+pub(crate) mod world;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
@@ -54,6 +57,10 @@ pub struct Page {
     view: ViewId,
     /// Dialogs answered since the last [`Page::take_dialogs`].
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+    /// Our isolated world for snapshots and actions.
+    world: world::World,
+    /// Refs handed out in this tab and the snapshots the session saw.
+    pub(crate) agent: tokio::sync::Mutex<crate::snapshot::TabState>,
 }
 
 impl Page {
@@ -77,6 +84,8 @@ impl Page {
             host,
             view,
             dialogs,
+            world: world::World::default(),
+            agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
         })
     }
 
@@ -110,6 +119,11 @@ impl Page {
     /// Returns and forgets the dialogs answered since the last call.
     pub fn take_dialogs(&self) -> Vec<DialogRecord> {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Evaluates `expression` in our isolated world (see [`world`]).
+    pub(crate) async fn evaluate_in_world(&self, budget: &Budget, expression: &str) -> Result<Value> {
+        self.world.evaluate(self, budget, expression).await
     }
 
     /// Evaluates a page-side helper expression and returns its JSON value.

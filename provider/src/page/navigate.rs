@@ -125,42 +125,78 @@ async fn wait_for_load(
     expected_loader: Option<String>,
     budget: &Budget,
 ) -> Result<bool> {
-    let main_frame = page.view().as_str().to_owned();
-    let mut loader = expected_loader;
-    let mut committed = false;
-    let waited = budget
-        .run("wait for load", async {
-            while let Some(event) = events.recv().await {
-                match classify(&event, &main_frame) {
-                    Some(Progress::Committed {
-                        loader: new,
-                        restored,
-                    }) => {
-                        committed = true;
-                        if restored {
-                            return Ok(());
-                        }
-                        loader.get_or_insert(new);
-                    }
-                    Some(Progress::Loaded { loader: done })
-                        if loader.as_deref() == Some(done.as_str()) =>
-                    {
+    let mut tracker = LoadTracker::new(page, expected_loader);
+    tracker.wait(events, budget).await
+}
+
+/// Waits for a navigation that has already begun (its first events are in
+/// `seen`) to load. Returns `Ok(false)` when it committed but did not load
+/// within the budget.
+pub(crate) async fn wait_for_navigation(
+    page: &Page,
+    events: &mut EventStream,
+    seen: &[std::sync::Arc<CdpEvent>],
+    budget: &Budget,
+) -> Result<bool> {
+    let mut tracker = LoadTracker::new(page, None);
+    if seen.iter().any(|event| tracker.feed(event)) {
+        return Ok(true);
+    }
+    tracker.wait(events, budget).await
+}
+
+/// Follows one main-frame navigation from commit to `load`.
+struct LoadTracker {
+    main_frame: String,
+    loader: Option<String>,
+    committed: bool,
+}
+
+impl LoadTracker {
+    fn new(page: &Page, expected_loader: Option<String>) -> Self {
+        Self {
+            main_frame: page.view().as_str().to_owned(),
+            loader: expected_loader,
+            committed: false,
+        }
+    }
+
+    /// Takes one event; true once the navigation has loaded.
+    fn feed(&mut self, event: &CdpEvent) -> bool {
+        match classify(event, &self.main_frame) {
+            Some(Progress::Committed { loader, restored }) => {
+                self.committed = true;
+                if restored {
+                    return true;
+                }
+                self.loader.get_or_insert(loader);
+                false
+            }
+            Some(Progress::Loaded { loader }) => self.loader.as_deref() == Some(loader.as_str()),
+            Some(Progress::LoadEventFired) => self.committed,
+            Some(Progress::SameDocument) => self.loader.is_none(),
+            None => false,
+        }
+    }
+
+    async fn wait(&mut self, events: &mut EventStream, budget: &Budget) -> Result<bool> {
+        let waited = budget
+            .run("wait for load", async {
+                while let Some(event) = events.recv().await {
+                    if self.feed(&event) {
                         return Ok(());
                     }
-                    Some(Progress::LoadEventFired) if committed => return Ok(()),
-                    Some(Progress::SameDocument) if loader.is_none() => return Ok(()),
-                    _ => {}
                 }
-            }
-            Err(BrowserError::TabNotFound {
-                tab: "(the tab closed during navigation)".into(),
+                Err(BrowserError::TabNotFound {
+                    tab: "(the tab closed during navigation)".into(),
+                })
             })
-        })
-        .await;
-    match waited {
-        Ok(()) => Ok(true),
-        Err(BrowserError::Timeout { .. }) if committed => Ok(false),
-        Err(error) => Err(error),
+            .await;
+        match waited {
+            Ok(()) => Ok(true),
+            Err(BrowserError::Timeout { .. }) if self.committed => Ok(false),
+            Err(error) => Err(error),
+        }
     }
 }
 

@@ -73,6 +73,7 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
             await_promise: true,
             user_gesture: false,
             timeout: None,
+            ..Default::default()
         };
         let host = &host;
         let view = view.clone();
@@ -92,6 +93,7 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
                 await_promise: false,
                 user_gesture: false,
                 timeout: None,
+            ..Default::default()
             },
         )
         .await

@@ -1,0 +1,520 @@
+// The page-side half of snapshots and actions, installed once per document
+// in the isolated world "browser-shell" (page scripts cannot see or tamper
+// with it). It keeps element references for the document's life: the same
+// live element always maps to the same ref, and a ref never moves to
+// another element. Returns plain JSON; the provider renders and decides.
+(() => {
+  if (globalThis.__browserShell) return 'present';
+
+  const MASK = '••••••';
+  // Names are compared on their first characters only, so long texts stay cheap.
+  const FINGERPRINT_NAME = 100;
+  const SENSITIVE_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp)/;
+  const INTERACTIVE = new Set([
+    'button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option',
+    'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem',
+  ]);
+  const NAME_FROM_CONTENT = new Set([
+    'button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem',
+    'cell', 'columnheader', 'rowheader', 'switch', 'checkbox', 'radio', 'tooltip', 'caption',
+  ]);
+  // Roles whose own text is worth showing when it is not already their name.
+  const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend']);
+  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE']);
+  const INPUT_ROLES = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
+    range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox',
+    url: 'textbox', password: 'textbox', '': 'textbox', date: 'textbox', 'datetime-local': 'textbox', month: 'textbox',
+    time: 'textbox', week: 'textbox', color: 'button', file: 'button',
+  };
+  const LANDMARK_TAGS = { NAV: 'navigation', MAIN: 'main', ASIDE: 'complementary', DIALOG: 'dialog' };
+  const TAG_ROLES = {
+    P: 'paragraph', UL: 'list', OL: 'list', MENU: 'list', LI: 'listitem', TABLE: 'table', TR: 'row', TD: 'cell', CAPTION: 'caption', BLOCKQUOTE: 'blockquote', PRE: 'code', HR: 'separator',
+    FIELDSET: 'group', LEGEND: 'legend', OPTION: 'option', OPTGROUP: 'group', TEXTAREA: 'textbox', PROGRESS: 'progressbar',
+    METER: 'meter', DL: 'list', DT: 'term', DD: 'definition', FIGURE: 'figure', FIGCAPTION: 'caption', ARTICLE: 'article',
+    SUMMARY: 'button', IFRAME: 'iframe', LABEL: 'label',
+  };
+
+  const refs = { byElement: new WeakMap(), byRef: new Map() };
+  const doc = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+
+  const squash = (text) => text.replace(/\s+/g, ' ').trim();
+  const clip = (text, max) => (text.length > max ? text.slice(0, max - 1) + '…' : text);
+
+  const isSensitive = (el) =>
+    el instanceof HTMLInputElement &&
+    (el.type === 'password' || SENSITIVE_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || ''));
+
+  function roleOf(el) {
+    const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (explicit && explicit !== 'none' && explicit !== 'presentation' && explicit !== 'generic') return explicit;
+    if (explicit) return null;
+    const tag = el.tagName;
+    switch (tag) {
+      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : null;
+      case 'BUTTON': return 'button';
+      case 'INPUT': return el.type === 'hidden' ? null : INPUT_ROLES[el.type] || 'textbox';
+      case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+      case 'IMG': return el.getAttribute('alt') === '' ? null : 'img';
+      case 'TH': return el.scope === 'row' ? 'rowheader' : 'columnheader';
+      case 'HEADER': return el.closest('article, aside, main, nav, section') ? null : 'banner';
+      case 'FOOTER': return el.closest('article, aside, main, nav, section') ? null : 'contentinfo';
+      case 'FORM': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('name') ? 'form' : null;
+      case 'SECTION': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
+      default:
+        if (LANDMARK_TAGS[tag]) return LANDMARK_TAGS[tag];
+        if (TAG_ROLES[tag]) return TAG_ROLES[tag];
+        if (el.isContentEditable && el.getAttribute('contenteditable') !== null) return 'textbox';
+        return null;
+    }
+  }
+
+  function textOfIds(ids, root) {
+    return ids
+      .split(/\s+/)
+      .map((id) => root.getElementById ? root.getElementById(id) : document.getElementById(id))
+      .filter(Boolean)
+      .map((el) => squash(el.textContent || ''))
+      .join(' ');
+  }
+
+  function nameOf(el, role) {
+    const labelledBy = el.getAttribute('aria-labelledby');
+    if (labelledBy) {
+      const text = textOfIds(labelledBy, el.getRootNode());
+      if (text) return text;
+    }
+    const label = el.getAttribute('aria-label');
+    if (label && label.trim()) return squash(label);
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
+      if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(el.type)) {
+        return el.value || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
+      }
+      if (tag === 'INPUT' && el.type === 'image') return el.alt || 'Submit';
+      if (el.labels && el.labels.length) {
+        return squash([...el.labels].map((l) => labelText(l, el)).join(' '));
+      }
+      return el.getAttribute('placeholder') || el.getAttribute('title') || '';
+    }
+    if (tag === 'IMG' || tag === 'AREA') return el.getAttribute('alt') || el.getAttribute('title') || '';
+    if (tag === 'FIELDSET') {
+      const legend = el.querySelector(':scope > legend');
+      if (legend) return squash(legend.textContent);
+    }
+    if (tag === 'TABLE' && el.caption) return squash(el.caption.textContent);
+    if (tag === 'FIGURE') {
+      const caption = el.querySelector(':scope > figcaption');
+      if (caption) return squash(caption.textContent);
+    }
+    if (tag === 'IFRAME') return el.getAttribute('title') || el.getAttribute('name') || '';
+    if (NAME_FROM_CONTENT.has(role)) return squash(contentText(el));
+    return el.getAttribute('title') || '';
+  }
+
+  // A label's text without the value of the control it wraps.
+  function labelText(label, control) {
+    let text = '';
+    for (const node of label.childNodes) {
+      if (node === control) continue;
+      if (node.nodeType === Node.TEXT_NODE) text += node.textContent;
+      else if (node.nodeType === Node.ELEMENT_NODE && !['INPUT', 'SELECT', 'TEXTAREA'].includes(node.tagName)) text += ' ' + node.textContent;
+    }
+    return text;
+  }
+
+  // Text of a subtree including open shadow roots and images' alt text.
+  function contentText(el) {
+    let text = '';
+    const visit = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) { text += node.textContent; return; }
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      if (SKIP_TAGS.has(node.tagName) || node.getAttribute('aria-hidden') === 'true') return;
+      if (node.tagName === 'IMG') { text += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
+      const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
+      for (const child of children) visit(child);
+      if (node.tagName === 'BR' || getComputedStyle(node).display.startsWith('block')) text += ' ';
+    };
+    const children = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+    for (const child of children) visit(child);
+    return text;
+  }
+
+  function deepActiveElement() {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+    return active;
+  }
+
+  function fingerprint(el, role, name) {
+    return {
+      role: role || '',
+      name: name || '',
+      tag: el.tagName.toLowerCase(),
+      type: el.getAttribute('type') || '',
+      href: el.tagName === 'A' && el.href ? el.href : '',
+    };
+  }
+
+  function sameFingerprint(a, b) {
+    return a.role === b.role && a.name === b.name && a.tag === b.tag && a.type === b.type && a.href === b.href;
+  }
+
+  function refFor(el, state) {
+    let ref = refs.byElement.get(el);
+    if (!ref) {
+      ref = 'e' + state.nextRef++;
+      refs.byElement.set(el, ref);
+      refs.byRef.set(ref, new WeakRef(el));
+    }
+    return ref;
+  }
+
+  function valueOf(el, role) {
+    if (el instanceof HTMLInputElement) {
+      if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'color'].includes(el.type)) return undefined;
+      if (isSensitive(el)) return el.value ? MASK : '';
+      return el.value;
+    }
+    if (el instanceof HTMLTextAreaElement) return el.value;
+    if (el instanceof HTMLSelectElement) return [...el.selectedOptions].map((o) => squash(o.label || o.text)).join(', ');
+    if (el instanceof HTMLProgressElement || el instanceof HTMLMeterElement) return String(el.value);
+    if (role === 'textbox' && el.isContentEditable) return squash(el.textContent || '');
+    const now = el.getAttribute('aria-valuenow');
+    if (now !== null) return el.getAttribute('aria-valuetext') || now;
+    return undefined;
+  }
+
+  function statesOf(el, role, focused) {
+    const states = {};
+    const aria = (name) => el.getAttribute('aria-' + name);
+    if (role === 'heading') {
+      const level = aria('level') || (/^H[1-6]$/.test(el.tagName) ? el.tagName[1] : '');
+      if (level) states.level = Number(level);
+    }
+    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
+      states.checked = el.indeterminate ? 'mixed' : el.checked;
+    } else if (aria('checked') !== null) {
+      states.checked = aria('checked') === 'mixed' ? 'mixed' : aria('checked') === 'true';
+    }
+    if (el instanceof HTMLOptionElement ? el.selected : aria('selected') === 'true') states.selected = true;
+    if (aria('expanded') !== null) states.expanded = aria('expanded') === 'true';
+    else if (el.tagName === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') states.expanded = el.parentElement.open;
+    if (aria('pressed') !== null) states.pressed = aria('pressed') === 'true';
+    if ((typeof el.matches === 'function' && el.matches(':disabled')) || aria('disabled') === 'true') states.disabled = true;
+    if (el.required || aria('required') === 'true') states.required = true;
+    if (el === focused) states.focused = true;
+    return states;
+  }
+
+  // Children in composed order: shadow content, slotted nodes, same-origin frame documents.
+  function childrenOf(el) {
+    if (el.tagName === 'SLOT') {
+      const assigned = el.assignedNodes({ flatten: true });
+      return assigned.length ? assigned : el.childNodes;
+    }
+    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      try {
+        const body = el.contentDocument && el.contentDocument.body;
+        return body ? [body] : [];
+      } catch (_) {
+        return [];
+      }
+    }
+    return el.childNodes;
+  }
+
+  function walk(options) {
+    const state = {
+      nextRef: options.nextRef,
+      visited: 0,
+      omitted: 0,
+      focused: deepActiveElement(),
+      maxNodes: options.maxNodes,
+      maxText: options.maxText,
+      maxDepth: options.maxDepth,
+      fingerprints: {},
+    };
+
+    const pushText = (list, text) => {
+      const last = list[list.length - 1];
+      if (last && last.role === 'text') last.text = clip(last.text + ' ' + text, state.maxText);
+      else list.push({ role: 'text', text: clip(text, state.maxText) });
+    };
+
+    const build = (node, depth, out) => {
+      if (node.nodeType === Node.TEXT_NODE) {
+        const text = squash(node.textContent);
+        if (text) pushText(out, text);
+        return;
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      const el = node;
+      if (SKIP_TAGS.has(el.tagName)) return;
+      // A table's caption and a fieldset's legend are their names already.
+      if (el.tagName === 'CAPTION' || (el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET')) return;
+      if (state.visited >= state.maxNodes) {
+        state.omitted += 1 + el.getElementsByTagName('*').length;
+        return;
+      }
+      state.visited++;
+      if (el.hidden || el.getAttribute('aria-hidden') === 'true' || el.inert) return;
+      if (!el.checkVisibility()) return;
+      const shown = el.checkVisibility({ visibilityProperty: true });
+      const role = shown ? roleOf(el) : null;
+      if (depth >= state.maxDepth) {
+        state.omitted += 1 + el.getElementsByTagName('*').length;
+        return;
+      }
+      if (!role) {
+        for (const child of childrenOf(el)) build(child, depth, out);
+        return;
+      }
+      // A label's text is its control's name already: keep only its elements.
+      if (role === 'label' && el.control) {
+        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out);
+        return;
+      }
+      const item = { role };
+      const fullName = nameOf(el, role);
+      const name = clip(fullName, state.maxText);
+      if (name) item.name = name;
+      Object.assign(item, statesOf(el, role, state.focused));
+      const value = valueOf(el, role);
+      if (value !== undefined && value !== '') item.value = clip(value, state.maxText);
+      if (role === 'link' && el.href) item.url = el.href;
+      const interactive = INTERACTIVE.has(role) || (el.isContentEditable && role === 'textbox') || el.tagName === 'IFRAME';
+      if (interactive && el.tagName !== 'IFRAME') {
+        item.ref = refFor(el, state);
+        state.fingerprints[item.ref] = fingerprint(el, role, clip(fullName, FINGERPRINT_NAME));
+      }
+      if (el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT')) {
+        out.push(item);
+        return;
+      }
+      const children = [];
+      for (const child of childrenOf(el)) build(child, depth + 1, children);
+      // Text the name already says is noise.
+      const kept = children.filter((c) => !(c.role === 'text' && NAME_FROM_CONTENT.has(role)));
+      if (TEXT_ROLES.has(role) || role === 'heading' || role === 'cell' || role === 'columnheader' || role === 'rowheader') {
+        if (kept.length && kept.every((c) => c.role === 'text') && !item.name) {
+          item.text = clip(kept.map((c) => c.text).join(' '), state.maxText);
+          kept.length = 0;
+        }
+      }
+      if (kept.length) item.children = kept;
+      out.push(item);
+    };
+
+    const roots = [];
+    if (options.root) roots.push(options.root);
+    else roots.push(document.body || document.documentElement);
+    const tree = [];
+    for (const root of roots) build(root, 0, tree);
+    return {
+      doc,
+      url: location.href,
+      title: document.title,
+      nextRef: state.nextRef,
+      tree,
+      visited: state.visited,
+      omitted: state.omitted,
+      fingerprints: state.fingerprints,
+    };
+  }
+
+  function deref(ref) {
+    const weak = refs.byRef.get(ref);
+    return weak ? weak.deref() : undefined;
+  }
+
+  function describe(el) {
+    for (let node = el; node && node.nodeType === Node.ELEMENT_NODE; node = node.parentElement || (node.getRootNode() && node.getRootNode().host)) {
+      const role = roleOf(node);
+      if (role) return { role, name: clip(nameOf(node, role), 80) };
+    }
+    return { role: el.tagName ? el.tagName.toLowerCase() : 'node', name: '' };
+  }
+
+  function deepElementFromPoint(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  function composedContains(container, node) {
+    for (let n = node; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) {
+      if (n === container) return true;
+    }
+    return false;
+  }
+
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+
+  // Waits until the DOM stops changing for one frame, at most maxMs.
+  async function settle(maxMs) {
+    let dirty = true;
+    const observer = new MutationObserver(() => { dirty = true; });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const start = performance.now();
+    await frame();
+    while (dirty && performance.now() - start < maxMs) {
+      dirty = false;
+      await frame();
+    }
+    observer.disconnect();
+    return !dirty;
+  }
+
+  // Checks that the element behind `ref` is still the one the model saw and
+  // can be acted on; scrolls it into view and returns the action point in
+  // this document's viewport.
+  async function prepare(ref, expected, action) {
+    const el = deref(ref);
+    if (!el || !el.isConnected) return { status: 'gone', doc };
+    const role = roleOf(el);
+    const now = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
+    if (expected && !sameFingerprint(now, expected)) return { status: 'changed', now };
+    if (!el.checkVisibility({ visibilityProperty: true })) return { status: 'not-actionable', reason: 'hidden' };
+    const needsEnabled = !['hover', 'focus', 'scroll'].includes(action);
+    if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
+      return { status: 'not-actionable', reason: 'disabled' };
+    }
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    let rect = el.getBoundingClientRect();
+    for (let i = 0; i < 10; i++) {
+      await frame();
+      const next = el.getBoundingClientRect();
+      const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;
+      rect = next;
+      if (still) break;
+      if (i === 9) return { status: 'not-actionable', reason: 'still moving' };
+    }
+    if (rect.width < 1 || rect.height < 1) return { status: 'not-actionable', reason: 'zero-size' };
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    if (action !== 'focus' && action !== 'scroll') {
+      const hit = deepElementFromPoint(x, y);
+      const ok = hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))));
+      if (!ok) {
+        return { status: 'not-actionable', reason: 'covered', by: hit ? describe(hit) : { role: 'nothing', name: '' } };
+      }
+    }
+    // Translate into the top-level viewport through same-origin frames.
+    let offsetX = 0;
+    let offsetY = 0;
+    for (let win = el.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
+      const frameRect = win.frameElement.getBoundingClientRect();
+      offsetX += frameRect.left + win.frameElement.clientLeft;
+      offsetY += frameRect.top + win.frameElement.clientTop;
+    }
+    return { status: 'ok', x: x + offsetX, y: y + offsetY };
+  }
+
+  // Looks for live elements with a fingerprint, to suggest a fresh ref
+  // after a stale one. Assigns a ref only when exactly one matches.
+  function suggest(expected, nextRef) {
+    const state = { nextRef };
+    const matches = [];
+    const tag = expected.tag || '*';
+    const scan = (root) => {
+      for (const el of root.querySelectorAll(tag)) {
+        const role = roleOf(el);
+        if (role !== expected.role) continue;
+        if (sameFingerprint(fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME)), expected)) matches.push(el);
+        if (matches.length > 1) return;
+      }
+      for (const host of root.querySelectorAll('*')) if (host.shadowRoot) scan(host.shadowRoot);
+    };
+    scan(document);
+    if (matches.length !== 1) return { nextRef, ref: null };
+    const ref = refFor(matches[0], state);
+    return { nextRef: state.nextRef, ref };
+  }
+
+  // Focuses an editable element and places the caret: at the end to
+  // append, or over everything to replace.
+  function focusForTyping(ref, replace) {
+    const el = element(ref);
+    if (!el) return { status: 'gone' };
+    el.focus();
+    const isField = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement;
+    if (isField) {
+      const length = el.value.length;
+      try {
+        if (replace) el.setSelectionRange(0, length);
+        else el.setSelectionRange(length, length);
+      } catch (_) {
+        if (replace) el.select();
+      }
+    } else if (el.isContentEditable) {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      if (!replace) range.collapse(false);
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    } else {
+      return { status: 'not-editable' };
+    }
+    return { status: 'ok', empty: isField ? el.value.length === 0 : !el.textContent };
+  }
+
+  // Selects options of a <select> by value or visible label.
+  function selectOptions(ref, wanted) {
+    const el = element(ref);
+    if (!el) return { status: 'gone' };
+    if (!(el instanceof HTMLSelectElement)) return { status: 'not-select' };
+    const options = [...el.options];
+    const chosen = [];
+    const missing = [];
+    for (const want of wanted) {
+      const option = options.find((o) => o.value === want) || options.find((o) => squash(o.label || o.text) === squash(want));
+      if (option) chosen.push(option);
+      else missing.push(want);
+    }
+    if (missing.length) return { status: 'missing', missing, available: options.map((o) => squash(o.label || o.text)) };
+    if (chosen.length > 1 && !el.multiple) return { status: 'single', available: [] };
+    for (const option of options) option.selected = chosen.includes(option);
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { status: 'ok', selected: chosen.map((o) => o.value) };
+  }
+
+  function checkedState(ref) {
+    const el = element(ref);
+    if (!el) return null;
+    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
+    const aria = el.getAttribute('aria-checked');
+    return aria === null ? null : aria === 'true';
+  }
+
+  function focus(ref) {
+    const el = element(ref);
+    if (!el) return false;
+    el.focus();
+    return true;
+  }
+
+  function element(ref) {
+    const el = deref(ref);
+    return el && el.isConnected ? el : null;
+  }
+
+  function rootBySelector(selector) {
+    try {
+      return { element: document.querySelector(selector) };
+    } catch (error) {
+      return { error: error.message };
+    }
+  }
+
+  globalThis.__browserShell = { doc, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  return 'installed';
+})()

@@ -1,0 +1,543 @@
+//! Actions on elements by ref: one pipeline for all of them.
+//!
+//! resolve the ref → check its document and fingerprint → scroll into view →
+//! wait for a stable box → hit-test the action point → dispatch trusted
+//! `Input.*` events → settle (navigation or DOM quiet, bounded) → observe
+//! (a diff against the last snapshot, or a reset). A stale ref fails with
+//! `STALE_REF` and is never redirected to another element or to old
+//! coordinates; an element that cannot take the action fails with
+//! `NOT_ACTIONABLE` and the reason.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::keys::{self, Chord};
+use super::navigate::wait_for_navigation;
+use super::{Budget, Page};
+use crate::cdp::protocol::{InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText};
+use crate::cdp::{CdpEvent, EventStream};
+use crate::error::{BrowserError, Result, StaleReason};
+use crate::snapshot::tree::Fingerprint;
+use crate::snapshot::{self, Observation, Scope, SnapshotLimits};
+
+/// Longest wait for the DOM to settle after an action that did not navigate.
+const SETTLE_BOUND_MS: u32 = 300;
+
+/// What to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A ref from a snapshot of this tab.
+    Ref(String),
+    /// Exactly one element with this role and accessible name.
+    Role {
+        /// The role, such as `button`.
+        role: String,
+        /// The exact accessible name.
+        name: String,
+    },
+}
+
+/// Mouse buttons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MouseButton {
+    /// The primary button.
+    #[default]
+    Left,
+    /// The secondary button (context menu).
+    Right,
+    /// The wheel button.
+    Middle,
+}
+
+impl MouseButton {
+    fn cdp_name(self) -> &'static str {
+        match self {
+            Self::Left => "left",
+            Self::Right => "right",
+            Self::Middle => "middle",
+        }
+    }
+}
+
+/// The actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Click (or double-click with `count: 2`) with optional held modifiers.
+    Click {
+        /// Which button.
+        button: MouseButton,
+        /// Clicks in a row.
+        count: u32,
+        /// Held modifiers, such as `Shift`.
+        modifiers: Vec<String>,
+    },
+    /// Move the mouse over the element.
+    Hover,
+    /// Give the element keyboard focus.
+    Focus,
+    /// Append text to an editable element; `submit` presses Enter after.
+    Type {
+        /// The text.
+        text: String,
+        /// Press Enter afterwards.
+        submit: bool,
+    },
+    /// Replace an editable element's content; `submit` presses Enter after.
+    Fill {
+        /// The new content.
+        text: String,
+        /// Press Enter afterwards.
+        submit: bool,
+    },
+    /// Press keys or chords in order, such as `["Control+A", "Delete"]`.
+    Press {
+        /// The keys.
+        keys: Vec<String>,
+    },
+    /// Choose options of a select by value or label.
+    Select {
+        /// Values or labels.
+        values: Vec<String>,
+    },
+    /// Make a checkbox or radio checked.
+    Check,
+    /// Make a checkbox unchecked.
+    Uncheck,
+    /// Scroll the element into view.
+    ScrollIntoView,
+    /// Drag the element onto another.
+    Drag {
+        /// Where to drop it.
+        to: Target,
+    },
+}
+
+impl Action {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Click { .. } => "click",
+            Self::Hover => "hover",
+            Self::Focus => "focus",
+            Self::Type { .. } => "type",
+            Self::Fill { .. } => "fill",
+            Self::Press { .. } => "press",
+            Self::Select { .. } => "select",
+            Self::Check => "check",
+            Self::Uncheck => "uncheck",
+            Self::ScrollIntoView => "scroll",
+            Self::Drag { .. } => "drag",
+        }
+    }
+}
+
+/// What an action did and what the page looks like after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActOutcome {
+    /// The ref acted on.
+    pub reference: String,
+    /// Whether the action made the page navigate.
+    pub navigated: bool,
+    /// The page after the action: a diff, or a full snapshot marked as a reset.
+    pub observation: Observation,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+enum Prepared {
+    Ok { x: f64, y: f64 },
+    Gone { doc: String },
+    Changed,
+    NotActionable { reason: String, by: Option<Described> },
+}
+
+#[derive(Deserialize)]
+struct Described {
+    role: String,
+    name: String,
+}
+
+/// Runs `action` on `target` in `page` and observes the result.
+///
+/// # Errors
+/// `STALE_REF`, `NOT_ACTIONABLE`, `TARGET_AMBIGUOUS`, `INVALID_ARGUMENT`,
+/// `TIMEOUT`, `ABORTED`.
+pub async fn act(page: &Page, target: &Target, action: &Action, limits: &SnapshotLimits, budget: &Budget) -> Result<ActOutcome> {
+    let reference = resolve_target(page, target, limits, budget).await?;
+    let point = prepare(page, &reference, action.name(), budget).await?;
+    let mut events = page.events().await?;
+    dispatch(page, &reference, point, action, limits, budget).await?;
+    let navigated = settle(page, &mut events, budget).await?;
+    let observation = snapshot::observe(page, limits, budget).await?;
+    Ok(ActOutcome {
+        reference,
+        navigated,
+        observation,
+    })
+}
+
+/// The ref for a target: as given, or the one element with the role and name.
+async fn resolve_target(page: &Page, target: &Target, limits: &SnapshotLimits, budget: &Budget) -> Result<String> {
+    match target {
+        Target::Ref(reference) => Ok(reference.clone()),
+        Target::Role { role, name } => {
+            let mut state = page.agent.lock().await;
+            let walk = snapshot::walk(page, &mut state, &Scope::Page, limits, budget).await?;
+            let found = state.find(&walk.doc, role, name);
+            match found.as_slice() {
+                [one] => Ok(one.clone()),
+                [] => Err(BrowserError::ElementNotFound {
+                    selector: format!("{role} {name:?}"),
+                }),
+                many => Err(BrowserError::TargetAmbiguous {
+                    role: role.clone(),
+                    name: name.clone(),
+                    count: many.len(),
+                    refs: many.iter().take(10).cloned().collect(),
+                }),
+            }
+        }
+    }
+}
+
+/// Checks the ref and returns the action point in viewport coordinates.
+async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) -> Result<(f64, f64)> {
+    let record = {
+        let state = page.agent.lock().await;
+        state.record(reference).cloned()
+    }
+    .ok_or_else(|| {
+        BrowserError::invalid(
+            "ref",
+            format!("{reference} was not issued in this tab; take a snapshot and use a ref from it"),
+        )
+    })?;
+    let expression = format!(
+        "__browserShell.prepare({}, {}, {})",
+        json!(reference),
+        json!(record.fingerprint),
+        json!(action)
+    );
+    let value = page.evaluate_in_world(budget, &expression).await?;
+    let prepared: Prepared = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("unexpected answer while preparing the action: {e}"),
+    })?;
+    let fingerprint = &record.fingerprint;
+    match prepared {
+        Prepared::Ok { x, y } => Ok((x, y)),
+        Prepared::Gone { doc } => {
+            let reason = if doc == record.doc {
+                StaleReason::Detached
+            } else {
+                StaleReason::DocumentReplaced
+            };
+            Err(stale(page, reference, fingerprint, reason, budget).await)
+        }
+        Prepared::Changed => Err(stale(page, reference, fingerprint, StaleReason::Changed, budget).await),
+        Prepared::NotActionable { reason, by } => Err(BrowserError::NotActionable {
+            reference: reference.to_owned(),
+            role: fingerprint.role.clone(),
+            name: fingerprint.name.clone(),
+            reason: match by {
+                Some(by) if by.name.is_empty() => format!("{reason} by {}", by.role),
+                Some(by) => format!("{reason} by {} {:?}", by.role, by.name),
+                None => reason,
+            },
+        }),
+    }
+}
+
+/// Builds a `STALE_REF` error, with a suggestion when exactly one live
+/// element now has the old fingerprint.
+async fn stale(page: &Page, reference: &str, fingerprint: &Fingerprint, reason: StaleReason, budget: &Budget) -> BrowserError {
+    let suggestion = suggest(page, fingerprint, budget).await.unwrap_or_else(|error| {
+        tracing::debug!(%error, "could not look for a replacement ref");
+        None
+    });
+    BrowserError::StaleRef {
+        reference: reference.to_owned(),
+        role: fingerprint.role.clone(),
+        name: fingerprint.name.clone(),
+        reason,
+        suggestion,
+    }
+}
+
+async fn suggest(page: &Page, fingerprint: &Fingerprint, budget: &Budget) -> Result<Option<String>> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Suggestion {
+        next_ref: u64,
+        #[serde(rename = "ref")]
+        reference: Option<String>,
+        doc: Option<String>,
+    }
+    let mut state = page.agent.lock().await;
+    let expression = format!(
+        "Object.assign(__browserShell.suggest({}, {}), {{ doc: __browserShell.doc }})",
+        json!(fingerprint),
+        state.next_ref()
+    );
+    let value = page.evaluate_in_world(budget, &expression).await?;
+    let found: Suggestion = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("unexpected suggestion shape: {e}"),
+    })?;
+    state.advance(found.next_ref);
+    if let (Some(reference), Some(doc)) = (&found.reference, found.doc) {
+        state.remember(reference, doc, fingerprint.clone());
+    }
+    Ok(found.reference)
+}
+
+async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Action, limits: &SnapshotLimits, budget: &Budget) -> Result<()> {
+    match action {
+        Action::Click { button, count, modifiers } => {
+            let modifiers = modifier_bits(modifiers)?;
+            click(page, x, y, *button, (*count).clamp(1, 3), modifiers, budget).await
+        }
+        Action::Hover => mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await,
+        Action::ScrollIntoView => Ok(()),
+        Action::Focus => {
+            world_call(page, budget, &format!("__browserShell.focus({})", json!(reference))).await?;
+            Ok(())
+        }
+        Action::Type { text, submit } | Action::Fill { text, submit } => {
+            let replace = matches!(action, Action::Fill { .. });
+            let focused = world_call(
+                page,
+                budget,
+                &format!("__browserShell.focusForTyping({}, {replace})", json!(reference)),
+            )
+            .await?;
+            if focused.get("status").and_then(|s| s.as_str()) == Some("not-editable") {
+                return Err(BrowserError::NotActionable {
+                    reference: reference.to_owned(),
+                    role: String::new(),
+                    name: String::new(),
+                    reason: "it does not accept text".into(),
+                });
+            }
+            if text.is_empty() {
+                if replace {
+                    press(page, &keys::parse_chord("Delete")?, budget).await?;
+                }
+            } else {
+                page.call(budget, &InputInsertText { text: text.clone() }).await?;
+            }
+            if *submit {
+                press(page, &keys::parse_chord("Enter")?, budget).await?;
+            }
+            Ok(())
+        }
+        Action::Press { keys: names } => {
+            if names.is_empty() {
+                return Err(BrowserError::invalid("key", "name at least one key, such as Enter"));
+            }
+            let chords = names.iter().map(|k| keys::parse_chord(k)).collect::<Result<Vec<_>>>()?;
+            world_call(page, budget, &format!("__browserShell.focus({})", json!(reference))).await?;
+            for chord in &chords {
+                press(page, chord, budget).await?;
+            }
+            Ok(())
+        }
+        Action::Select { values } => {
+            if values.is_empty() {
+                return Err(BrowserError::invalid("values", "name at least one option value or label"));
+            }
+            let selected = world_call(
+                page,
+                budget,
+                &format!("__browserShell.selectOptions({}, {})", json!(reference), json!(values)),
+            )
+            .await?;
+            match selected.get("status").and_then(|s| s.as_str()) {
+                Some("ok") => Ok(()),
+                Some("missing") => Err(BrowserError::invalid(
+                    "values",
+                    format!(
+                        "no option matches {}; the options are {}",
+                        selected["missing"], selected["available"]
+                    ),
+                )),
+                Some("single") => Err(BrowserError::invalid("values", "this select takes only one option")),
+                _ => Err(BrowserError::invalid("ref", format!("{reference} is not a select element"))),
+            }
+        }
+        Action::Check | Action::Uncheck => {
+            let want = matches!(action, Action::Check);
+            let state_of = format!("__browserShell.checkedState({})", json!(reference));
+            let now = world_call(page, budget, &state_of).await?;
+            if now.is_null() {
+                return Err(BrowserError::invalid("ref", format!("{reference} is not a checkbox or radio")));
+            }
+            if now.as_bool() != Some(want) {
+                click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
+                if world_call(page, budget, &state_of).await?.as_bool() != Some(want) {
+                    return Err(BrowserError::NotActionable {
+                        reference: reference.to_owned(),
+                        role: String::new(),
+                        name: String::new(),
+                        reason: format!("clicking it did not make it {}", if want { "checked" } else { "unchecked" }),
+                    });
+                }
+            }
+            Ok(())
+        }
+        Action::Drag { to } => {
+            let destination = resolve_target(page, to, limits, budget).await?;
+            mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await?;
+            mouse(page, "mousePressed", x, y, "left", 1, 0, budget).await?;
+            let (to_x, to_y) = prepare(page, &destination, "drag", budget).await?;
+            for step in 1..=5 {
+                let t = f64::from(step) / 5.0;
+                mouse(page, "mouseMoved", x + (to_x - x) * t, y + (to_y - y) * t, "left", 0, 0, budget).await?;
+            }
+            mouse(page, "mouseReleased", to_x, to_y, "left", 1, 0, budget).await
+        }
+    }
+}
+
+async fn world_call(page: &Page, budget: &Budget, expression: &str) -> Result<serde_json::Value> {
+    page.evaluate_in_world(budget, expression).await
+}
+
+fn modifier_bits(names: &[String]) -> Result<u8> {
+    let mut bits = 0;
+    for name in names {
+        bits |= match name.to_ascii_lowercase().as_str() {
+            "alt" => keys::ALT,
+            "control" | "ctrl" => keys::CONTROL,
+            "meta" | "cmd" => keys::META,
+            "shift" => keys::SHIFT,
+            other => return Err(BrowserError::invalid("modifiers", format!("{other:?} is not Alt, Control, Meta or Shift"))),
+        };
+    }
+    Ok(bits)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn mouse(page: &Page, kind: &'static str, x: f64, y: f64, button: &'static str, click_count: u32, modifiers: u8, budget: &Budget) -> Result<()> {
+    page.call(
+        budget,
+        &InputDispatchMouseEvent {
+            kind,
+            x,
+            y,
+            button,
+            click_count,
+            modifiers,
+            ..InputDispatchMouseEvent::default()
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+async fn click(page: &Page, x: f64, y: f64, button: MouseButton, count: u32, modifiers: u8, budget: &Budget) -> Result<()> {
+    let name = button.cdp_name();
+    mouse(page, "mouseMoved", x, y, "none", 0, modifiers, budget).await?;
+    for click_count in 1..=count {
+        mouse(page, "mousePressed", x, y, name, click_count, modifiers, budget).await?;
+        mouse(page, "mouseReleased", x, y, name, click_count, modifiers, budget).await?;
+    }
+    Ok(())
+}
+
+/// Presses one chord: modifiers down, the key down and up, modifiers up.
+async fn press(page: &Page, chord: &Chord, budget: &Budget) -> Result<()> {
+    let modifier_keys: Vec<(u8, Chord)> = [
+        (keys::CONTROL, "Control", "ControlLeft", 17),
+        (keys::SHIFT, "Shift", "ShiftLeft", 16),
+        (keys::ALT, "Alt", "AltLeft", 18),
+        (keys::META, "Meta", "MetaLeft", 91),
+    ]
+    .into_iter()
+    .filter(|(bit, ..)| chord.modifiers & bit != 0)
+    .map(|(bit, key, code, key_code)| {
+        (
+            bit,
+            Chord {
+                modifiers: 0,
+                key: keys::Key {
+                    key: key.into(),
+                    code: code.into(),
+                    key_code,
+                    text: None,
+                },
+            },
+        )
+    })
+    .collect();
+    let mut held = 0;
+    for (bit, modifier) in &modifier_keys {
+        held |= bit;
+        key_event(page, "rawKeyDown", &modifier.key, held, None, budget).await?;
+    }
+    // Text is typed only without Control/Alt/Meta (a chord like Control+A is a command).
+    let text = chord.key.text.clone().filter(|_| chord.modifiers & !keys::SHIFT == 0);
+    let kind = if text.is_some() { "keyDown" } else { "rawKeyDown" };
+    key_event(page, kind, &chord.key, chord.modifiers, text, budget).await?;
+    key_event(page, "keyUp", &chord.key, chord.modifiers, None, budget).await?;
+    for (bit, modifier) in modifier_keys.iter().rev() {
+        held &= !bit;
+        key_event(page, "keyUp", &modifier.key, held, None, budget).await?;
+    }
+    Ok(())
+}
+
+async fn key_event(page: &Page, kind: &'static str, key: &keys::Key, modifiers: u8, text: Option<String>, budget: &Budget) -> Result<()> {
+    page.call(
+        budget,
+        &InputDispatchKeyEvent {
+            kind,
+            modifiers,
+            key: key.key.clone(),
+            code: key.code.clone(),
+            windows_virtual_key_code: key.key_code,
+            text,
+            commands: Vec::new(),
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Waits for the page to settle after an action: for a navigation the
+/// action started to load, otherwise for the DOM to stop changing.
+/// Returns whether the page navigated.
+async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Result<bool> {
+    let mut seen = Vec::new();
+    if !navigation_started(page, events, &mut seen) {
+        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
+        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
+        // The document may be replaced while we wait; that is a navigation, not an error.
+        if let Err(error) = page.evaluate_in_world(&budget.grace(bound), &quiet).await {
+            tracing::debug!(%error, "settle was interrupted");
+        }
+        if !navigation_started(page, events, &mut seen) {
+            return Ok(false);
+        }
+    }
+    wait_for_navigation(page, events, &seen, budget).await?;
+    Ok(true)
+}
+
+/// Drains buffered events into `seen` and reports whether the main frame
+/// started navigating.
+fn navigation_started(page: &Page, events: &mut EventStream, seen: &mut Vec<std::sync::Arc<CdpEvent>>) -> bool {
+    let main = page.view().as_str();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
+    seen.iter().any(|event| is_main_frame_navigation(event, main))
+}
+
+fn is_main_frame_navigation(event: &CdpEvent, main: &str) -> bool {
+    let frame = event.params.get("frameId").and_then(|f| f.as_str());
+    match event.method.as_str() {
+        "Page.frameRequestedNavigation" | "Page.frameStartedNavigating" => frame == Some(main),
+        "Page.frameNavigated" => event.params["frame"].get("parentId").is_none(),
+        _ => false,
+    }
+}

@@ -1,0 +1,105 @@
+//! Our isolated JavaScript world in a page's main frame, with the agent
+//! library (`src/js/agent.js`) installed in it.
+//!
+//! The world shares the DOM with the page but not its globals, so page
+//! scripts can neither see our element refs nor break our helpers by
+//! patching prototypes. A world lives as long as its document: after a
+//! navigation the old context is gone and the next call creates a new one
+//! (with an empty ref map — refs of the old document are stale by design).
+
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::{Budget, Page};
+use crate::cdp::protocol::{PageCreateIsolatedWorld, RuntimeEvaluate};
+use crate::error::{BrowserError, Result};
+
+const AGENT_JS: &str = include_str!("../js/agent.js");
+const WORLD_NAME: &str = "browser-shell";
+
+/// The cached execution context of our world in a page.
+#[derive(Debug, Default)]
+pub struct World {
+    /// The context id while it is known to be alive.
+    context: Mutex<Option<i64>>,
+}
+
+impl World {
+    /// Evaluates `expression` (which may use `__browserShell`) in our world,
+    /// awaiting promises, and returns its JSON value.
+    ///
+    /// If the world's document was replaced, the world is created anew and
+    /// the call made once more; callers only pass expressions that are safe
+    /// to repeat (reads, scrolling into view).
+    pub async fn evaluate(&self, page: &Page, budget: &Budget, expression: &str) -> Result<Value> {
+        let mut context = self.context.lock().await;
+        for attempt in 0..2 {
+            let id = match *context {
+                Some(id) => id,
+                None => {
+                    let id = self.create(page, budget).await?;
+                    *context = Some(id);
+                    id
+                }
+            };
+            match run(page, budget, id, expression).await {
+                Err(error) if attempt == 0 && is_lost_context(&error) => {
+                    tracing::debug!(view = %page.view(), "our world's document is gone; creating a new world");
+                    *context = None;
+                }
+                other => return other,
+            }
+        }
+        Err(BrowserError::ExecuteFailed {
+            message: "our helper world could not be created in this page".into(),
+        })
+    }
+
+    async fn create(&self, page: &Page, budget: &Budget) -> Result<i64> {
+        let world = page
+            .call(
+                budget,
+                &PageCreateIsolatedWorld {
+                    frame_id: page.view().as_str().to_owned(),
+                    world_name: WORLD_NAME.to_owned(),
+                },
+            )
+            .await?;
+        run(page, budget, world.execution_context_id, AGENT_JS).await?;
+        Ok(world.execution_context_id)
+    }
+}
+
+async fn run(page: &Page, budget: &Budget, context: i64, expression: &str) -> Result<Value> {
+    let evaluated = page
+        .call(
+            budget,
+            &RuntimeEvaluate {
+                expression: expression.to_owned(),
+                context_id: Some(context),
+                return_by_value: true,
+                await_promise: true,
+                ..RuntimeEvaluate::default()
+            },
+        )
+        .await?;
+    if let Some(details) = evaluated.exception_details {
+        let message = details
+            .exception
+            .and_then(|e| e.description)
+            .unwrap_or(details.text);
+        return Err(BrowserError::ExecuteFailed { message });
+    }
+    Ok(evaluated.result.value.unwrap_or(Value::Null))
+}
+
+/// The context died with its document, or our library is missing from it.
+fn is_lost_context(error: &BrowserError) -> bool {
+    match error {
+        BrowserError::Protocol { message, .. } => {
+            message.contains("Cannot find context") || message.contains("context with specified id")
+        }
+        BrowserError::ExecuteFailed { message } => message.contains("__browserShell is not defined"),
+        _ => false,
+    }
+}

@@ -1,0 +1,324 @@
+//! What the model sees: the page as a compact tree with element refs.
+//!
+//! Three pure steps and a little state:
+//! * the page-side walker (`src/js/agent.js`, in our isolated world) builds
+//!   the visible tree and hands out refs ([`tree`]);
+//! * [`render`] turns it into text within limits, counting what it leaves out;
+//! * [`diff`] compares two renderings line by line.
+//!
+//! [`TabState`] remembers, per tab, every ref issued (with the document it
+//! was seen in and its fingerprint) and the last full snapshot the owning
+//! session saw, which is the base for the next diff.
+
+pub mod diff;
+pub mod render;
+pub mod tree;
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use crate::error::{BrowserError, Result};
+use crate::page::{Budget, Page};
+use render::{RenderLimits, Rendered};
+use tree::{Fingerprint, Walk};
+
+/// Limits on what a snapshot walks and shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotLimits {
+    /// Elements the walker visits at most (bounds the time on huge pages).
+    pub max_nodes: u32,
+    /// Characters of text per node.
+    pub max_text: u32,
+    /// Nesting depth walked.
+    pub max_depth: u32,
+    /// Rendering limits: total bytes, children per list or table.
+    pub render: RenderLimits,
+}
+
+impl Default for SnapshotLimits {
+    fn default() -> Self {
+        Self {
+            max_nodes: 20_000,
+            max_text: 100,
+            max_depth: 64,
+            render: RenderLimits::default(),
+        }
+    }
+}
+
+/// Which part of the page to snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole page.
+    #[default]
+    Page,
+    /// The subtree of the element behind this ref.
+    Ref(String),
+    /// The subtree of the first element matching this CSS selector.
+    Selector(String),
+}
+
+/// A snapshot as the model receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Increases with every snapshot of the tab.
+    pub generation: u64,
+    /// The page URL.
+    pub url: String,
+    /// The page title.
+    pub title: String,
+    /// The tree as text.
+    pub text: String,
+    /// Nodes left out (counted, never silently dropped).
+    pub omitted: u64,
+    /// Whether anything was left out.
+    pub truncated: bool,
+}
+
+impl Snapshot {
+    /// What to do when the snapshot was truncated.
+    pub fn hint(&self) -> Option<&'static str> {
+        self.truncated
+            .then_some("the page is larger than the snapshot limit; scope it with a CSS selector or a ref to see the rest")
+    }
+}
+
+/// What an action returns about the page after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    /// Changes since the last snapshot the session saw.
+    Diff {
+        /// The generation the diff is against.
+        base: u64,
+        /// The generation it leads to.
+        generation: u64,
+        /// The diff text (`+`, `~`, `-` lines with context).
+        text: String,
+    },
+    /// A whole snapshot, because continuity was lost or a diff would not be smaller.
+    Reset {
+        /// Why a full snapshot was sent.
+        reason: ResetReason,
+        /// The snapshot.
+        snapshot: Snapshot,
+    },
+}
+
+/// Why an observation is a full snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetReason {
+    /// No earlier snapshot of this tab to compare with.
+    FirstSnapshot,
+    /// The page navigated: it is a different document.
+    Navigated,
+    /// The diff would have been nearly as large as the snapshot.
+    LargeChange,
+}
+
+/// A ref as issued: where it was seen and what it looked like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RefRecord {
+    /// The document it was seen in.
+    pub doc: String,
+    /// Its fingerprint when last seen.
+    pub fingerprint: Fingerprint,
+}
+
+/// The last full snapshot the session saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    generation: u64,
+    doc: String,
+    rendered: Rendered,
+}
+
+/// Per-tab snapshot state: issued refs and the diff base.
+#[derive(Debug)]
+pub struct TabState {
+    /// The next ref number; never decreases, so refs are never reused in a tab.
+    next_ref: u64,
+    /// Every ref issued in this tab that may still resolve.
+    refs: HashMap<String, RefRecord>,
+    /// Snapshots taken so far.
+    generation: u64,
+    /// Base for the next diff.
+    last: Option<Seen>,
+}
+
+impl Default for TabState {
+    fn default() -> Self {
+        Self {
+            next_ref: 1,
+            refs: HashMap::new(),
+            generation: 0,
+            last: None,
+        }
+    }
+}
+
+impl TabState {
+    /// The record of a ref, if it was ever issued in this tab.
+    pub(crate) fn record(&self, reference: &str) -> Option<&RefRecord> {
+        self.refs.get(reference)
+    }
+
+    /// The next ref number (passed to the page when it may hand out refs).
+    pub(crate) fn next_ref(&self) -> u64 {
+        self.next_ref
+    }
+
+    /// Records refs handed out by the page outside a snapshot.
+    pub(crate) fn advance(&mut self, next_ref: u64) {
+        self.next_ref = self.next_ref.max(next_ref);
+    }
+
+    /// Records a ref handed out outside a snapshot (a suggestion).
+    pub(crate) fn remember(&mut self, reference: &str, doc: String, fingerprint: Fingerprint) {
+        self.refs.insert(reference.to_owned(), RefRecord { doc, fingerprint });
+    }
+
+    /// Refs of the current document whose fingerprint has this role and name.
+    pub(crate) fn find(&self, doc: &str, role: &str, name: &str) -> Vec<String> {
+        let mut found: Vec<String> = self
+            .refs
+            .iter()
+            .filter(|(_, r)| r.doc == doc && r.fingerprint.role == role && r.fingerprint.name == name)
+            .map(|(reference, _)| reference.clone())
+            .collect();
+        found.sort_by_key(|r| r.trim_start_matches('e').parse::<u64>().unwrap_or(u64::MAX));
+        found
+    }
+
+    fn absorb(&mut self, walk: &Walk) {
+        self.next_ref = self.next_ref.max(walk.next_ref);
+        // Refs of replaced documents can never resolve again; drop them so
+        // the table does not grow with every navigation.
+        self.refs.retain(|_, record| record.doc == walk.doc);
+        for (reference, fingerprint) in &walk.fingerprints {
+            self.refs.insert(
+                reference.clone(),
+                RefRecord {
+                    doc: walk.doc.clone(),
+                    fingerprint: fingerprint.clone(),
+                },
+            );
+        }
+    }
+}
+
+/// Walks the page (or a part of it) and records the refs it hands out.
+pub(crate) async fn walk(page: &Page, state: &mut TabState, scope: &Scope, limits: &SnapshotLimits, budget: &Budget) -> Result<Walk> {
+    let options = json!({
+        "nextRef": state.next_ref,
+        "maxNodes": limits.max_nodes,
+        "maxText": limits.max_text,
+        "maxDepth": limits.max_depth,
+    });
+    let root = match scope {
+        Scope::Page => "null".to_owned(),
+        Scope::Ref(reference) => format!("__browserShell.element({})", json!(reference)),
+        Scope::Selector(selector) => format!(
+            "(() => {{ const found = __browserShell.rootBySelector({}); if (found.error) throw new SyntaxError('bad selector: ' + found.error); return found.element; }})()",
+            json!(selector)
+        ),
+    };
+    let expression = format!(
+        "(() => {{ const root = {root}; if ({scoped} && !root) return {{ missing: true }}; \
+         return __browserShell.walk(Object.assign({options}, {{ root }})); }})()",
+        scoped = !matches!(scope, Scope::Page),
+    );
+    let value = match page.evaluate_in_world(budget, &expression).await {
+        Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
+            return Err(BrowserError::invalid("selector", message));
+        }
+        other => other?,
+    };
+    if value.get("missing").is_some() {
+        return Err(match scope {
+            Scope::Ref(reference) => BrowserError::invalid("ref", format!("{reference} is not on the page now; take a new snapshot")),
+            Scope::Selector(selector) => BrowserError::ElementNotFound { selector: selector.clone() },
+            Scope::Page => BrowserError::ExecuteFailed {
+                message: "the page has no document".into(),
+            },
+        });
+    }
+    let walk: Walk = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the snapshot walker returned an unexpected shape: {e}"),
+    })?;
+    state.absorb(&walk);
+    Ok(walk)
+}
+
+/// The origin of a URL (`scheme://host:port`), for compact same-origin links.
+fn origin_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    match parsed.origin() {
+        origin @ url::Origin::Tuple(..) => Some(origin.ascii_serialization()),
+        url::Origin::Opaque(_) => None,
+    }
+}
+
+/// Takes a snapshot of the page. A whole-page snapshot becomes the base
+/// for the next diff.
+pub async fn snapshot(page: &Page, scope: &Scope, limits: &SnapshotLimits, budget: &Budget) -> Result<Snapshot> {
+    let mut state = page.agent.lock().await;
+    let walk = walk(page, &mut state, scope, limits, budget).await?;
+    let rendered = render::render(&walk.tree, limits.render, walk.omitted, origin_of(&walk.url).as_deref());
+    state.generation += 1;
+    let snapshot = Snapshot {
+        generation: state.generation,
+        url: walk.url.clone(),
+        title: walk.title.clone(),
+        text: rendered.text(),
+        omitted: rendered.omitted,
+        truncated: rendered.truncated,
+    };
+    if *scope == Scope::Page {
+        state.last = Some(Seen {
+            generation: state.generation,
+            doc: walk.doc,
+            rendered,
+        });
+    }
+    Ok(snapshot)
+}
+
+/// The observation after an action: a diff against the last snapshot the
+/// session saw, or a full snapshot marked as a reset.
+pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
+    let mut state = page.agent.lock().await;
+    let walk = walk(page, &mut state, &Scope::Page, limits, budget).await?;
+    let rendered = render::render(&walk.tree, limits.render, walk.omitted, origin_of(&walk.url).as_deref());
+    state.generation += 1;
+    let generation = state.generation;
+    let snapshot = Snapshot {
+        generation,
+        url: walk.url.clone(),
+        title: walk.title.clone(),
+        text: rendered.text(),
+        omitted: rendered.omitted,
+        truncated: rendered.truncated,
+    };
+    let previous = state.last.replace(Seen {
+        generation,
+        doc: walk.doc.clone(),
+        rendered: rendered.clone(),
+    });
+    let reset = |reason| Observation::Reset { reason, snapshot: snapshot.clone() };
+    let Some(previous) = previous else {
+        return Ok(reset(ResetReason::FirstSnapshot));
+    };
+    if previous.doc != walk.doc {
+        return Ok(reset(ResetReason::Navigated));
+    }
+    let changes = diff::diff(&previous.rendered, &rendered);
+    if changes.text.len() * 10 > snapshot.text.len() * 7 {
+        return Ok(reset(ResetReason::LargeChange));
+    }
+    Ok(Observation::Diff {
+        base: previous.generation,
+        generation,
+        text: changes.text,
+    })
+}

@@ -1,0 +1,88 @@
+//! The page-side walker's output, as typed data.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+/// One node of the walker's tree: an element with a role, or a run of text.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Node {
+    /// ARIA role (`button`, `heading`, …) or `text` for a run of text.
+    pub role: String,
+    /// Accessible name.
+    pub name: Option<String>,
+    /// Element reference, for actionable nodes.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Heading level.
+    pub level: Option<u8>,
+    /// `true`, `false` or `"mixed"`.
+    pub checked: Option<serde_json::Value>,
+    /// Selected (options, tabs).
+    pub selected: Option<bool>,
+    /// Expanded or collapsed.
+    pub expanded: Option<bool>,
+    /// Toggle buttons.
+    pub pressed: Option<bool>,
+    /// Disabled controls.
+    pub disabled: Option<bool>,
+    /// Required fields.
+    pub required: Option<bool>,
+    /// The element with keyboard focus.
+    pub focused: Option<bool>,
+    /// Current value (masked for sensitive fields).
+    pub value: Option<String>,
+    /// Link target (absolute).
+    pub url: Option<String>,
+    /// Text of text-bearing nodes (paragraphs, cells) and text runs.
+    pub text: Option<String>,
+    /// Child nodes in document order.
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    /// Number of nodes in this subtree, itself included.
+    pub fn count(&self) -> usize {
+        1 + self.children.iter().map(Node::count).sum::<usize>()
+    }
+}
+
+/// What identifies an element semantically; a ref is only honoured while
+/// its element still matches the fingerprint it was seen with.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct Fingerprint {
+    /// Role.
+    pub role: String,
+    /// Accessible name (first 100 characters).
+    pub name: String,
+    /// Tag name, lower case.
+    pub tag: String,
+    /// The `type` attribute.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Absolute link target, for links.
+    pub href: String,
+}
+
+/// One walk of a document.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Walk {
+    /// Identity of the document the walk saw (changes when it is replaced).
+    pub doc: String,
+    /// The document's URL.
+    pub url: String,
+    /// The document's title.
+    pub title: String,
+    /// The next ref number to hand out.
+    pub next_ref: u64,
+    /// The visible tree.
+    pub tree: Vec<Node>,
+    /// Elements the walker looked at.
+    pub visited: u64,
+    /// Elements left out by the walker's node or depth limits.
+    pub omitted: u64,
+    /// Fingerprints of every ref in the tree.
+    pub fingerprints: HashMap<String, Fingerprint>,
+}
