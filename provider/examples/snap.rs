@@ -15,13 +15,24 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let url = args.next().expect("usage: snap URL [selector]");
     let scope = args.next().map_or(Scope::Page, Scope::Selector);
-    let host = Arc::new(ChromiumHost::launch(LaunchOptions::default()).await.unwrap());
+    let host = Arc::new(
+        ChromiumHost::launch(LaunchOptions::default())
+            .await
+            .unwrap(),
+    );
     let browser = Browser::new(host.clone(), BrowserConfig::default());
     let cancel = CancellationToken::new();
     let session = browser.open_session(Default::default()).await.unwrap();
     browser.open(&session, &url, false, &cancel).await.unwrap();
     let snapshot = browser.snapshot(&session, &scope, &cancel).await.unwrap();
-    println!("{} — {} (generation {}, {} bytes, {} omitted)", snapshot.title, snapshot.url, snapshot.generation, snapshot.text.len(), snapshot.omitted);
+    println!(
+        "{} — {} (generation {}, {} bytes, {} omitted)",
+        snapshot.title,
+        snapshot.url,
+        snapshot.generation,
+        snapshot.text.len(),
+        snapshot.omitted
+    );
     print!("{}", snapshot.text);
     host.shutdown().await;
 }

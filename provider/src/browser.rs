@@ -17,11 +17,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{BrowserError, Result};
 use crate::host::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId};
+use crate::page::act::{self, ActOutcome, Action, Target};
 use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
-use crate::page::act::{self, ActOutcome, Action, Target};
 use crate::page::{Budget, DialogRecord, Page, content, execute, input, navigate, screenshot};
 use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
@@ -458,18 +458,42 @@ impl Browser {
     /// Takes a snapshot of the active tab: the visible page as a compact tree
     /// with refs for every actionable element. A whole-page snapshot is the
     /// base of the next action's diff.
-    pub async fn snapshot(&self, session: &SessionId, scope: &Scope, cancel: &CancellationToken) -> Result<Snapshot> {
+    pub async fn snapshot(
+        &self,
+        session: &SessionId,
+        scope: &Scope,
+        cancel: &CancellationToken,
+    ) -> Result<Snapshot> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("snapshot", None, cancel)?;
-        snapshot::snapshot(&tab.page, scope, &self.inner.config.snapshot_limits, &budget).await
+        snapshot::snapshot(
+            &tab.page,
+            scope,
+            &self.inner.config.snapshot_limits,
+            &budget,
+        )
+        .await
     }
 
     /// Acts on an element of the active tab (by ref, or by exact role and
     /// name) and returns what changed. See [`act::act`] for the pipeline.
-    pub async fn act(&self, session: &SessionId, target: &Target, action: &Action, cancel: &CancellationToken) -> Result<ActOutcome> {
+    pub async fn act(
+        &self,
+        session: &SessionId,
+        target: &Target,
+        action: &Action,
+        cancel: &CancellationToken,
+    ) -> Result<ActOutcome> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("act", None, cancel)?;
-        act::act(&tab.page, target, action, &self.inner.config.snapshot_limits, &budget).await
+        act::act(
+            &tab.page,
+            target,
+            action,
+            &self.inner.config.snapshot_limits,
+            &budget,
+        )
+        .await
     }
 
     /// Returns and forgets the JavaScript dialogs the active tab opened

@@ -143,7 +143,7 @@ mod tests {
                     await_promise: false,
                     user_gesture: false,
                     timeout: None,
-            ..Default::default()
+                    ..Default::default()
                 },
             )
             .await

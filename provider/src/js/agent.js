@@ -330,16 +330,26 @@
     return weak ? weak.deref() : undefined;
   }
 
+  // Names what covers an element the way a model would: the nearest
+  // ancestor with a role, else a dialog inside the covering layer (a
+  // backdrop), else its tag.
   function describe(el) {
+    const LANDMARKS = new Set(['main', 'banner', 'contentinfo', 'navigation', 'complementary', 'region', 'form']);
     for (let node = el; node && node.nodeType === Node.ELEMENT_NODE; node = node.parentElement || (node.getRootNode() && node.getRootNode().host)) {
       const role = roleOf(node);
-      if (role) return { role, name: clip(nameOf(node, role), 80) };
+      if (role && !LANDMARKS.has(role)) return { role, name: clip(nameOf(node, role), 80) };
     }
-    return { role: el.tagName ? el.tagName.toLowerCase() : 'node', name: '' };
+    const dialog = el.querySelector && el.querySelector('dialog, [role=dialog], [role=alertdialog]');
+    if (dialog) {
+      const role = roleOf(dialog);
+      return { role, name: clip(nameOf(dialog, role), 80) };
+    }
+    const tag = el.tagName ? el.tagName.toLowerCase() : 'node';
+    return { role: tag + (el.id ? '#' + el.id : ''), name: '' };
   }
 
-  function deepElementFromPoint(x, y) {
-    let hit = document.elementFromPoint(x, y);
+  function deepElementFromPoint(doc, x, y) {
+    let hit = doc.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
       const inner = hit.shadowRoot.elementFromPoint(x, y);
       if (!inner || inner === hit) break;
@@ -400,7 +410,7 @@
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
     if (action !== 'focus' && action !== 'scroll') {
-      const hit = deepElementFromPoint(x, y);
+      const hit = deepElementFromPoint(el.ownerDocument, x, y);
       const ok = hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))));
       if (!ok) {
         return { status: 'not-actionable', reason: 'covered', by: hit ? describe(hit) : { role: 'nothing', name: '' } };

@@ -146,10 +146,18 @@ pub struct ActOutcome {
 #[derive(Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 enum Prepared {
-    Ok { x: f64, y: f64 },
-    Gone { doc: String },
+    Ok {
+        x: f64,
+        y: f64,
+    },
+    Gone {
+        doc: String,
+    },
     Changed,
-    NotActionable { reason: String, by: Option<Described> },
+    NotActionable {
+        reason: String,
+        by: Option<Described>,
+    },
 }
 
 #[derive(Deserialize)]
@@ -163,7 +171,13 @@ struct Described {
 /// # Errors
 /// `STALE_REF`, `NOT_ACTIONABLE`, `TARGET_AMBIGUOUS`, `INVALID_ARGUMENT`,
 /// `TIMEOUT`, `ABORTED`.
-pub async fn act(page: &Page, target: &Target, action: &Action, limits: &SnapshotLimits, budget: &Budget) -> Result<ActOutcome> {
+pub async fn act(
+    page: &Page,
+    target: &Target,
+    action: &Action,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<ActOutcome> {
     let reference = resolve_target(page, target, limits, budget).await?;
     let point = prepare(page, &reference, action.name(), budget).await?;
     let mut events = page.events().await?;
@@ -178,7 +192,12 @@ pub async fn act(page: &Page, target: &Target, action: &Action, limits: &Snapsho
 }
 
 /// The ref for a target: as given, or the one element with the role and name.
-async fn resolve_target(page: &Page, target: &Target, limits: &SnapshotLimits, budget: &Budget) -> Result<String> {
+async fn resolve_target(
+    page: &Page,
+    target: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<String> {
     match target {
         Target::Ref(reference) => Ok(reference.clone()),
         Target::Role { role, name } => {
@@ -202,7 +221,12 @@ async fn resolve_target(page: &Page, target: &Target, limits: &SnapshotLimits, b
 }
 
 /// Checks the ref and returns the action point in viewport coordinates.
-async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) -> Result<(f64, f64)> {
+async fn prepare(
+    page: &Page,
+    reference: &str,
+    action: &str,
+    budget: &Budget,
+) -> Result<(f64, f64)> {
     let record = {
         let state = page.agent.lock().await;
         state.record(reference).cloned()
@@ -210,7 +234,9 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
     .ok_or_else(|| {
         BrowserError::invalid(
             "ref",
-            format!("{reference} was not issued in this tab; take a snapshot and use a ref from it"),
+            format!(
+                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
+            ),
         )
     })?;
     let expression = format!(
@@ -220,9 +246,10 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
         json!(action)
     );
     let value = page.evaluate_in_world(budget, &expression).await?;
-    let prepared: Prepared = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-        message: format!("unexpected answer while preparing the action: {e}"),
-    })?;
+    let prepared: Prepared =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("unexpected answer while preparing the action: {e}"),
+        })?;
     let fingerprint = &record.fingerprint;
     match prepared {
         Prepared::Ok { x, y } => Ok((x, y)),
@@ -234,7 +261,9 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
             };
             Err(stale(page, reference, fingerprint, reason, budget).await)
         }
-        Prepared::Changed => Err(stale(page, reference, fingerprint, StaleReason::Changed, budget).await),
+        Prepared::Changed => {
+            Err(stale(page, reference, fingerprint, StaleReason::Changed, budget).await)
+        }
         Prepared::NotActionable { reason, by } => Err(BrowserError::NotActionable {
             reference: reference.to_owned(),
             role: fingerprint.role.clone(),
@@ -250,11 +279,19 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
 
 /// Builds a `STALE_REF` error, with a suggestion when exactly one live
 /// element now has the old fingerprint.
-async fn stale(page: &Page, reference: &str, fingerprint: &Fingerprint, reason: StaleReason, budget: &Budget) -> BrowserError {
-    let suggestion = suggest(page, fingerprint, budget).await.unwrap_or_else(|error| {
-        tracing::debug!(%error, "could not look for a replacement ref");
-        None
-    });
+async fn stale(
+    page: &Page,
+    reference: &str,
+    fingerprint: &Fingerprint,
+    reason: StaleReason,
+    budget: &Budget,
+) -> BrowserError {
+    let suggestion = suggest(page, fingerprint, budget)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::debug!(%error, "could not look for a replacement ref");
+            None
+        });
     BrowserError::StaleRef {
         reference: reference.to_owned(),
         role: fingerprint.role.clone(),
@@ -264,7 +301,11 @@ async fn stale(page: &Page, reference: &str, fingerprint: &Fingerprint, reason: 
     }
 }
 
-async fn suggest(page: &Page, fingerprint: &Fingerprint, budget: &Budget) -> Result<Option<String>> {
+async fn suggest(
+    page: &Page,
+    fingerprint: &Fingerprint,
+    budget: &Budget,
+) -> Result<Option<String>> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Suggestion {
@@ -280,9 +321,10 @@ async fn suggest(page: &Page, fingerprint: &Fingerprint, budget: &Budget) -> Res
         state.next_ref()
     );
     let value = page.evaluate_in_world(budget, &expression).await?;
-    let found: Suggestion = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-        message: format!("unexpected suggestion shape: {e}"),
-    })?;
+    let found: Suggestion =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("unexpected suggestion shape: {e}"),
+        })?;
     state.advance(found.next_ref);
     if let (Some(reference), Some(doc)) = (&found.reference, found.doc) {
         state.remember(reference, doc, fingerprint.clone());
@@ -290,16 +332,32 @@ async fn suggest(page: &Page, fingerprint: &Fingerprint, budget: &Budget) -> Res
     Ok(found.reference)
 }
 
-async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Action, limits: &SnapshotLimits, budget: &Budget) -> Result<()> {
+async fn dispatch(
+    page: &Page,
+    reference: &str,
+    (x, y): (f64, f64),
+    action: &Action,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<()> {
     match action {
-        Action::Click { button, count, modifiers } => {
+        Action::Click {
+            button,
+            count,
+            modifiers,
+        } => {
             let modifiers = modifier_bits(modifiers)?;
             click(page, x, y, *button, (*count).clamp(1, 3), modifiers, budget).await
         }
         Action::Hover => mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await,
         Action::ScrollIntoView => Ok(()),
         Action::Focus => {
-            world_call(page, budget, &format!("__browserShell.focus({})", json!(reference))).await?;
+            world_call(
+                page,
+                budget,
+                &format!("__browserShell.focus({})", json!(reference)),
+            )
+            .await?;
             Ok(())
         }
         Action::Type { text, submit } | Action::Fill { text, submit } => {
@@ -307,7 +365,10 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
             let focused = world_call(
                 page,
                 budget,
-                &format!("__browserShell.focusForTyping({}, {replace})", json!(reference)),
+                &format!(
+                    "__browserShell.focusForTyping({}, {replace})",
+                    json!(reference)
+                ),
             )
             .await?;
             if focused.get("status").and_then(|s| s.as_str()) == Some("not-editable") {
@@ -323,7 +384,8 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
                     press(page, &keys::parse_chord("Delete")?, budget).await?;
                 }
             } else {
-                page.call(budget, &InputInsertText { text: text.clone() }).await?;
+                page.call(budget, &InputInsertText { text: text.clone() })
+                    .await?;
             }
             if *submit {
                 press(page, &keys::parse_chord("Enter")?, budget).await?;
@@ -332,10 +394,21 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
         }
         Action::Press { keys: names } => {
             if names.is_empty() {
-                return Err(BrowserError::invalid("key", "name at least one key, such as Enter"));
+                return Err(BrowserError::invalid(
+                    "key",
+                    "name at least one key, such as Enter",
+                ));
             }
-            let chords = names.iter().map(|k| keys::parse_chord(k)).collect::<Result<Vec<_>>>()?;
-            world_call(page, budget, &format!("__browserShell.focus({})", json!(reference))).await?;
+            let chords = names
+                .iter()
+                .map(|k| keys::parse_chord(k))
+                .collect::<Result<Vec<_>>>()?;
+            world_call(
+                page,
+                budget,
+                &format!("__browserShell.focus({})", json!(reference)),
+            )
+            .await?;
             for chord in &chords {
                 press(page, chord, budget).await?;
             }
@@ -343,12 +416,19 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
         }
         Action::Select { values } => {
             if values.is_empty() {
-                return Err(BrowserError::invalid("values", "name at least one option value or label"));
+                return Err(BrowserError::invalid(
+                    "values",
+                    "name at least one option value or label",
+                ));
             }
             let selected = world_call(
                 page,
                 budget,
-                &format!("__browserShell.selectOptions({}, {})", json!(reference), json!(values)),
+                &format!(
+                    "__browserShell.selectOptions({}, {})",
+                    json!(reference),
+                    json!(values)
+                ),
             )
             .await?;
             match selected.get("status").and_then(|s| s.as_str()) {
@@ -360,8 +440,14 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
                         selected["missing"], selected["available"]
                     ),
                 )),
-                Some("single") => Err(BrowserError::invalid("values", "this select takes only one option")),
-                _ => Err(BrowserError::invalid("ref", format!("{reference} is not a select element"))),
+                Some("single") => Err(BrowserError::invalid(
+                    "values",
+                    "this select takes only one option",
+                )),
+                _ => Err(BrowserError::invalid(
+                    "ref",
+                    format!("{reference} is not a select element"),
+                )),
             }
         }
         Action::Check | Action::Uncheck => {
@@ -369,7 +455,10 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
             let state_of = format!("__browserShell.checkedState({})", json!(reference));
             let now = world_call(page, budget, &state_of).await?;
             if now.is_null() {
-                return Err(BrowserError::invalid("ref", format!("{reference} is not a checkbox or radio")));
+                return Err(BrowserError::invalid(
+                    "ref",
+                    format!("{reference} is not a checkbox or radio"),
+                ));
             }
             if now.as_bool() != Some(want) {
                 click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
@@ -378,7 +467,10 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
                         reference: reference.to_owned(),
                         role: String::new(),
                         name: String::new(),
-                        reason: format!("clicking it did not make it {}", if want { "checked" } else { "unchecked" }),
+                        reason: format!(
+                            "clicking it did not make it {}",
+                            if want { "checked" } else { "unchecked" }
+                        ),
                     });
                 }
             }
@@ -391,7 +483,17 @@ async fn dispatch(page: &Page, reference: &str, (x, y): (f64, f64), action: &Act
             let (to_x, to_y) = prepare(page, &destination, "drag", budget).await?;
             for step in 1..=5 {
                 let t = f64::from(step) / 5.0;
-                mouse(page, "mouseMoved", x + (to_x - x) * t, y + (to_y - y) * t, "left", 0, 0, budget).await?;
+                mouse(
+                    page,
+                    "mouseMoved",
+                    x + (to_x - x) * t,
+                    y + (to_y - y) * t,
+                    "left",
+                    0,
+                    0,
+                    budget,
+                )
+                .await?;
             }
             mouse(page, "mouseReleased", to_x, to_y, "left", 1, 0, budget).await
         }
@@ -410,14 +512,28 @@ fn modifier_bits(names: &[String]) -> Result<u8> {
             "control" | "ctrl" => keys::CONTROL,
             "meta" | "cmd" => keys::META,
             "shift" => keys::SHIFT,
-            other => return Err(BrowserError::invalid("modifiers", format!("{other:?} is not Alt, Control, Meta or Shift"))),
+            other => {
+                return Err(BrowserError::invalid(
+                    "modifiers",
+                    format!("{other:?} is not Alt, Control, Meta or Shift"),
+                ));
+            }
         };
     }
     Ok(bits)
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn mouse(page: &Page, kind: &'static str, x: f64, y: f64, button: &'static str, click_count: u32, modifiers: u8, budget: &Budget) -> Result<()> {
+async fn mouse(
+    page: &Page,
+    kind: &'static str,
+    x: f64,
+    y: f64,
+    button: &'static str,
+    click_count: u32,
+    modifiers: u8,
+    budget: &Budget,
+) -> Result<()> {
     page.call(
         budget,
         &InputDispatchMouseEvent {
@@ -434,12 +550,40 @@ async fn mouse(page: &Page, kind: &'static str, x: f64, y: f64, button: &'static
     Ok(())
 }
 
-async fn click(page: &Page, x: f64, y: f64, button: MouseButton, count: u32, modifiers: u8, budget: &Budget) -> Result<()> {
+async fn click(
+    page: &Page,
+    x: f64,
+    y: f64,
+    button: MouseButton,
+    count: u32,
+    modifiers: u8,
+    budget: &Budget,
+) -> Result<()> {
     let name = button.cdp_name();
     mouse(page, "mouseMoved", x, y, "none", 0, modifiers, budget).await?;
     for click_count in 1..=count {
-        mouse(page, "mousePressed", x, y, name, click_count, modifiers, budget).await?;
-        mouse(page, "mouseReleased", x, y, name, click_count, modifiers, budget).await?;
+        mouse(
+            page,
+            "mousePressed",
+            x,
+            y,
+            name,
+            click_count,
+            modifiers,
+            budget,
+        )
+        .await?;
+        mouse(
+            page,
+            "mouseReleased",
+            x,
+            y,
+            name,
+            click_count,
+            modifiers,
+            budget,
+        )
+        .await?;
     }
     Ok(())
 }
@@ -475,8 +619,16 @@ async fn press(page: &Page, chord: &Chord, budget: &Budget) -> Result<()> {
         key_event(page, "rawKeyDown", &modifier.key, held, None, budget).await?;
     }
     // Text is typed only without Control/Alt/Meta (a chord like Control+A is a command).
-    let text = chord.key.text.clone().filter(|_| chord.modifiers & !keys::SHIFT == 0);
-    let kind = if text.is_some() { "keyDown" } else { "rawKeyDown" };
+    let text = chord
+        .key
+        .text
+        .clone()
+        .filter(|_| chord.modifiers & !keys::SHIFT == 0);
+    let kind = if text.is_some() {
+        "keyDown"
+    } else {
+        "rawKeyDown"
+    };
     key_event(page, kind, &chord.key, chord.modifiers, text, budget).await?;
     key_event(page, "keyUp", &chord.key, chord.modifiers, None, budget).await?;
     for (bit, modifier) in modifier_keys.iter().rev() {
@@ -486,7 +638,14 @@ async fn press(page: &Page, chord: &Chord, budget: &Budget) -> Result<()> {
     Ok(())
 }
 
-async fn key_event(page: &Page, kind: &'static str, key: &keys::Key, modifiers: u8, text: Option<String>, budget: &Budget) -> Result<()> {
+async fn key_event(
+    page: &Page,
+    kind: &'static str,
+    key: &keys::Key,
+    modifiers: u8,
+    text: Option<String>,
+    budget: &Budget,
+) -> Result<()> {
     page.call(
         budget,
         &InputDispatchKeyEvent {
@@ -525,12 +684,17 @@ async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Resul
 
 /// Drains buffered events into `seen` and reports whether the main frame
 /// started navigating.
-fn navigation_started(page: &Page, events: &mut EventStream, seen: &mut Vec<std::sync::Arc<CdpEvent>>) -> bool {
+fn navigation_started(
+    page: &Page,
+    events: &mut EventStream,
+    seen: &mut Vec<std::sync::Arc<CdpEvent>>,
+) -> bool {
     let main = page.view().as_str();
     while let Ok(event) = events.try_recv() {
         seen.push(event);
     }
-    seen.iter().any(|event| is_main_frame_navigation(event, main))
+    seen.iter()
+        .any(|event| is_main_frame_navigation(event, main))
 }
 
 fn is_main_frame_navigation(event: &CdpEvent, main: &str) -> bool {

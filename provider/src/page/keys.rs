@@ -53,11 +53,20 @@ pub fn parse_chord(text: &str) -> Result<Chord> {
             "control" | "ctrl" => CONTROL,
             "meta" | "cmd" | "command" | "super" => META,
             "shift" => SHIFT,
-            other => return Err(BrowserError::invalid("key", format!("{other:?} is not a modifier (Alt, Control, Meta, Shift)"))),
+            other => {
+                return Err(BrowserError::invalid(
+                    "key",
+                    format!("{other:?} is not a modifier (Alt, Control, Meta, Shift)"),
+                ));
+            }
         };
     }
-    let key = key_for(key_name, modifiers & SHIFT != 0)
-        .ok_or_else(|| BrowserError::invalid("key", format!("{key_name:?} is not a key name such as Enter, Tab, ArrowDown, a")))?;
+    let key = key_for(key_name, modifiers & SHIFT != 0).ok_or_else(|| {
+        BrowserError::invalid(
+            "key",
+            format!("{key_name:?} is not a key name such as Enter, Tab, ArrowDown, a"),
+        )
+    })?;
     Ok(Chord { modifiers, key })
 }
 
@@ -89,7 +98,11 @@ fn key_for(name: &str, shift: bool) -> Option<Key> {
         "Insert" => named("Insert", "Insert", 45, None),
         "+" => named("+", "Equal", 187, Some("+")),
         _ => {
-            if let Some(number) = name.strip_prefix('F').and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=12).contains(n)) {
+            if let Some(number) = name
+                .strip_prefix('F')
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| (1..=12).contains(n))
+            {
                 return Some(named(name, name, 111 + number, None));
             }
             let mut chars = name.chars();
@@ -106,10 +119,20 @@ fn printable(c: char, shift: bool) -> Option<Key> {
     if c.is_ascii_alphabetic() {
         let upper = c.to_ascii_uppercase();
         let typed = if shift { upper } else { c.to_ascii_lowercase() };
-        return Some(named(&typed.to_string(), &format!("Key{upper}"), upper as u32, Some(&typed.to_string())));
+        return Some(named(
+            &typed.to_string(),
+            &format!("Key{upper}"),
+            upper as u32,
+            Some(&typed.to_string()),
+        ));
     }
     if c.is_ascii_digit() {
-        return Some(named(&c.to_string(), &format!("Digit{c}"), c as u32, Some(&c.to_string())));
+        return Some(named(
+            &c.to_string(),
+            &format!("Digit{c}"),
+            c as u32,
+            Some(&c.to_string()),
+        ));
     }
     let (code, key_code) = match c {
         '-' => ("Minus", 189),
@@ -138,11 +161,20 @@ mod tests {
         assert_eq!(chord.modifiers, CONTROL);
         assert_eq!(chord.key.code, "KeyA");
         let chord = parse_chord("Shift+ArrowDown").unwrap();
-        assert_eq!((chord.modifiers, chord.key.key.as_str()), (SHIFT, "ArrowDown"));
+        assert_eq!(
+            (chord.modifiers, chord.key.key.as_str()),
+            (SHIFT, "ArrowDown")
+        );
         assert_eq!(parse_chord("Enter").unwrap().key.key_code, 13);
         assert_eq!(parse_chord("Control++").unwrap().key.key, "+");
         assert_eq!(parse_chord("F5").unwrap().key.key_code, 116);
-        assert_eq!(parse_chord("Hyper+A").err().map(|e| e.code()), Some("INVALID_ARGUMENT"));
-        assert_eq!(parse_chord("Banana").err().map(|e| e.code()), Some("INVALID_ARGUMENT"));
+        assert_eq!(
+            parse_chord("Hyper+A").err().map(|e| e.code()),
+            Some("INVALID_ARGUMENT")
+        );
+        assert_eq!(
+            parse_chord("Banana").err().map(|e| e.code()),
+            Some("INVALID_ARGUMENT")
+        );
     }
 }

@@ -8,10 +8,10 @@
 
 pub mod act;
 mod budget;
-pub mod keys;
 pub mod content;
 pub mod execute;
 pub mod input;
+pub mod keys;
 pub mod navigate;
 pub mod screenshot;
 pub(crate) mod world;
@@ -122,7 +122,11 @@ impl Page {
     }
 
     /// Evaluates `expression` in our isolated world (see [`world`]).
-    pub(crate) async fn evaluate_in_world(&self, budget: &Budget, expression: &str) -> Result<Value> {
+    pub(crate) async fn evaluate_in_world(
+        &self,
+        budget: &Budget,
+        expression: &str,
+    ) -> Result<Value> {
         self.world.evaluate(self, budget, expression).await
     }
 

@@ -99,7 +99,9 @@ fn is_lost_context(error: &BrowserError) -> bool {
         BrowserError::Protocol { message, .. } => {
             message.contains("Cannot find context") || message.contains("context with specified id")
         }
-        BrowserError::ExecuteFailed { message } => message.contains("__browserShell is not defined"),
+        BrowserError::ExecuteFailed { message } => {
+            message.contains("__browserShell is not defined")
+        }
         _ => false,
     }
 }

@@ -40,7 +40,10 @@ pub fn diff(before: &Rendered, after: &Rendered) -> Diff {
     let mut printed: HashSet<usize> = HashSet::new();
     let mut ancestors: Vec<usize> = Vec::new();
     for (index, line) in after.lines.iter().enumerate() {
-        while ancestors.last().is_some_and(|&a| after.lines[a].depth >= line.depth) {
+        while ancestors
+            .last()
+            .is_some_and(|&a| after.lines[a].depth >= line.depth)
+        {
             ancestors.pop();
         }
         let marker = match old.get(line.key.as_str()) {
@@ -110,15 +113,50 @@ mod tests {
 
     #[test]
     fn added_changed_and_removed_keep_refs_and_context() {
-        let before = render(&list(&[("Milk", "e1"), ("Eggs", "e2"), ("Tea", "e3")]), RenderLimits::default(), 0, None);
-        let after = render(&list(&[("Milk", "e1"), ("Eggs (2)", "e2"), ("Bread", "e4")]), RenderLimits::default(), 0, None);
+        let before = render(
+            &list(&[("Milk", "e1"), ("Eggs", "e2"), ("Tea", "e3")]),
+            RenderLimits::default(),
+            0,
+            None,
+        );
+        let after = render(
+            &list(&[("Milk", "e1"), ("Eggs (2)", "e2"), ("Bread", "e4")]),
+            RenderLimits::default(),
+            0,
+            None,
+        );
         let diff = diff(&before, &after);
-        assert_eq!((diff.added, diff.changed, diff.removed), (1, 1, 1), "{}", diff.text);
-        assert!(diff.text.contains("  - list \"Todo\"\n"), "context: {}", diff.text);
-        assert!(diff.text.contains("~     - button \"Eggs (2)\" [ref=e2]\n"), "{}", diff.text);
-        assert!(diff.text.contains("+     - button \"Bread\" [ref=e4]\n"), "{}", diff.text);
-        assert!(diff.text.contains("-     - button \"Tea\" [ref=e3]\n"), "{}", diff.text);
-        assert!(!diff.text.contains("Milk"), "unchanged lines stay out: {}", diff.text);
+        assert_eq!(
+            (diff.added, diff.changed, diff.removed),
+            (1, 1, 1),
+            "{}",
+            diff.text
+        );
+        assert!(
+            diff.text.contains("  - list \"Todo\"\n"),
+            "context: {}",
+            diff.text
+        );
+        assert!(
+            diff.text.contains("~     - button \"Eggs (2)\" [ref=e2]\n"),
+            "{}",
+            diff.text
+        );
+        assert!(
+            diff.text.contains("+     - button \"Bread\" [ref=e4]\n"),
+            "{}",
+            diff.text
+        );
+        assert!(
+            diff.text.contains("-     - button \"Tea\" [ref=e3]\n"),
+            "{}",
+            diff.text
+        );
+        assert!(
+            !diff.text.contains("Milk"),
+            "unchanged lines stay out: {}",
+            diff.text
+        );
     }
 
     #[test]

@@ -175,7 +175,8 @@ impl TabState {
 
     /// Records a ref handed out outside a snapshot (a suggestion).
     pub(crate) fn remember(&mut self, reference: &str, doc: String, fingerprint: Fingerprint) {
-        self.refs.insert(reference.to_owned(), RefRecord { doc, fingerprint });
+        self.refs
+            .insert(reference.to_owned(), RefRecord { doc, fingerprint });
     }
 
     /// Refs of the current document whose fingerprint has this role and name.
@@ -183,7 +184,9 @@ impl TabState {
         let mut found: Vec<String> = self
             .refs
             .iter()
-            .filter(|(_, r)| r.doc == doc && r.fingerprint.role == role && r.fingerprint.name == name)
+            .filter(|(_, r)| {
+                r.doc == doc && r.fingerprint.role == role && r.fingerprint.name == name
+            })
             .map(|(reference, _)| reference.clone())
             .collect();
         found.sort_by_key(|r| r.trim_start_matches('e').parse::<u64>().unwrap_or(u64::MAX));
@@ -208,7 +211,13 @@ impl TabState {
 }
 
 /// Walks the page (or a part of it) and records the refs it hands out.
-pub(crate) async fn walk(page: &Page, state: &mut TabState, scope: &Scope, limits: &SnapshotLimits, budget: &Budget) -> Result<Walk> {
+pub(crate) async fn walk(
+    page: &Page,
+    state: &mut TabState,
+    scope: &Scope,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<Walk> {
     let options = json!({
         "nextRef": state.next_ref,
         "maxNodes": limits.max_nodes,
@@ -236,8 +245,13 @@ pub(crate) async fn walk(page: &Page, state: &mut TabState, scope: &Scope, limit
     };
     if value.get("missing").is_some() {
         return Err(match scope {
-            Scope::Ref(reference) => BrowserError::invalid("ref", format!("{reference} is not on the page now; take a new snapshot")),
-            Scope::Selector(selector) => BrowserError::ElementNotFound { selector: selector.clone() },
+            Scope::Ref(reference) => BrowserError::invalid(
+                "ref",
+                format!("{reference} is not on the page now; take a new snapshot"),
+            ),
+            Scope::Selector(selector) => BrowserError::ElementNotFound {
+                selector: selector.clone(),
+            },
             Scope::Page => BrowserError::ExecuteFailed {
                 message: "the page has no document".into(),
             },
@@ -261,10 +275,20 @@ fn origin_of(url: &str) -> Option<String> {
 
 /// Takes a snapshot of the page. A whole-page snapshot becomes the base
 /// for the next diff.
-pub async fn snapshot(page: &Page, scope: &Scope, limits: &SnapshotLimits, budget: &Budget) -> Result<Snapshot> {
+pub async fn snapshot(
+    page: &Page,
+    scope: &Scope,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<Snapshot> {
     let mut state = page.agent.lock().await;
     let walk = walk(page, &mut state, scope, limits, budget).await?;
-    let rendered = render::render(&walk.tree, limits.render, walk.omitted, origin_of(&walk.url).as_deref());
+    let rendered = render::render(
+        &walk.tree,
+        limits.render,
+        walk.omitted,
+        origin_of(&walk.url).as_deref(),
+    );
     state.generation += 1;
     let snapshot = Snapshot {
         generation: state.generation,
@@ -289,7 +313,12 @@ pub async fn snapshot(page: &Page, scope: &Scope, limits: &SnapshotLimits, budge
 pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
     let mut state = page.agent.lock().await;
     let walk = walk(page, &mut state, &Scope::Page, limits, budget).await?;
-    let rendered = render::render(&walk.tree, limits.render, walk.omitted, origin_of(&walk.url).as_deref());
+    let rendered = render::render(
+        &walk.tree,
+        limits.render,
+        walk.omitted,
+        origin_of(&walk.url).as_deref(),
+    );
     state.generation += 1;
     let generation = state.generation;
     let snapshot = Snapshot {
@@ -305,7 +334,10 @@ pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> R
         doc: walk.doc.clone(),
         rendered: rendered.clone(),
     });
-    let reset = |reason| Observation::Reset { reason, snapshot: snapshot.clone() };
+    let reset = |reason| Observation::Reset {
+        reason,
+        snapshot: snapshot.clone(),
+    };
     let Some(previous) = previous else {
         return Ok(reset(ResetReason::FirstSnapshot));
     };

@@ -74,7 +74,10 @@ pub fn push_indented(out: &mut String, depth: usize, text: &str) {
 
 /// Containers whose children are capped and counted.
 fn is_collection(role: &str) -> bool {
-    matches!(role, "list" | "table" | "rowgroup" | "listbox" | "menu" | "tree" | "grid" | "tablist")
+    matches!(
+        role,
+        "list" | "table" | "rowgroup" | "listbox" | "menu" | "tree" | "grid" | "tablist"
+    )
 }
 
 fn unit_for(role: &str) -> &'static str {
@@ -86,7 +89,12 @@ fn unit_for(role: &str) -> &'static str {
 
 /// Renders `tree` within `limits`. `walker_omitted` is what the page-side
 /// walker already left out; `origin` turns same-origin link targets into paths.
-pub fn render(tree: &[Node], limits: RenderLimits, walker_omitted: u64, origin: Option<&str>) -> Rendered {
+pub fn render(
+    tree: &[Node],
+    limits: RenderLimits,
+    walker_omitted: u64,
+    origin: Option<&str>,
+) -> Rendered {
     let mut state = State {
         limits,
         origin,
@@ -122,7 +130,11 @@ impl KeyCounter {
     fn unique(&mut self, key: String) -> String {
         let seen = self.0.entry(key.clone()).or_insert(0);
         *seen += 1;
-        if *seen == 1 { key } else { format!("{key}#{seen}") }
+        if *seen == 1 {
+            key
+        } else {
+            format!("{key}#{seen}")
+        }
     }
 }
 
@@ -233,7 +245,9 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
 /// Same-origin URLs as paths; others as they are.
 fn compact_url(url: &str, origin: Option<&str>) -> String {
     match origin {
-        Some(origin) if url.starts_with(origin) && url[origin.len()..].starts_with('/') => url[origin.len()..].to_owned(),
+        Some(origin) if url.starts_with(origin) && url[origin.len()..].starts_with('/') => {
+            url[origin.len()..].to_owned()
+        }
         _ => url.to_owned(),
     }
 }
@@ -256,7 +270,10 @@ mod tests {
         let mut email = node("textbox", Some("Email"), Some("e7"));
         email.required = Some(true);
         email.value = Some("ada@example.test".into());
-        assert_eq!(line_text(&email, None), "- textbox \"Email\" [required] [ref=e7]: ada@example.test");
+        assert_eq!(
+            line_text(&email, None),
+            "- textbox \"Email\" [required] [ref=e7]: ada@example.test"
+        );
         let mut link = node("link", Some("Home \"page\""), Some("e1"));
         link.url = Some("http://127.0.0.1:8080/index.html".into());
         assert_eq!(
@@ -291,7 +308,15 @@ mod tests {
 
     #[test]
     fn the_byte_budget_cuts_and_counts() {
-        let items: Vec<Node> = (0..1000).map(|i| node("button", Some(&format!("Button {i}")), Some(&format!("e{i}")))).collect();
+        let items: Vec<Node> = (0..1000)
+            .map(|i| {
+                node(
+                    "button",
+                    Some(&format!("Button {i}")),
+                    Some(&format!("e{i}")),
+                )
+            })
+            .collect();
         let limits = RenderLimits {
             max_bytes: 2000,
             max_children: 50,
@@ -303,7 +328,11 @@ mod tests {
 
     #[test]
     fn keys_are_refs_or_unique_paths() {
-        let tree = vec![node("text", None, None), node("text", None, None), node("button", Some("Go"), Some("e3"))];
+        let tree = vec![
+            node("text", None, None),
+            node("text", None, None),
+            node("button", Some("Go"), Some("e3")),
+        ];
         let rendered = render(&tree, RenderLimits::default(), 0, None);
         let keys: Vec<&str> = rendered.lines.iter().map(|l| l.key.as_str()).collect();
         assert_eq!(keys, ["/- text", "/- text#2", "e3"]);

@@ -93,7 +93,7 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
                 await_promise: false,
                 user_gesture: false,
                 timeout: None,
-            ..Default::default()
+                ..Default::default()
             },
         )
         .await

@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod act;
 mod content;
 mod dialogs;
 mod execute;
@@ -18,6 +19,7 @@ mod input;
 mod lifecycle;
 mod navigation;
 mod screenshot;
+mod snapshot;
 mod tabs;
 
 use std::sync::Arc;
@@ -73,6 +75,17 @@ fn main() {
         input::click_and_type_at_coordinates,
         dialogs::dialogs_are_dismissed_and_reported,
         dialogs::beforeunload_does_not_block_navigation,
+        snapshot::snapshot_lines_read_like_other_tools,
+        snapshot::refs_survive_snapshots_and_churn,
+        snapshot::stale_refs_never_hit_another_element,
+        snapshot::scoped_snapshots,
+        snapshot::shadow_roots_and_same_origin_frames_are_inline,
+        snapshot::huge_pages_are_cut_within_limits,
+        act::every_action_kind_works,
+        act::role_and_name_must_match_exactly_one,
+        act::blocked_elements_are_not_actionable,
+        act::clicking_a_link_navigates_and_resets,
+        act::passwords_never_appear_in_snapshots_or_diffs,
         lifecycle::missing_browser_names_the_paths_tried,
         lifecycle::dropping_the_host_leaves_nothing_behind,
         lifecycle::a_killed_browser_fails_pending_commands_promptly,

@@ -1,0 +1,412 @@
+//! Actions by ref or by role and name.
+
+use browser_provider::BrowserError;
+use browser_provider::page::act::{Action, Target};
+use browser_provider::snapshot::{Observation, Scope};
+use tokio_util::sync::CancellationToken;
+
+use crate::snapshot::ref_of;
+use crate::support::Ctx;
+
+fn by_ref(r: String) -> Target {
+    Target::Ref(r)
+}
+
+pub async fn every_action_kind_works(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let eval = |script: &'static str| {
+        let ctx = ctx.clone();
+        let session = session.clone();
+        async move { ctx.eval(&session, script).await }
+    };
+
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Full name")),
+            &Action::Type {
+                text: "Ada".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Full name")),
+            &Action::Type {
+                text: " Lovelace".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('name').value").await,
+        "Ada Lovelace"
+    );
+    let outcome = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Email")),
+            &Action::Fill {
+                text: "grace@example.test".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('email').value").await,
+        "grace@example.test"
+    );
+    let Observation::Diff { text: diff, .. } = &outcome.observation else {
+        panic!("{:?}", outcome.observation)
+    };
+    assert!(
+        diff.contains("~ ") && diff.contains("grace@example.test"),
+        "{diff}"
+    );
+
+    // A controlled input that rejects assigned values still gets the typed text.
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Nickname")),
+            &Action::Fill {
+                text: "Countess".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('nick').textContent").await,
+        "Countess"
+    );
+
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "I accept")),
+            &Action::Check,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(eval("document.getElementById('terms').checked").await, true);
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "I accept")),
+            &Action::Uncheck,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('terms').checked").await,
+        false
+    );
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "radio \"Pro\"")),
+            &Action::Check,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.querySelector('input[value=pro]').checked").await,
+        true
+    );
+
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Country")),
+            &Action::Select {
+                values: vec!["Japan".into()],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(eval("document.getElementById('country').value").await, "jp");
+    let error = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Country")),
+            &Action::Select {
+                values: vec!["Mars".into()],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
+    assert!(error.to_string().contains("France"), "{error}");
+
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Hover me")),
+            &Action::Hover,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('hovered').textContent").await,
+        "hovered"
+    );
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Full name")),
+            &Action::Focus,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(eval("document.activeElement.id").await, "name");
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Full name")),
+            &Action::Press {
+                keys: vec!["Control+A".into(), "Backspace".into()],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(eval("document.getElementById('name').value").await, "");
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Full name")),
+            &Action::Type {
+                text: "Ada".into(),
+                submit: true,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('status').textContent").await,
+        "Submitted grace@example.test"
+    );
+
+    let counter = ref_of(&text, "Add one");
+    browser
+        .act(
+            &session,
+            &by_ref(counter.clone()),
+            &Action::Click {
+                button: Default::default(),
+                count: 2,
+                modifiers: vec![],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        eval("document.getElementById('count').textContent").await,
+        "2"
+    );
+    browser
+        .act(&session, &by_ref(counter), &Action::ScrollIntoView, &cancel)
+        .await
+        .unwrap();
+}
+
+pub async fn role_and_name_must_match_exactly_one(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let role = |name: &str| Target::Role {
+        role: "button".into(),
+        name: name.into(),
+    };
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+    browser
+        .act(&session, &role("Add one"), &click, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(&session, "document.getElementById('count').textContent")
+            .await,
+        "1"
+    );
+    let error = browser
+        .act(&session, &role("Duplicate"), &click, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TARGET_AMBIGUOUS");
+    let error = browser
+        .act(&session, &role("No such button"), &click, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "ELEMENT_NOT_FOUND");
+}
+
+pub async fn blocked_elements_are_not_actionable(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+
+    let error = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Disabled action")),
+            &click,
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, BrowserError::NotActionable { reason, .. } if reason == "disabled"),
+        "{error:?}"
+    );
+
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Show consent")),
+            &click,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let behind = ref_of(&text, "Behind the overlay");
+    let error = browser
+        .act(&session, &by_ref(behind.clone()), &click, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "NOT_ACTIONABLE");
+    assert!(
+        error
+            .to_string()
+            .contains("covered by dialog \"Cookie consent\""),
+        "{error}"
+    );
+
+    // Hidden after the snapshot.
+    ctx.eval(&session, "document.getElementById('overlay').classList.remove('open'); document.getElementById('behind').style.visibility = 'hidden'").await;
+    let error = browser
+        .act(&session, &by_ref(behind), &click, &cancel)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, BrowserError::NotActionable { reason, .. } if reason == "hidden"),
+        "{error:?}"
+    );
+
+    let error = browser
+        .act(&session, &by_ref("e99999".into()), &click, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
+}
+
+pub async fn clicking_a_link_navigates_and_resets(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("article.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let outcome = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "barn owl page")),
+            &Action::Click {
+                button: Default::default(),
+                count: 1,
+                modifiers: vec![],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert!(outcome.navigated);
+    let Observation::Reset { snapshot, .. } = outcome.observation else {
+        panic!("{:?}", outcome.observation)
+    };
+    assert_eq!(snapshot.title, "Barn owl");
+    assert!(snapshot.text.contains("- heading \"Barn owl\" [level=1]"));
+}
+
+pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let outcome = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Password")),
+            &Action::Fill {
+                text: "new-secret-pass".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let shown = match outcome.observation {
+        Observation::Diff { text, .. } => text,
+        Observation::Reset { snapshot, .. } => snapshot.text,
+    };
+    assert!(
+        !shown.contains("new-secret-pass") && !shown.contains("correct-horse"),
+        "{shown}"
+    );
+    assert_eq!(
+        ctx.eval(&session, "document.getElementById('password').value")
+            .await,
+        "new-secret-pass"
+    );
+    let again = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    assert!(!again.contains("new-secret-pass"));
+}

@@ -1,0 +1,309 @@
+//! Snapshots and refs against real pages.
+
+use std::time::{Duration, Instant};
+
+use browser_provider::browser::NavigationRequest;
+use browser_provider::page::act::{Action, Target};
+use browser_provider::snapshot::{Observation, Scope};
+use browser_provider::{SessionId, StaleReason};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::Ctx;
+
+async fn snap(ctx: &Ctx, session: &SessionId) -> String {
+    ctx.browser()
+        .snapshot(session, &Scope::Page, &CancellationToken::new())
+        .await
+        .unwrap()
+        .text
+}
+
+/// The ref on the first line containing `needle`.
+pub fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line
+        .find("[ref=")
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+fn click() -> Action {
+    Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    }
+}
+
+pub async fn snapshot_lines_read_like_other_tools(ctx: Ctx) {
+    let session = ctx.session_at("form.html").await;
+    let text = snap(&ctx, &session).await;
+    for expected in [
+        "- heading \"Sign up\" [level=1]",
+        "- form \"Sign up\"",
+        "  - textbox \"Full name\" [required] [ref=",
+        "  - textbox \"Email\" [required] [ref=e2]: ada@example.test",
+        "  - checkbox \"I accept the terms\" [ref=",
+        "    - radio \"Free\" [checked] [ref=",
+        "  - combobox \"Country\" [ref=",
+        "- button \"Disabled action\" [disabled] [ref=",
+        "- status: Not submitted",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert!(
+        !text.contains("Hidden action"),
+        "hidden elements are left out"
+    );
+    assert!(
+        !text.contains("correct-horse"),
+        "passwords are masked:\n{text}"
+    );
+    assert!(text.contains("- textbox \"Password\" [ref=e3]: ••••••"));
+}
+
+pub async fn refs_survive_snapshots_and_churn(ctx: Ctx) {
+    let session = ctx.session_at("spa.html").await;
+    let first = snap(&ctx, &session).await;
+    let add = ref_of(&first, "Add item");
+    // The clock changes the page all the time; unrelated refs stay.
+    let clock = ctx
+        .eval(&session, "document.getElementById('clock').textContent")
+        .await;
+    let changed = crate::support::eventually(Duration::from_secs(5), || async {
+        ctx.eval(&session, "document.getElementById('clock').textContent")
+            .await
+            != clock
+    })
+    .await;
+    assert!(changed, "the clock ticks");
+    let second = snap(&ctx, &session).await;
+    assert_eq!(ref_of(&second, "Add item"), add);
+    assert_eq!(
+        ref_of(&second, "Remove Milk"),
+        ref_of(&first, "Remove Milk")
+    );
+    // This page re-renders the whole list on every click, so the change is
+    // larger than a diff is worth: a reset with the new item.
+    let outcome = ctx
+        .browser()
+        .act(
+            &session,
+            &Target::Ref(add),
+            &click(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let Observation::Reset { snapshot, .. } = outcome.observation else {
+        panic!("expected a reset, got {:?}", outcome.observation)
+    };
+    assert!(
+        snapshot.text.contains("- button \"Remove Item 4\""),
+        "{}",
+        snapshot.text
+    );
+}
+
+pub async fn stale_refs_never_hit_another_element(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("spa.html").await;
+    let first = snap(&ctx, &session).await;
+    let milk = ref_of(&first, "Remove Milk");
+
+    // Replaced by a look-alike: stale, with the look-alike suggested, and nothing clicked.
+    browser
+        .act(
+            &session,
+            &Target::Ref(ref_of(&first, "Re-render")),
+            &click(),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let error = browser
+        .act(&session, &Target::Ref(milk.clone()), &click(), &cancel)
+        .await
+        .unwrap_err();
+    let browser_provider::BrowserError::StaleRef {
+        reason,
+        suggestion,
+        role,
+        name,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(*reason, StaleReason::Detached);
+    assert_eq!((role.as_str(), name.as_str()), ("button", "Remove Milk"));
+    let suggested = suggestion.clone().expect("exactly one look-alike");
+    assert_ne!(suggested, milk);
+    assert_eq!(
+        ctx.eval(&session, "document.querySelectorAll('#items li').length")
+            .await,
+        3,
+        "nothing was removed"
+    );
+    // The suggestion is a real ref for the look-alike.
+    browser
+        .act(&session, &Target::Ref(suggested), &click(), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(&session, "document.querySelectorAll('#items li').length")
+            .await,
+        2
+    );
+
+    // Fingerprint changed: the element is still there but says something else.
+    let now = snap(&ctx, &session).await;
+    let eggs = ref_of(&now, "Remove Eggs");
+    ctx.eval(
+        &session,
+        "document.querySelector('#items button').textContent = 'Delete Eggs'",
+    )
+    .await;
+    let error = browser
+        .act(&session, &Target::Ref(eggs), &click(), &cancel)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            browser_provider::BrowserError::StaleRef {
+                reason: StaleReason::Changed,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        ctx.eval(&session, "document.querySelectorAll('#items li').length")
+            .await,
+        2
+    );
+
+    // After a reload, every old ref is stale.
+    let now = snap(&ctx, &session).await;
+    let add = ref_of(&now, "Add item");
+    browser
+        .navigate(&session, NavigationRequest::Reload, &cancel)
+        .await
+        .unwrap();
+    let error = browser
+        .act(&session, &Target::Ref(add.clone()), &click(), &cancel)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            browser_provider::BrowserError::StaleRef {
+                reason: StaleReason::DocumentReplaced,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        ctx.eval(&session, "document.querySelectorAll('#items li').length")
+            .await,
+        3,
+        "the reload restored three; none added"
+    );
+    let fresh = snap(&ctx, &session).await;
+    assert_ne!(ref_of(&fresh, "Add item"), add, "refs are never reused");
+}
+
+pub async fn scoped_snapshots(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let scoped = browser
+        .snapshot(&session, &Scope::Selector("fieldset".into()), &cancel)
+        .await
+        .unwrap();
+    assert!(
+        scoped.text.starts_with("- group \"Plan\""),
+        "{}",
+        scoped.text
+    );
+    assert!(!scoped.text.contains("Email"));
+    let full = snap(&ctx, &session).await;
+    let country = ref_of(&full, "Country");
+    let by_ref = browser
+        .snapshot(&session, &Scope::Ref(country.clone()), &cancel)
+        .await
+        .unwrap();
+    assert!(by_ref.text.contains(&format!("[ref={country}]")));
+    let missing = browser
+        .snapshot(&session, &Scope::Selector("#nope".into()), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), "ELEMENT_NOT_FOUND");
+    let bad = browser
+        .snapshot(&session, &Scope::Selector("((".into()), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), "INVALID_ARGUMENT");
+}
+
+pub async fn shadow_roots_and_same_origin_frames_are_inline(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("shadow.html").await;
+    // The frame loads with the page; wait for its document.
+    let text = snap(&ctx, &session).await;
+    assert!(text.contains("- region \"Open widget\""), "{text}");
+    let shadow = ref_of(&text, "Shadow button");
+    browser
+        .act(&session, &Target::Ref(shadow), &click(), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(&session, "document.getElementById('result').textContent")
+            .await,
+        "shadow clicked"
+    );
+    assert!(text.contains("- iframe \"Same-origin frame\""), "{text}");
+    let in_frame = ref_of(&text, "Frame button");
+    browser
+        .act(&session, &Target::Ref(in_frame), &click(), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(&session, "document.getElementById('result').textContent")
+            .await,
+        "frame clicked"
+    );
+}
+
+pub async fn huge_pages_are_cut_within_limits(ctx: Ctx) {
+    let session = ctx.session_at("huge.html").await;
+    let started = Instant::now();
+    let snapshot = ctx
+        .browser()
+        .snapshot(&session, &Scope::Page, &CancellationToken::new())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(snapshot.truncated);
+    assert!(snapshot.hint().is_some());
+    assert!(
+        snapshot.text.len() <= 48 * 1024,
+        "{} bytes",
+        snapshot.text.len()
+    );
+    assert!(
+        snapshot.text.contains("more items omitted"),
+        "{}",
+        &snapshot.text[..500]
+    );
+    assert!(snapshot.omitted > 10_000, "{} omitted", snapshot.omitted);
+    assert!(took < Duration::from_secs(20), "bounded: {took:?}");
+}
