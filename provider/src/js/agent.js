@@ -20,6 +20,8 @@
   ]);
   // Roles whose own text is worth showing when it is not already their name.
   const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend']);
+  // Containers whose children are capped: the first few are walked, the rest counted.
+  const COLLECTIONS = new Set(['list', 'table', 'grid', 'listbox', 'menu', 'tree', 'tablist', 'rowgroup', 'navigation']);
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE']);
   const INPUT_ROLES = {
     button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
@@ -235,6 +237,7 @@
       maxNodes: options.maxNodes,
       maxText: options.maxText,
       maxDepth: options.maxDepth,
+      maxChildren: options.maxChildren || 50,
       fingerprints: {},
     };
 
@@ -244,15 +247,25 @@
       else list.push({ role: 'text', text: clip(text, state.maxText) });
     };
 
-    const build = (node, depth, out) => {
+    // `limit`, inside a capped collection: how many children it may keep
+    // and a tally of what it skipped.
+    const build = (node, depth, out, limit) => {
       if (node.nodeType === Node.TEXT_NODE) {
         const text = squash(node.textContent);
-        if (text) pushText(out, text);
+        if (text && !(limit && out.length >= limit.cap)) pushText(out, text);
         return;
       }
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       const el = node;
       if (SKIP_TAGS.has(el.tagName)) return;
+      if (limit && out.length >= limit.cap) {
+        // Counted without walking: this is what keeps huge tables cheap.
+        if (!el.hidden && el.getAttribute('aria-hidden') !== 'true') {
+          limit.items++;
+          limit.nodes += 1 + el.getElementsByTagName('*').length;
+        }
+        return;
+      }
       // A table's caption and a fieldset's legend are their names already.
       if (el.tagName === 'CAPTION' || (el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET')) return;
       if (state.visited >= state.maxNodes) {
@@ -269,12 +282,12 @@
         return;
       }
       if (!role) {
-        for (const child of childrenOf(el)) build(child, depth, out);
+        for (const child of childrenOf(el)) build(child, depth, out, limit);
         return;
       }
       // A label's text is its control's name already: keep only its elements.
       if (role === 'label' && el.control) {
-        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out);
+        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out, limit);
         return;
       }
       const item = { role };
@@ -295,7 +308,16 @@
         return;
       }
       const children = [];
-      for (const child of childrenOf(el)) build(child, depth + 1, children);
+      const childLimit = COLLECTIONS.has(role) ? { cap: state.maxChildren, items: 0, nodes: 0 } : null;
+      for (const child of childrenOf(el)) build(child, depth + 1, children, childLimit);
+      if (childLimit && childLimit.items) {
+        item.more = childLimit.items;
+        state.omitted += childLimit.nodes;
+      }
+      // A cell holding controls is named by them; repeating it is noise.
+      if ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && children.some((c) => c.role !== 'text')) {
+        delete item.name;
+      }
       // Text the name already says is noise.
       const kept = children.filter((c) => !(c.role === 'text' && NAME_FROM_CONTENT.has(role)));
       if (TEXT_ROLES.has(role) || role === 'heading' || role === 'cell' || role === 'columnheader' || role === 'rowheader') {
@@ -312,7 +334,7 @@
     if (options.root) roots.push(options.root);
     else roots.push(document.body || document.documentElement);
     const tree = [];
-    for (const root of roots) build(root, 0, tree);
+    for (const root of roots) build(root, 0, tree, null);
     return {
       doc,
       url: location.href,
@@ -369,7 +391,7 @@
 
   // Waits until the DOM stops changing for one frame, at most maxMs.
   async function settle(maxMs) {
-    let dirty = true;
+    let dirty = false;
     const observer = new MutationObserver(() => { dirty = true; });
     observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     const start = performance.now();
@@ -396,9 +418,13 @@
     if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
       return { status: 'not-actionable', reason: 'disabled' };
     }
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const before = el.getBoundingClientRect();
+    const inView = before.top >= 0 && before.left >= 0 && before.bottom <= innerHeight && before.right <= innerWidth;
+    if (!inView) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     let rect = el.getBoundingClientRect();
-    for (let i = 0; i < 10; i++) {
+    // Nothing animates and nothing scrolled: the box is as stable as it gets.
+    const animating = typeof document.getAnimations === 'function' && document.getAnimations().length > 0;
+    for (let i = 0; (animating || !inView) && i < 10; i++) {
       await frame();
       const next = el.getBoundingClientRect();
       const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;

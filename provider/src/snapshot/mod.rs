@@ -223,6 +223,7 @@ pub(crate) async fn walk(
         "maxNodes": limits.max_nodes,
         "maxText": limits.max_text,
         "maxDepth": limits.max_depth,
+        "maxChildren": limits.render.max_children,
     });
     let root = match scope {
         Scope::Page => "null".to_owned(),

@@ -172,11 +172,13 @@ impl State<'_> {
             self.node(child, depth + 1, &key, &mut child_keys);
         }
         let hidden: Vec<&Node> = node.children.iter().skip(cap).collect();
-        if !hidden.is_empty() {
+        let walker_skipped = node.more.unwrap_or(0);
+        if !hidden.is_empty() || walker_skipped > 0 {
             let count: usize = hidden.iter().map(|n| n.count()).sum();
             self.out.omitted += count as u64;
             if !self.full {
-                let note = format!("… {} more {} omitted", hidden.len(), unit_for(&node.role));
+                let more = hidden.len() as u64 + walker_skipped;
+                let note = format!("… {more} more {} omitted", unit_for(&node.role));
                 self.bytes += (depth + 1) * 2 + note.len() + 1;
                 self.out.lines.push(Line {
                     depth: depth + 1,

@@ -39,6 +39,8 @@ pub struct Node {
     pub text: Option<String>,
     /// Child nodes in document order.
     pub children: Vec<Node>,
+    /// Further children the walker counted but did not walk (long lists and tables).
+    pub more: Option<u64>,
 }
 
 impl Node {

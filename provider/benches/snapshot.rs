@@ -1,0 +1,405 @@
+//! Snapshot and action benchmark against a real Chromium and the fixtures.
+//!
+//! Run: `cargo bench -p browser-provider --bench snapshot` (add `-- --quick`
+//! for fewer iterations). It serves `fixtures/` itself on 127.0.0.1 (and
+//! under `localhost` for the cross-origin frame), and prints, with machine
+//! and Chromium version:
+//! * warm snapshot latency p50/p95 and bytes per fixture, for our walker and,
+//!   for comparison, the raw cost of `Accessibility.getFullAXTree` and
+//!   `DOMSnapshot.captureSnapshot` on the same page;
+//! * click → settled diff latency p50/p95, and diff bytes against the full
+//!   snapshot (median reduction);
+//! * actions on stale refs that hit a wrong element (must be 0).
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use browser_provider::browser::SessionOptions;
+use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost};
+use browser_provider::page::act::{Action, Target};
+use browser_provider::page::navigate::{NavigationTarget, navigate};
+use browser_provider::page::{Budget, Page};
+use browser_provider::snapshot::{self, Observation, Scope, SnapshotLimits};
+use browser_provider::{Browser, BrowserConfig, BrowserError, SessionId};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower_http::services::ServeDir;
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 8 } else { 30 };
+    let port = serve_fixtures().await;
+    let base = format!("http://127.0.0.1:{port}");
+
+    let host = Arc::new(
+        ChromiumHost::launch(LaunchOptions::default())
+            .await
+            .expect("launch Chromium"),
+    );
+    print_machine(&host.browser_version());
+
+    println!("\n## Warm snapshot, whole page ({rounds} rounds after 3 warm-up; ms)");
+    println!(
+        "{:<12} {:>8} {:>8} {:>9} {:>8} | {:>10} {:>10} {:>10} | {:>10} {:>10}",
+        "fixture",
+        "p50",
+        "p95",
+        "bytes",
+        "omitted",
+        "AX p50",
+        "AX p95",
+        "AX bytes",
+        "DOMSn p50",
+        "DOMSn bytes"
+    );
+    for fixture in [
+        "form.html",
+        "spa.html",
+        "article.html",
+        "frames.html",
+        "churn.html",
+        "large.html",
+    ] {
+        snapshot_costs(&host, &format!("{base}/{fixture}"), fixture, rounds).await;
+    }
+
+    let browser = Browser::new(host.clone(), BrowserConfig::default());
+    println!("\n## Click → settled observation ({rounds} clicks each; ms)");
+    println!(
+        "{:<26} {:>8} {:>8} | {:>11} {:>11} {:>16}",
+        "fixture / target", "p50", "p95", "diff bytes", "full bytes", "median reduction"
+    );
+    click_costs(
+        &browser,
+        &format!("{base}/form.html"),
+        "form.html / Add one",
+        rounds,
+        |_| "button \"Add one\"".to_owned(),
+    )
+    .await;
+    click_costs(
+        &browser,
+        &format!("{base}/large.html"),
+        "large.html / Order N",
+        rounds,
+        |i| format!("button \"Order {}\"", i + 1),
+    )
+    .await;
+    click_costs(
+        &browser,
+        &format!("{base}/form.html"),
+        "form.html / checkbox",
+        rounds,
+        |_| "checkbox \"I accept the terms\"".to_owned(),
+    )
+    .await;
+
+    println!(
+        "\n## Stale refs (churn.html: look-alikes, renames, reloads between snapshot and click)"
+    );
+    stale_ref_safety(&browser, &format!("{base}/churn.html"), rounds * 2).await;
+
+    host.shutdown().await;
+}
+
+fn print_machine(chromium: &str) {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().next().map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+                    / 1024
+                    / 1024
+            })
+        })
+        .unwrap_or(0);
+    println!("# browser-shell snapshot benchmark");
+    println!(
+        "machine: {cpu}, {cores} cores, {memory} GiB; {chromium} (headless, pipe); build: {}",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+}
+
+async fn serve_fixtures() -> u16 {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    // Bind on all loopback names by binding 127.0.0.1; `localhost` resolves to it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = Router::new().fallback_service(ServeDir::new(dir));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    port
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(|a, b| a.total_cmp(b));
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index.min(samples.len() - 1)]
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    percentile(samples, 0.5)
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds: usize) {
+    let view = host
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
+    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone())
+        .await
+        .unwrap();
+    let budget = || Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
+    navigate(
+        &page,
+        NavigationTarget::Url(url.parse().unwrap()),
+        &budget(),
+    )
+    .await
+    .unwrap();
+    let limits = SnapshotLimits::default();
+
+    let mut ours = Vec::new();
+    let mut bytes = 0;
+    let mut omitted = 0;
+    for round in 0..rounds + 3 {
+        let started = Instant::now();
+        let snap = snapshot::snapshot(&page, &Scope::Page, &limits, &budget())
+            .await
+            .unwrap();
+        if round >= 3 {
+            ours.push(ms(started.elapsed()));
+        }
+        bytes = snap.text.len();
+        omitted = snap.omitted;
+    }
+    let raw = |method: &'static str, params: Value| {
+        let host = host.clone();
+        let view = view.clone();
+        async move {
+            let mut times = Vec::new();
+            let mut size = 0;
+            for round in 0..rounds.min(10) + 2 {
+                let started = Instant::now();
+                let result = host
+                    .send_command(&view, method, params.clone(), Duration::from_secs(60))
+                    .await
+                    .unwrap();
+                if round >= 2 {
+                    times.push(ms(started.elapsed()));
+                }
+                size = result.to_string().len();
+            }
+            (times, size)
+        }
+    };
+    let (mut ax, ax_bytes) = raw("Accessibility.getFullAXTree", json!({})).await;
+    let (mut dom, dom_bytes) = raw(
+        "DOMSnapshot.captureSnapshot",
+        json!({"computedStyles": ["display", "visibility"], "includeDOMRects": true}),
+    )
+    .await;
+    println!(
+        "{:<12} {:>8.1} {:>8.1} {:>9} {:>8} | {:>10.1} {:>10.1} {:>10} | {:>10.1} {:>10}",
+        name,
+        percentile(&mut ours, 0.5),
+        percentile(&mut ours, 0.95),
+        bytes,
+        omitted,
+        percentile(&mut ax, 0.5),
+        percentile(&mut ax, 0.95),
+        ax_bytes,
+        percentile(&mut dom, 0.5),
+        dom_bytes
+    );
+    host.destroy_view(&view).await.unwrap();
+}
+
+async fn open(browser: &Browser, url: &str) -> SessionId {
+    let session = browser
+        .open_session(SessionOptions::default())
+        .await
+        .unwrap();
+    browser
+        .open(&session, url, false, &CancellationToken::new())
+        .await
+        .unwrap();
+    session
+}
+
+/// The ref of the first line that reads `- {role_and_name} …`, such as `button "Add one"`.
+fn ref_of(snapshot: &str, role_and_name: &str) -> String {
+    let prefix = format!("- {role_and_name} ");
+    let line = snapshot
+        .lines()
+        .find(|l| l.trim_start().starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {role_and_name:?} in:\n{snapshot}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+async fn click_costs(
+    browser: &Browser,
+    url: &str,
+    label: &str,
+    rounds: usize,
+    target: impl Fn(usize) -> String,
+) {
+    let cancel = CancellationToken::new();
+    let session = open(browser, url).await;
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+    let mut times = Vec::new();
+    let mut diff_bytes = Vec::new();
+    let mut full_bytes = Vec::new();
+    let mut reductions = Vec::new();
+    for round in 0..rounds + 2 {
+        let full = browser
+            .snapshot(&session, &Scope::Page, &cancel)
+            .await
+            .unwrap();
+        let reference = ref_of(&full.text, &target(round));
+        let started = Instant::now();
+        let outcome = browser
+            .act(&session, &Target::Ref(reference), &click, &cancel)
+            .await
+            .unwrap();
+        let took = ms(started.elapsed());
+        if round < 2 {
+            continue;
+        }
+        times.push(took);
+        let shown = match &outcome.observation {
+            Observation::Diff { text, .. } => text.len(),
+            Observation::Reset { snapshot, .. } => snapshot.text.len(),
+        };
+        diff_bytes.push(shown as f64);
+        full_bytes.push(full.text.len() as f64);
+        reductions.push(100.0 * (1.0 - shown as f64 / full.text.len().max(1) as f64));
+    }
+    println!(
+        "{:<26} {:>8.1} {:>8.1} | {:>11.0} {:>11.0} {:>15.1}%",
+        label,
+        percentile(&mut times, 0.5),
+        percentile(&mut times, 0.95),
+        median(&mut diff_bytes),
+        median(&mut full_bytes),
+        median(&mut reductions)
+    );
+    browser.close_session(&session).await.unwrap();
+}
+
+async fn stale_ref_safety(browser: &Browser, url: &str, rounds: usize) {
+    let cancel = CancellationToken::new();
+    let session = open(browser, url).await;
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+    let eval = |script: &str| {
+        let script = script.to_owned();
+        let session = session.clone();
+        let cancel = cancel.clone();
+        async move {
+            match browser
+                .execute(&session, &script, vec![], None, &cancel)
+                .await
+                .unwrap()
+            {
+                browser_provider::page::execute::ExecuteResult::Value { value, .. } => value,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let (mut wrong, mut refused, mut done) = (0, 0, 0);
+    for round in 0..rounds {
+        // Fresh buttons each round (a rename from the last round is undone).
+        eval("window.churn()").await;
+        let snap = browser
+            .snapshot(&session, &Scope::Page, &cancel)
+            .await
+            .unwrap();
+        let reference = ref_of(&snap.text, "button \"Pick 3\"");
+        let serial = eval("document.querySelectorAll('#choices button')[2].dataset.serial").await;
+        // What happens between the snapshot and the click.
+        let disturbance = round % 4;
+        match disturbance {
+            0 => {}
+            1 => {
+                eval("window.churn()").await;
+            }
+            2 => {
+                eval("document.querySelectorAll('#choices button')[2].textContent = 'Pick three'")
+                    .await;
+            }
+            _ => {
+                browser
+                    .navigate(
+                        &session,
+                        browser_provider::browser::NavigationRequest::Reload,
+                        &cancel,
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+        let before = eval("window.clicks.length").await.as_u64().unwrap_or(0);
+        let result = browser
+            .act(&session, &Target::Ref(reference), &click, &cancel)
+            .await;
+        let clicks: Vec<String> =
+            serde_json::from_value(eval("window.clicks").await).unwrap_or_default();
+        match result {
+            Ok(_) => {
+                done += 1;
+                // Only an undisturbed element may be clicked, and only that one.
+                let hit_the_same = clicks.len() as u64 == before + 1
+                    && clicks.last().map(String::as_str) == serial.as_str();
+                if disturbance != 0 || !hit_the_same {
+                    wrong += 1;
+                }
+            }
+            Err(BrowserError::StaleRef { .. }) => {
+                refused += 1;
+                if clicks.len() as u64 != before {
+                    wrong += 1;
+                }
+            }
+            Err(other) => panic!("unexpected error: {other}"),
+        }
+    }
+    println!(
+        "{rounds} actions: {done} done on the right element, {refused} refused as STALE_REF, wrong element: {wrong}"
+    );
+    browser.close_session(&session).await.unwrap();
+}
