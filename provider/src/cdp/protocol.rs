@@ -554,6 +554,65 @@ pub struct IsolatedWorld {
     pub execution_context_id: i64,
 }
 
+/// `Runtime.callFunctionOn`: calls a function with `this` bound to an object.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeCallFunctionOn {
+    /// The object (`this`).
+    pub object_id: String,
+    /// The function's source.
+    pub function_declaration: String,
+    /// Return the value as JSON.
+    pub return_by_value: bool,
+    /// Wait for a returned promise.
+    pub await_promise: bool,
+}
+command!(RuntimeCallFunctionOn => "Runtime.callFunctionOn", EvaluateResult);
+
+/// `DOM.getFrameOwner`: the iframe element that owns a frame.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomGetFrameOwner {
+    /// The owned frame.
+    pub frame_id: String,
+}
+command!(DomGetFrameOwner => "DOM.getFrameOwner", FrameOwner);
+
+/// Result of `DOM.getFrameOwner`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameOwner {
+    /// The iframe element.
+    pub backend_node_id: i64,
+}
+
+/// `DOM.resolveNode`: a DOM node as a JavaScript object in a given context.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomResolveNode {
+    /// The node.
+    pub backend_node_id: i64,
+    /// The context (our isolated world) the object should live in.
+    pub execution_context_id: i64,
+}
+command!(DomResolveNode => "DOM.resolveNode", ResolvedNode);
+
+/// Result of `DOM.resolveNode`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResolvedNode {
+    /// The object.
+    pub object: RemoteObjectId,
+}
+
+/// Just the id of a remote object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteObjectId {
+    /// Absent for primitives.
+    #[serde(default)]
+    pub object_id: Option<String>,
+}
+
 /// `Runtime.compileScript`: syntax check without running.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

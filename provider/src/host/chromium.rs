@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::{OnceCell, mpsc};
 
 use super::launch::{BrowserProcess, LaunchOptions};
-use super::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId, ViewInfo};
+use super::{ContextId, CreateViewOptions, FrameInfo, ViewEvent, ViewHost, ViewId, ViewInfo};
 use crate::cdp::protocol::{
     BrowserClose, BrowserGetVersion, BrowserSetDownloadBehavior, TargetActivateTarget,
     TargetAttachToTarget, TargetCloseTarget, TargetCreateBrowserContext, TargetCreateTarget,
@@ -22,6 +22,20 @@ use crate::error::{BrowserError, Result};
 
 /// View → its flat session, shared with the task that forgets closed targets.
 type Sessions = Arc<Mutex<HashMap<ViewId, Arc<OnceCell<SessionId>>>>>;
+
+/// Out-of-process frames by frame id, maintained by [`track_frames`].
+type Frames = Arc<Mutex<HashMap<String, FrameSession>>>;
+
+/// One attached out-of-process frame.
+#[derive(Debug, Clone)]
+struct FrameSession {
+    /// Its flat session.
+    session: SessionId,
+    /// The session it was attached under (a page's or another frame's).
+    parent_session: SessionId,
+    /// Its URL when it attached.
+    url: String,
+}
 
 /// A Chromium browser driven over one CDP connection.
 ///
@@ -35,6 +49,8 @@ pub struct ChromiumHost {
     /// One flat session per view, attached on first use; entries are removed
     /// when the target goes away (see [`forget_closed_targets`]).
     sessions: Sessions,
+    /// Out-of-process frames of every view.
+    frames: Frames,
     /// The child browser, when we launched it.
     process: Option<BrowserProcess>,
     /// `Browser.getVersion().product`.
@@ -98,9 +114,16 @@ impl ChromiumHost {
             connection.subscribe(EventFilter::Browser),
             Arc::clone(&sessions),
         ));
+        let frames = Frames::default();
+        tokio::spawn(track_frames(
+            connection.clone(),
+            connection.subscribe(EventFilter::All),
+            Arc::clone(&frames),
+        ));
         Self {
             connection,
             sessions,
+            frames,
             process,
             version,
         }
@@ -253,6 +276,69 @@ async fn forget_closed_targets(mut events: EventStream, sessions: Sessions) {
     }
 }
 
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachedToTarget {
+    session_id: String,
+    target_info: TargetInfo,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DetachedFromTarget {
+    session_id: String,
+}
+
+/// Records out-of-process frames as they attach under a page (or under
+/// another frame) and forgets them when they detach. Each new frame gets
+/// auto-attach too, so frames nested at any depth are found.
+async fn track_frames(connection: Connection, mut events: EventStream, frames: Frames) {
+    while let Some(event) = events.recv().await {
+        match event.method.as_str() {
+            "Target.attachedToTarget" => {
+                let (Some(parent), Some(attached)) =
+                    (event.session_id.clone(), event.decode::<AttachedToTarget>())
+                else {
+                    continue;
+                };
+                if attached.target_info.kind != "iframe" {
+                    continue;
+                }
+                let session = SessionId(attached.session_id);
+                frames.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                    attached.target_info.target_id,
+                    FrameSession {
+                        session: session.clone(),
+                        parent_session: parent,
+                        url: attached.target_info.url,
+                    },
+                );
+                let connection = connection.clone();
+                tokio::spawn(async move {
+                    let nested = TargetSetAutoAttach {
+                        auto_attach: true,
+                        wait_for_debugger_on_start: false,
+                        flatten: true,
+                    };
+                    if let Err(error) = connection.call(Some(&session), &nested).await {
+                        tracing::debug!(%error, "could not follow frames nested in a frame");
+                    }
+                });
+            }
+            "Target.detachedFromTarget" => {
+                let Some(detached) = event.decode::<DetachedFromTarget>() else {
+                    continue;
+                };
+                frames
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .retain(|_, frame| frame.session.0 != detached.session_id);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn view_info(target: TargetInfo) -> ViewInfo {
     ViewInfo {
         id: ViewId(target.target_id),
@@ -353,6 +439,64 @@ impl ViewHost for ChromiumHost {
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
         let session = self.session(view).await?;
         Ok(self.connection.subscribe(EventFilter::Session(session)))
+    }
+
+    async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
+        let root = self.session(view).await?;
+        let frames = self
+            .frames
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let id_of_session = |session: &SessionId| {
+            frames
+                .iter()
+                .find(|(_, f)| &f.session == session)
+                .map(|(id, _)| id.clone())
+        };
+        // Walk down from the page's session: parents are listed before their children.
+        let mut found = Vec::new();
+        let mut parents = vec![(root, None::<String>)];
+        while let Some((parent_session, parent_id)) = parents.pop() {
+            let mut children: Vec<(&String, &FrameSession)> = frames
+                .iter()
+                .filter(|(_, f)| f.parent_session == parent_session)
+                .collect();
+            children.sort_by(|a, b| a.0.cmp(b.0));
+            for (id, frame) in children {
+                found.push(FrameInfo {
+                    id: id.clone(),
+                    parent: parent_id.clone(),
+                    url: frame.url.clone(),
+                });
+                parents.insert(0, (frame.session.clone(), id_of_session(&frame.session)));
+            }
+        }
+        Ok(found)
+    }
+
+    async fn send_frame_command(
+        &self,
+        view: &ViewId,
+        frame: &str,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
+        // The view must be live; the frame must be one of ours.
+        self.session(view).await?;
+        let session = self
+            .frames
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(frame)
+            .map(|f| f.session.clone())
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: format!("(frame {frame} is gone)"),
+            })?;
+        self.connection
+            .send_with_timeout(Some(&session), method, params, timeout)
+            .await
     }
 
     async fn list_views(&self) -> Result<Vec<ViewInfo>> {

@@ -62,6 +62,18 @@ pub struct ViewInfo {
     pub context: Option<ContextId>,
 }
 
+/// An out-of-process frame inside a view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// The frame's id (also its target id).
+    pub id: String,
+    /// The out-of-process frame that contains it, or `None` when its owner
+    /// element is in the view's own (main-process) document tree.
+    pub parent: Option<String>,
+    /// Its URL when it attached.
+    pub url: String,
+}
+
 /// How to create a view.
 #[derive(Debug, Clone, Default)]
 pub struct CreateViewOptions {
@@ -101,6 +113,18 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     ) -> Result<Value>;
     /// Subscribes to the view's CDP events. The stream ends when the view closes.
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream>;
+    /// The view's out-of-process frames (cross-origin iframes at any depth),
+    /// parents before children.
+    async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>>;
+    /// Sends one CDP command to an out-of-process frame of the view.
+    async fn send_frame_command(
+        &self,
+        view: &ViewId,
+        frame: &str,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value>;
     /// Lists the views that exist now.
     async fn list_views(&self) -> Result<Vec<ViewInfo>>;
     /// Follows views opening, changing and closing.

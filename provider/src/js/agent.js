@@ -38,6 +38,17 @@
   };
 
   const refs = { byElement: new WeakMap(), byRef: new Map() };
+  // Cross-origin iframes get a slot id so the provider can put the frame's
+  // own tree (walked in that frame) where the iframe sits.
+  const slots = { byElement: new WeakMap(), next: 1 };
+  function slotOf(el) {
+    let slot = slots.byElement.get(el);
+    if (!slot) {
+      slot = 'f' + slots.next++;
+      slots.byElement.set(el, slot);
+    }
+    return slot;
+  }
   const doc = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
 
   const squash = (text) => text.replace(/\s+/g, ' ').trim();
@@ -307,6 +318,15 @@
         out.push(item);
         return;
       }
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        let readable = false;
+        try {
+          readable = !!el.contentDocument;
+        } catch (_) {
+          readable = false;
+        }
+        if (!readable) item.frame = slotOf(el);
+      }
       const children = [];
       const childLimit = COLLECTIONS.has(role) ? { cap: state.maxChildren, items: 0, nodes: 0 } : null;
       for (const child of childrenOf(el)) build(child, depth + 1, children, childLimit);
@@ -551,6 +571,6 @@
     }
   }
 
-  globalThis.__browserShell = { doc, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  globalThis.__browserShell = { doc, slotOf, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
   return 'installed';
 })()

@@ -16,7 +16,9 @@ use serde_json::json;
 use super::keys::{self, Chord};
 use super::navigate::wait_for_navigation;
 use super::{Budget, Page};
-use crate::cdp::protocol::{InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText};
+use crate::cdp::protocol::{
+    InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText, RuntimeCallFunctionOn,
+};
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result, StaleReason};
 use crate::snapshot::tree::Fingerprint;
@@ -179,9 +181,9 @@ pub async fn act(
     budget: &Budget,
 ) -> Result<ActOutcome> {
     let reference = resolve_target(page, target, limits, budget).await?;
-    let point = prepare(page, &reference, action.name(), budget).await?;
+    let ready = prepare(page, &reference, action.name(), budget).await?;
     let mut events = page.events().await?;
-    dispatch(page, &reference, point, action, limits, budget).await?;
+    dispatch(page, &ready, action, limits, budget).await?;
     let navigated = settle(page, &mut events, budget).await?;
     let observation = snapshot::observe(page, limits, budget).await?;
     Ok(ActOutcome {
@@ -189,6 +191,19 @@ pub async fn act(
         navigated,
         observation,
     })
+}
+
+/// An element that passed every check: where it lives and where to act.
+#[derive(Debug)]
+struct Ready {
+    /// Its ref.
+    reference: String,
+    /// Its out-of-process frame, if any.
+    frame: Option<String>,
+    /// The action point in the page's viewport (CSS pixels).
+    x: f64,
+    /// The action point in the page's viewport (CSS pixels).
+    y: f64,
 }
 
 /// The ref for a target: as given, or the one element with the role and name.
@@ -202,8 +217,8 @@ async fn resolve_target(
         Target::Ref(reference) => Ok(reference.clone()),
         Target::Role { role, name } => {
             let mut state = page.agent.lock().await;
-            let walk = snapshot::walk(page, &mut state, &Scope::Page, limits, budget).await?;
-            let found = state.find(&walk.doc, role, name);
+            let walk = snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
+            let found = state.find(&walk.docs, role, name);
             match found.as_slice() {
                 [one] => Ok(one.clone()),
                 [] => Err(BrowserError::ElementNotFound {
@@ -220,13 +235,8 @@ async fn resolve_target(
     }
 }
 
-/// Checks the ref and returns the action point in viewport coordinates.
-async fn prepare(
-    page: &Page,
-    reference: &str,
-    action: &str,
-    budget: &Budget,
-) -> Result<(f64, f64)> {
+/// Checks the ref and finds the action point in the page's viewport.
+async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) -> Result<Ready> {
     let record = {
         let state = page.agent.lock().await;
         state.record(reference).cloned()
@@ -239,31 +249,49 @@ async fn prepare(
             ),
         )
     })?;
+    let frame = record.frame.as_deref();
     let expression = format!(
         "__browserShell.prepare({}, {}, {})",
         json!(reference),
         json!(record.fingerprint),
         json!(action)
     );
-    let value = page.evaluate_in_world(budget, &expression).await?;
+    let value = page
+        .world(frame)
+        .evaluate(page, budget, &expression)
+        .await?;
     let prepared: Prepared =
         serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
             message: format!("unexpected answer while preparing the action: {e}"),
         })?;
     let fingerprint = &record.fingerprint;
     match prepared {
-        Prepared::Ok { x, y } => Ok((x, y)),
+        Prepared::Ok { x, y } => {
+            let (dx, dy) = frame_offset(page, frame, budget).await?;
+            Ok(Ready {
+                reference: reference.to_owned(),
+                frame: record.frame.clone(),
+                x: x + dx,
+                y: y + dy,
+            })
+        }
         Prepared::Gone { doc } => {
             let reason = if doc == record.doc {
                 StaleReason::Detached
             } else {
                 StaleReason::DocumentReplaced
             };
-            Err(stale(page, reference, fingerprint, reason, budget).await)
+            Err(stale(page, reference, frame, fingerprint, reason, budget).await)
         }
-        Prepared::Changed => {
-            Err(stale(page, reference, fingerprint, StaleReason::Changed, budget).await)
-        }
+        Prepared::Changed => Err(stale(
+            page,
+            reference,
+            frame,
+            fingerprint,
+            StaleReason::Changed,
+            budget,
+        )
+        .await),
         Prepared::NotActionable { reason, by } => Err(BrowserError::NotActionable {
             reference: reference.to_owned(),
             role: fingerprint.role.clone(),
@@ -277,16 +305,71 @@ async fn prepare(
     }
 }
 
+/// Where an out-of-process frame's viewport sits in the page's viewport:
+/// the content-box corner of its iframe, added up through nested frames.
+/// Scrolls each iframe into view on the way.
+async fn frame_offset(page: &Page, frame: Option<&str>, budget: &Budget) -> Result<(f64, f64)> {
+    let Some(frame) = frame else {
+        return Ok((0.0, 0.0));
+    };
+    let frames = page.host().frames(page.view()).await?;
+    let (mut dx, mut dy) = (0.0, 0.0);
+    let mut current = frames.iter().find(|f| f.id == frame);
+    while let Some(info) = current {
+        let parent = info.parent.as_deref();
+        let owner = snapshot::frame_owner(page, parent, &info.id, budget)
+            .await?
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: "(the frame's iframe is gone)".into(),
+            })?;
+        let corner = page
+            .call_in(
+                parent,
+                budget,
+                &RuntimeCallFunctionOn {
+                    object_id: owner,
+                    function_declaration: FRAME_CORNER_JS.into(),
+                    return_by_value: true,
+                    await_promise: false,
+                },
+            )
+            .await?;
+        let corner = corner.result.value.unwrap_or_default();
+        dx += corner["x"].as_f64().unwrap_or(0.0);
+        dy += corner["y"].as_f64().unwrap_or(0.0);
+        current = parent.and_then(|p| frames.iter().find(|f| f.id == p));
+    }
+    Ok((dx, dy))
+}
+
+/// `this` is an iframe: its content box's corner in its document's viewport
+/// (plus that document's own same-origin frame offsets).
+const FRAME_CORNER_JS: &str = "function() {
+    const rect = this.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > innerHeight) this.scrollIntoView({ block: 'nearest' });
+    const box = this.getBoundingClientRect();
+    const style = getComputedStyle(this);
+    let x = box.left + this.clientLeft + parseFloat(style.paddingLeft);
+    let y = box.top + this.clientTop + parseFloat(style.paddingTop);
+    for (let win = this.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
+        const outer = win.frameElement.getBoundingClientRect();
+        x += outer.left + win.frameElement.clientLeft;
+        y += outer.top + win.frameElement.clientTop;
+    }
+    return { x, y };
+}";
+
 /// Builds a `STALE_REF` error, with a suggestion when exactly one live
 /// element now has the old fingerprint.
 async fn stale(
     page: &Page,
     reference: &str,
+    frame: Option<&str>,
     fingerprint: &Fingerprint,
     reason: StaleReason,
     budget: &Budget,
 ) -> BrowserError {
-    let suggestion = suggest(page, fingerprint, budget)
+    let suggestion = suggest(page, frame, fingerprint, budget)
         .await
         .unwrap_or_else(|error| {
             tracing::debug!(%error, "could not look for a replacement ref");
@@ -303,6 +386,7 @@ async fn stale(
 
 async fn suggest(
     page: &Page,
+    frame: Option<&str>,
     fingerprint: &Fingerprint,
     budget: &Budget,
 ) -> Result<Option<String>> {
@@ -320,26 +404,41 @@ async fn suggest(
         json!(fingerprint),
         state.next_ref()
     );
-    let value = page.evaluate_in_world(budget, &expression).await?;
+    let value = page
+        .world(frame)
+        .evaluate(page, budget, &expression)
+        .await?;
     let found: Suggestion =
         serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
             message: format!("unexpected suggestion shape: {e}"),
         })?;
     state.advance(found.next_ref);
     if let (Some(reference), Some(doc)) = (&found.reference, found.doc) {
-        state.remember(reference, doc, fingerprint.clone());
+        state.remember(
+            reference,
+            frame.map(str::to_owned),
+            doc,
+            fingerprint.clone(),
+        );
     }
     Ok(found.reference)
 }
 
 async fn dispatch(
     page: &Page,
-    reference: &str,
-    (x, y): (f64, f64),
+    ready: &Ready,
     action: &Action,
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<()> {
+    let Ready {
+        reference,
+        frame,
+        x,
+        y,
+    } = ready;
+    let (reference, x, y) = (reference.as_str(), *x, *y);
+    let frame = frame.as_deref();
     match action {
         Action::Click {
             button,
@@ -354,6 +453,7 @@ async fn dispatch(
         Action::Focus => {
             world_call(
                 page,
+                frame,
                 budget,
                 &format!("__browserShell.focus({})", json!(reference)),
             )
@@ -364,6 +464,7 @@ async fn dispatch(
             let replace = matches!(action, Action::Fill { .. });
             let focused = world_call(
                 page,
+                frame,
                 budget,
                 &format!(
                     "__browserShell.focusForTyping({}, {replace})",
@@ -405,6 +506,7 @@ async fn dispatch(
                 .collect::<Result<Vec<_>>>()?;
             world_call(
                 page,
+                frame,
                 budget,
                 &format!("__browserShell.focus({})", json!(reference)),
             )
@@ -423,6 +525,7 @@ async fn dispatch(
             }
             let selected = world_call(
                 page,
+                frame,
                 budget,
                 &format!(
                     "__browserShell.selectOptions({}, {})",
@@ -453,7 +556,7 @@ async fn dispatch(
         Action::Check | Action::Uncheck => {
             let want = matches!(action, Action::Check);
             let state_of = format!("__browserShell.checkedState({})", json!(reference));
-            let now = world_call(page, budget, &state_of).await?;
+            let now = world_call(page, frame, budget, &state_of).await?;
             if now.is_null() {
                 return Err(BrowserError::invalid(
                     "ref",
@@ -462,7 +565,7 @@ async fn dispatch(
             }
             if now.as_bool() != Some(want) {
                 click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
-                if world_call(page, budget, &state_of).await?.as_bool() != Some(want) {
+                if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
                     return Err(BrowserError::NotActionable {
                         reference: reference.to_owned(),
                         role: String::new(),
@@ -480,7 +583,8 @@ async fn dispatch(
             let destination = resolve_target(page, to, limits, budget).await?;
             mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await?;
             mouse(page, "mousePressed", x, y, "left", 1, 0, budget).await?;
-            let (to_x, to_y) = prepare(page, &destination, "drag", budget).await?;
+            let drop_at = prepare(page, &destination, "drag", budget).await?;
+            let (to_x, to_y) = (drop_at.x, drop_at.y);
             for step in 1..=5 {
                 let t = f64::from(step) / 5.0;
                 mouse(
@@ -500,8 +604,13 @@ async fn dispatch(
     }
 }
 
-async fn world_call(page: &Page, budget: &Budget, expression: &str) -> Result<serde_json::Value> {
-    page.evaluate_in_world(budget, expression).await
+async fn world_call(
+    page: &Page,
+    frame: Option<&str>,
+    budget: &Budget,
+    expression: &str,
+) -> Result<serde_json::Value> {
+    page.world(frame).evaluate(page, budget, expression).await
 }
 
 fn modifier_bits(names: &[String]) -> Result<u8> {

@@ -16,6 +16,7 @@ pub mod navigate;
 pub mod screenshot;
 pub(crate) mod world;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
@@ -57,8 +58,9 @@ pub struct Page {
     view: ViewId,
     /// Dialogs answered since the last [`Page::take_dialogs`].
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
-    /// Our isolated world for snapshots and actions.
-    world: world::World,
+    /// Our isolated worlds for snapshots and actions: the main frame's
+    /// (`None`) and one per out-of-process frame.
+    worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
     /// Refs handed out in this tab and the snapshots the session saw.
     pub(crate) agent: tokio::sync::Mutex<crate::snapshot::TabState>,
 }
@@ -84,7 +86,7 @@ impl Page {
             host,
             view,
             dialogs,
-            world: world::World::default(),
+            worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
         })
     }
@@ -121,13 +123,56 @@ impl Page {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Evaluates `expression` in our isolated world (see [`world`]).
+    /// Evaluates `expression` in our isolated world of the main frame (see [`world`]).
     pub(crate) async fn evaluate_in_world(
         &self,
         budget: &Budget,
         expression: &str,
     ) -> Result<Value> {
-        self.world.evaluate(self, budget, expression).await
+        self.world(None).evaluate(self, budget, expression).await
+    }
+
+    /// Our world in `frame` (`None`: the main frame).
+    pub(crate) fn world(&self, frame: Option<&str>) -> Arc<world::World> {
+        let mut worlds = self.worlds.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget worlds of frames that are gone, so the map does not grow.
+        if worlds.len() > 64 {
+            worlds.retain(|key, _| key.is_none());
+        }
+        Arc::clone(
+            worlds
+                .entry(frame.map(str::to_owned))
+                .or_insert_with(|| Arc::new(world::World::new(frame.map(str::to_owned)))),
+        )
+    }
+
+    /// Sends a typed command to the main frame (`None`) or an out-of-process frame.
+    pub async fn call_in<C: Command + Sync>(
+        &self,
+        frame: Option<&str>,
+        budget: &Budget,
+        command: &C,
+    ) -> Result<C::Response> {
+        let Some(frame) = frame else {
+            return self.call(budget, command).await;
+        };
+        let bound = budget.command_bound(self.host.command_timeout());
+        let params =
+            serde_json::to_value(command).map_err(|e| crate::error::BrowserError::Protocol {
+                method: C::METHOD.into(),
+                message: format!("cannot encode parameters: {e}"),
+            })?;
+        let value = budget
+            .run(
+                C::METHOD,
+                self.host
+                    .send_frame_command(&self.view, frame, C::METHOD, params, bound),
+            )
+            .await?;
+        serde_json::from_value(value).map_err(|e| crate::error::BrowserError::Protocol {
+            method: C::METHOD.into(),
+            message: format!("unexpected result shape: {e}"),
+        })
     }
 
     /// Evaluates a page-side helper expression and returns its JSON value.

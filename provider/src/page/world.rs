@@ -17,14 +17,36 @@ use crate::error::{BrowserError, Result};
 const AGENT_JS: &str = include_str!("../js/agent.js");
 const WORLD_NAME: &str = "browser-shell";
 
-/// The cached execution context of our world in a page.
+/// The cached execution context of our world in one frame of a page.
 #[derive(Debug, Default)]
 pub struct World {
+    /// The out-of-process frame this world lives in; `None` for the page's main frame.
+    frame: Option<String>,
     /// The context id while it is known to be alive.
     context: Mutex<Option<i64>>,
 }
 
 impl World {
+    /// A world (not yet created) for the main frame or an out-of-process frame.
+    pub fn new(frame: Option<String>) -> Self {
+        Self {
+            frame,
+            context: Mutex::new(None),
+        }
+    }
+
+    /// The context id, creating the world if needed (for commands that
+    /// address objects in it, such as `DOM.resolveNode`).
+    pub async fn context_id(&self, page: &Page, budget: &Budget) -> Result<i64> {
+        let mut context = self.context.lock().await;
+        if let Some(id) = *context {
+            return Ok(id);
+        }
+        let id = self.create(page, budget).await?;
+        *context = Some(id);
+        Ok(id)
+    }
+
     /// Evaluates `expression` (which may use `__browserShell`) in our world,
     /// awaiting promises, and returns its JSON value.
     ///
@@ -42,7 +64,7 @@ impl World {
                     id
                 }
             };
-            match run(page, budget, id, expression).await {
+            match run(page, self.frame.as_deref(), budget, id, expression).await {
                 Err(error) if attempt == 0 && is_lost_context(&error) => {
                     tracing::debug!(view = %page.view(), "our world's document is gone; creating a new world");
                     *context = None;
@@ -56,23 +78,32 @@ impl World {
     }
 
     async fn create(&self, page: &Page, budget: &Budget) -> Result<i64> {
+        let frame = self.frame.as_deref();
         let world = page
-            .call(
+            .call_in(
+                frame,
                 budget,
                 &PageCreateIsolatedWorld {
-                    frame_id: page.view().as_str().to_owned(),
+                    frame_id: frame.unwrap_or(page.view().as_str()).to_owned(),
                     world_name: WORLD_NAME.to_owned(),
                 },
             )
             .await?;
-        run(page, budget, world.execution_context_id, AGENT_JS).await?;
+        run(page, frame, budget, world.execution_context_id, AGENT_JS).await?;
         Ok(world.execution_context_id)
     }
 }
 
-async fn run(page: &Page, budget: &Budget, context: i64, expression: &str) -> Result<Value> {
+async fn run(
+    page: &Page,
+    frame: Option<&str>,
+    budget: &Budget,
+    context: i64,
+    expression: &str,
+) -> Result<Value> {
     let evaluated = page
-        .call(
+        .call_in(
+            frame,
             budget,
             &RuntimeEvaluate {
                 expression: expression.to_owned(),

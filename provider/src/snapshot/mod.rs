@@ -14,14 +14,15 @@ pub mod diff;
 pub mod render;
 pub mod tree;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 
+use crate::cdp::protocol::{DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn};
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
 use render::{RenderLimits, Rendered};
-use tree::{Fingerprint, Walk};
+use tree::{Fingerprint, Node, Walk};
 
 /// Limits on what a snapshot walks and shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +120,8 @@ pub enum ResetReason {
 /// A ref as issued: where it was seen and what it looked like.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RefRecord {
+    /// The out-of-process frame it lives in (`None`: the main frame's process).
+    pub frame: Option<String>,
     /// The document it was seen in.
     pub doc: String,
     /// Its fingerprint when last seen.
@@ -174,18 +177,30 @@ impl TabState {
     }
 
     /// Records a ref handed out outside a snapshot (a suggestion).
-    pub(crate) fn remember(&mut self, reference: &str, doc: String, fingerprint: Fingerprint) {
-        self.refs
-            .insert(reference.to_owned(), RefRecord { doc, fingerprint });
+    pub(crate) fn remember(
+        &mut self,
+        reference: &str,
+        frame: Option<String>,
+        doc: String,
+        fingerprint: Fingerprint,
+    ) {
+        self.refs.insert(
+            reference.to_owned(),
+            RefRecord {
+                frame,
+                doc,
+                fingerprint,
+            },
+        );
     }
 
     /// Refs of the current document whose fingerprint has this role and name.
-    pub(crate) fn find(&self, doc: &str, role: &str, name: &str) -> Vec<String> {
+    pub(crate) fn find(&self, docs: &HashSet<String>, role: &str, name: &str) -> Vec<String> {
         let mut found: Vec<String> = self
             .refs
             .iter()
             .filter(|(_, r)| {
-                r.doc == doc && r.fingerprint.role == role && r.fingerprint.name == name
+                docs.contains(&r.doc) && r.fingerprint.role == role && r.fingerprint.name == name
             })
             .map(|(reference, _)| reference.clone())
             .collect();
@@ -193,26 +208,189 @@ impl TabState {
         found
     }
 
-    fn absorb(&mut self, walk: &Walk) {
+    fn absorb(&mut self, walk: &Walk, frame: Option<&str>) {
         self.next_ref = self.next_ref.max(walk.next_ref);
-        // Refs of replaced documents can never resolve again; drop them so
-        // the table does not grow with every navigation.
-        self.refs.retain(|_, record| record.doc == walk.doc);
         for (reference, fingerprint) in &walk.fingerprints {
             self.refs.insert(
                 reference.clone(),
                 RefRecord {
+                    frame: frame.map(str::to_owned),
                     doc: walk.doc.clone(),
                     fingerprint: fingerprint.clone(),
                 },
             );
         }
     }
+
+    /// Drops refs of documents no longer on the page: they can never
+    /// resolve again, and the table should not grow with every navigation.
+    fn prune(&mut self, live_docs: &HashSet<String>) {
+        self.refs
+            .retain(|_, record| live_docs.contains(&record.doc));
+    }
 }
 
-/// Walks the page (or a part of it) and records the refs it hands out.
+/// A walk of the whole page: the main document with the trees of its
+/// out-of-process frames attached where their iframes sit.
+#[derive(Debug, Clone)]
+pub(crate) struct PageWalk {
+    /// The combined tree.
+    pub tree: Vec<Node>,
+    /// The main document's identity (changes on navigation).
+    pub main_doc: String,
+    /// Every document walked.
+    pub docs: HashSet<String>,
+    /// The page URL.
+    pub url: String,
+    /// The page title.
+    pub title: String,
+    /// Nodes the walkers left out.
+    pub omitted: u64,
+}
+
+/// Walks the page, then each out-of-process frame (parents first), and
+/// attaches every frame's tree under its iframe. Scoped walks stay in the
+/// main frame's process.
+pub(crate) async fn walk_page(
+    page: &Page,
+    state: &mut TabState,
+    scope: &Scope,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<PageWalk> {
+    let main = walk(page, None, state, scope, limits, budget).await?;
+    let mut tree = main.tree;
+    tag_frame_slots(&mut tree, "");
+    let mut combined = PageWalk {
+        tree,
+        main_doc: main.doc.clone(),
+        docs: HashSet::from([main.doc]),
+        url: main.url,
+        title: main.title,
+        omitted: main.omitted,
+    };
+    let frames = page.host().frames(page.view()).await.unwrap_or_default();
+    for frame in frames {
+        let parent = frame.parent.as_deref();
+        let slot = match owner_slot(page, parent, &frame.id, budget).await {
+            Ok(Some(slot)) => slot,
+            Ok(None) => continue,
+            Err(error) => {
+                tracing::debug!(frame = %frame.id, %error, "cannot place an out-of-process frame");
+                continue;
+            }
+        };
+        let key = format!("{}:{slot}", parent.unwrap_or(""));
+        let child = match walk(page, Some(&frame.id), state, &Scope::Page, limits, budget).await {
+            Ok(child) => child,
+            Err(error) => {
+                tracing::debug!(frame = %frame.id, %error, "cannot walk an out-of-process frame");
+                continue;
+            }
+        };
+        let mut subtree = child.tree;
+        tag_frame_slots(&mut subtree, &frame.id);
+        if attach(&mut combined.tree, &key, &mut Some(subtree)) {
+            combined.docs.insert(child.doc);
+            combined.omitted += child.omitted;
+        }
+    }
+    if *scope == Scope::Page {
+        state.prune(&combined.docs);
+    }
+    Ok(combined)
+}
+
+/// Prefixes the frame slots found in a frame's tree with that frame's id,
+/// making them unique across frames.
+fn tag_frame_slots(nodes: &mut [Node], frame: &str) {
+    for node in nodes {
+        if let Some(slot) = &node.frame {
+            node.frame = Some(format!("{frame}:{slot}"));
+        }
+        tag_frame_slots(&mut node.children, frame);
+    }
+}
+
+/// Puts `subtree` under the node whose slot is `key`; false if none is.
+fn attach(nodes: &mut [Node], key: &str, subtree: &mut Option<Vec<Node>>) -> bool {
+    for node in nodes {
+        if node.frame.as_deref() == Some(key) {
+            if let Some(children) = subtree.take() {
+                node.children = children;
+            }
+            return true;
+        }
+        if attach(&mut node.children, key, subtree) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The slot our walker gave the iframe element that owns `frame`, found
+/// through the DOM of the frame's parent document.
+async fn owner_slot(
+    page: &Page,
+    parent: Option<&str>,
+    frame: &str,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    let Some(owner) = frame_owner(page, parent, frame, budget).await? else {
+        return Ok(None);
+    };
+    let value = page
+        .call_in(
+            parent,
+            budget,
+            &RuntimeCallFunctionOn {
+                object_id: owner,
+                function_declaration: "function() { return globalThis.__browserShell ? __browserShell.slotOf(this) : null; }".into(),
+                return_by_value: true,
+                await_promise: false,
+            },
+        )
+        .await?;
+    Ok(value
+        .result
+        .value
+        .and_then(|v| v.as_str().map(str::to_owned)))
+}
+
+/// The iframe element owning `frame`, as an object in our world of `parent`.
+pub(crate) async fn frame_owner(
+    page: &Page,
+    parent: Option<&str>,
+    frame: &str,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    let owner = page
+        .call_in(
+            parent,
+            budget,
+            &DomGetFrameOwner {
+                frame_id: frame.to_owned(),
+            },
+        )
+        .await?;
+    let context = page.world(parent).context_id(page, budget).await?;
+    let resolved = page
+        .call_in(
+            parent,
+            budget,
+            &DomResolveNode {
+                backend_node_id: owner.backend_node_id,
+                execution_context_id: context,
+            },
+        )
+        .await?;
+    Ok(resolved.object.object_id)
+}
+
+/// Walks one frame's document (or a part of it) and records the refs it hands out.
 pub(crate) async fn walk(
     page: &Page,
+    frame: Option<&str>,
     state: &mut TabState,
     scope: &Scope,
     limits: &SnapshotLimits,
@@ -238,7 +416,7 @@ pub(crate) async fn walk(
          return __browserShell.walk(Object.assign({options}, {{ root }})); }})()",
         scoped = !matches!(scope, Scope::Page),
     );
-    let value = match page.evaluate_in_world(budget, &expression).await {
+    let value = match page.world(frame).evaluate(page, budget, &expression).await {
         Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
             return Err(BrowserError::invalid("selector", message));
         }
@@ -261,7 +439,7 @@ pub(crate) async fn walk(
     let walk: Walk = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the snapshot walker returned an unexpected shape: {e}"),
     })?;
-    state.absorb(&walk);
+    state.absorb(&walk, frame);
     Ok(walk)
 }
 
@@ -283,7 +461,7 @@ pub async fn snapshot(
     budget: &Budget,
 ) -> Result<Snapshot> {
     let mut state = page.agent.lock().await;
-    let walk = walk(page, &mut state, scope, limits, budget).await?;
+    let walk = walk_page(page, &mut state, scope, limits, budget).await?;
     let rendered = render::render(
         &walk.tree,
         limits.render,
@@ -302,7 +480,7 @@ pub async fn snapshot(
     if *scope == Scope::Page {
         state.last = Some(Seen {
             generation: state.generation,
-            doc: walk.doc,
+            doc: walk.main_doc,
             rendered,
         });
     }
@@ -313,7 +491,7 @@ pub async fn snapshot(
 /// session saw, or a full snapshot marked as a reset.
 pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
     let mut state = page.agent.lock().await;
-    let walk = walk(page, &mut state, &Scope::Page, limits, budget).await?;
+    let walk = walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
     let rendered = render::render(
         &walk.tree,
         limits.render,
@@ -332,7 +510,7 @@ pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> R
     };
     let previous = state.last.replace(Seen {
         generation,
-        doc: walk.doc.clone(),
+        doc: walk.main_doc.clone(),
         rendered: rendered.clone(),
     });
     let reset = |reason| Observation::Reset {
@@ -342,7 +520,7 @@ pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> R
     let Some(previous) = previous else {
         return Ok(reset(ResetReason::FirstSnapshot));
     };
-    if previous.doc != walk.doc {
+    if previous.doc != walk.main_doc {
         return Ok(reset(ResetReason::Navigated));
     }
     let changes = diff::diff(&previous.rendered, &rendered);

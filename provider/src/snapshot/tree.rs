@@ -41,6 +41,9 @@ pub struct Node {
     pub children: Vec<Node>,
     /// Further children the walker counted but did not walk (long lists and tables).
     pub more: Option<u64>,
+    /// For an iframe whose document lives in another process: its slot,
+    /// where that frame's own tree is attached.
+    pub frame: Option<String>,
 }
 
 impl Node {

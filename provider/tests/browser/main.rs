@@ -81,6 +81,7 @@ fn main() {
         snapshot::scoped_snapshots,
         snapshot::shadow_roots_and_same_origin_frames_are_inline,
         snapshot::huge_pages_are_cut_within_limits,
+        snapshot::cross_origin_frames_are_inline_and_actionable,
         act::every_action_kind_works,
         act::role_and_name_must_match_exactly_one,
         act::blocked_elements_are_not_actionable,

@@ -307,3 +307,53 @@ pub async fn huge_pages_are_cut_within_limits(ctx: Ctx) {
     assert!(snapshot.omitted > 10_000, "{} omitted", snapshot.omitted);
     assert!(took < Duration::from_secs(20), "bounded: {took:?}");
 }
+
+pub async fn cross_origin_frames_are_inline_and_actionable(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("frames.html").await;
+    // The cross-origin frame (localhost vs 127.0.0.1) loads after the page; wait for it.
+    assert_eq!(ctx.eval(&session, "window.crossLoaded").await, true);
+    let text = snap(&ctx, &session).await;
+    assert_eq!(
+        text.matches("button \"Frame button\"").count(),
+        2,
+        "both frames appear inline:\n{text}"
+    );
+    let cross = text
+        .split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned();
+    let button = ref_of(&cross, "Frame button");
+    let note = ref_of(&cross, "Frame note");
+    let outcome = browser
+        .act(&session, &Target::Ref(button), &click(), &cancel)
+        .await
+        .unwrap();
+    let shown = match outcome.observation {
+        Observation::Diff { text, .. } => text,
+        Observation::Reset { snapshot, .. } => snapshot.text,
+    };
+    assert!(
+        shown.contains("Frame button clicked"),
+        "the click landed in the cross-origin frame:\n{shown}"
+    );
+    browser
+        .act(
+            &session,
+            &Target::Ref(note.clone()),
+            &Action::Fill {
+                text: "from the agent".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let after = snap(&ctx, &session).await;
+    assert!(
+        after.contains(&format!("[ref={note}]: from the agent")),
+        "{after}"
+    );
+}
