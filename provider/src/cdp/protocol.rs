@@ -517,6 +517,9 @@ pub struct RemoteObject {
     /// A printable description (for errors: the stack).
     #[serde(default)]
     pub description: Option<String>,
+    /// Handle of the object, when not returned by value.
+    #[serde(default, rename = "objectId")]
+    pub object_id: Option<String>,
 }
 
 /// Details of a thrown exception.
@@ -584,6 +587,37 @@ command!(DomGetFrameOwner => "DOM.getFrameOwner", FrameOwner);
 pub struct FrameOwner {
     /// The iframe element.
     pub backend_node_id: i64,
+}
+
+/// `DOM.describeNode` with `pierce`: a node with its shadow roots, closed ones included.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomDescribeNode {
+    /// The node, as a JavaScript object.
+    pub object_id: String,
+    /// How deep to describe children (0: the node only).
+    pub depth: i32,
+    /// Describe shadow roots and frame documents too.
+    pub pierce: bool,
+}
+command!(DomDescribeNode => "DOM.describeNode", DescribedNode);
+
+/// Result of `DOM.describeNode`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DescribedNode {
+    /// The node.
+    pub node: DomNode,
+}
+
+/// A DOM node as CDP describes it (only what we read).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomNode {
+    /// Stable id of the node in the browser.
+    pub backend_node_id: i64,
+    /// Its shadow roots, open and closed.
+    #[serde(default)]
+    pub shadow_roots: Vec<DomNode>,
 }
 
 /// `DOM.resolveNode`: a DOM node as a JavaScript object in a given context.

@@ -37,7 +37,13 @@
     SUMMARY: 'button', IFRAME: 'iframe', LABEL: 'label',
   };
 
-  const refs = { byElement: new WeakMap(), byRef: new Map() };
+  const refs = { byElement: new WeakMap(), byRef: new Map(), issued: 0 };
+  // Closed shadow roots, handed to us by the provider (through CDP, which
+  // can pierce them); hosts already checked; hosts waiting to be checked.
+  const closedRoots = new WeakMap();
+  const checkedHosts = new WeakSet();
+  let pendingHosts = [];
+  const shadowOf = (el) => el.shadowRoot || closedRoots.get(el) || null;
   // Cross-origin iframes get a slot id so the provider can put the frame's
   // own tree (walked in that frame) where the iframe sits.
   const slots = { byElement: new WeakMap(), next: 1 };
@@ -149,7 +155,7 @@
       for (const child of children) visit(child);
       if (node.tagName === 'BR' || getComputedStyle(node).display.startsWith('block')) text += ' ';
     };
-    const children = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+    const children = shadowOf(el) ? shadowOf(el).childNodes : el.childNodes;
     for (const child of children) visit(child);
     return text;
   }
@@ -177,6 +183,9 @@
   function refFor(el, state) {
     let ref = refs.byElement.get(el);
     if (!ref) {
+      // Never below a number this world already handed out, whatever the caller says.
+      state.nextRef = Math.max(state.nextRef, refs.issued + 1);
+      refs.issued = state.nextRef;
       ref = 'e' + state.nextRef++;
       refs.byElement.set(el, ref);
       refs.byRef.set(ref, new WeakRef(el));
@@ -227,7 +236,8 @@
       const assigned = el.assignedNodes({ flatten: true });
       return assigned.length ? assigned : el.childNodes;
     }
-    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    const shadow = shadowOf(el);
+    if (shadow) return shadow.childNodes;
     if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
       try {
         const body = el.contentDocument && el.contentDocument.body;
@@ -279,6 +289,12 @@
       }
       // A table's caption and a fieldset's legend are their names already.
       if (el.tagName === 'CAPTION' || (el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET')) return;
+      // A custom element without an open shadow root may hide a closed one.
+      // (At most 20 a walk; only hosts that are rendered.)
+      if (el.localName.includes('-') && !shadowOf(el) && !checkedHosts.has(el) && pendingHosts.length < 20) {
+        checkedHosts.add(el);
+        if (el.getClientRects().length > 0) pendingHosts.push(el);
+      }
       if (state.visited >= state.maxNodes) {
         state.omitted += 1 + el.getElementsByTagName('*').length;
         return;
@@ -354,8 +370,10 @@
     if (options.root) roots.push(options.root);
     else roots.push(document.body || document.documentElement);
     const tree = [];
+    pendingHosts = [];
     for (const root of roots) build(root, 0, tree, null);
     return {
+      pendingHosts: pendingHosts.length,
       doc,
       url: location.href,
       title: document.title,
@@ -392,8 +410,8 @@
 
   function deepElementFromPoint(doc, x, y) {
     let hit = doc.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
+    while (hit && shadowOf(hit)) {
+      const inner = shadowOf(hit).elementFromPoint(x, y);
       if (!inner || inner === hit) break;
       hit = inner;
     }
@@ -571,6 +589,16 @@
     }
   }
 
-  globalThis.__browserShell = { doc, slotOf, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  // For the provider: a host to check for a closed shadow root, and the
+  // root it found (`this` is the ShadowRoot, resolved in this world).
+  function pendingHost(index) {
+    return pendingHosts[index] || null;
+  }
+  function adoptClosedRoot(root) {
+    if (root && root.host) closedRoots.set(root.host, root);
+    return !!(root && root.host);
+  }
+
+  globalThis.__browserShell = { doc, slotOf, pendingHost, adoptClosedRoot, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
   return 'installed';
 })()

@@ -18,7 +18,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 
-use crate::cdp::protocol::{DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn};
+use crate::cdp::protocol::{
+    DomDescribeNode, DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn, RuntimeEvaluate,
+};
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
 use render::{RenderLimits, Rendered};
@@ -396,49 +398,22 @@ pub(crate) async fn walk(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<Walk> {
-    let options = json!({
-        "nextRef": state.next_ref,
-        "maxNodes": limits.max_nodes,
-        "maxText": limits.max_text,
-        "maxDepth": limits.max_depth,
-        "maxChildren": limits.render.max_children,
-    });
-    let root = match scope {
-        Scope::Page => "null".to_owned(),
-        Scope::Ref(reference) => format!("__browserShell.element({})", json!(reference)),
-        Scope::Selector(selector) => format!(
-            "(() => {{ const found = __browserShell.rootBySelector({}); if (found.error) throw new SyntaxError('bad selector: ' + found.error); return found.element; }})()",
-            json!(selector)
-        ),
-    };
-    let expression = format!(
-        "(() => {{ const root = {root}; if ({scoped} && !root) return {{ missing: true }}; \
-         return __browserShell.walk(Object.assign({options}, {{ root }})); }})()",
-        scoped = !matches!(scope, Scope::Page),
-    );
-    let value = match page.world(frame).evaluate(page, budget, &expression).await {
-        Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
-            return Err(BrowserError::invalid("selector", message));
-        }
-        other => other?,
-    };
-    if value.get("missing").is_some() {
-        return Err(match scope {
-            Scope::Ref(reference) => BrowserError::invalid(
-                "ref",
-                format!("{reference} is not on the page now; take a new snapshot"),
-            ),
-            Scope::Selector(selector) => BrowserError::ElementNotFound {
-                selector: selector.clone(),
-            },
-            Scope::Page => BrowserError::ExecuteFailed {
-                message: "the page has no document".into(),
-            },
-        });
+    let mut walk = run_walk(
+        page,
+        frame,
+        scope,
+        &walk_expression(scope, limits, state.next_ref),
+        budget,
+    )
+    .await?;
+    // Closed shadow roots are invisible to scripts; CDP can pierce them.
+    // Hand the ones found to our world and walk again to include them.
+    if walk.pending_hosts > 0
+        && adopt_closed_roots(page, frame, walk.pending_hosts, budget).await? > 0
+    {
+        let again = walk_expression(scope, limits, walk.next_ref);
+        walk = run_walk(page, frame, scope, &again, budget).await?;
     }
-    let walk: Walk = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-        message: format!("the snapshot walker returned an unexpected shape: {e}"),
-    })?;
     state.absorb(&walk, frame);
     Ok(walk)
 }
@@ -532,4 +507,133 @@ pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> R
         generation,
         text: changes.text,
     })
+}
+
+/// The page-side call that walks `scope`, handing out refs from `next_ref` on.
+fn walk_expression(scope: &Scope, limits: &SnapshotLimits, next_ref: u64) -> String {
+    let options = json!({
+        "nextRef": next_ref,
+        "maxNodes": limits.max_nodes,
+        "maxText": limits.max_text,
+        "maxDepth": limits.max_depth,
+        "maxChildren": limits.render.max_children,
+    });
+    let root = match scope {
+        Scope::Page => "null".to_owned(),
+        Scope::Ref(reference) => format!("__browserShell.element({})", json!(reference)),
+        Scope::Selector(selector) => format!(
+            "(() => {{ const found = __browserShell.rootBySelector({}); if (found.error) throw new SyntaxError('bad selector: ' + found.error); return found.element; }})()",
+            json!(selector)
+        ),
+    };
+    format!(
+        "(() => {{ const root = {root}; if ({scoped} && !root) return {{ missing: true }}; \
+         return __browserShell.walk(Object.assign({options}, {{ root }})); }})()",
+        scoped = !matches!(scope, Scope::Page),
+    )
+}
+
+/// Runs one walk expression in `frame`'s world and reads its result.
+async fn run_walk(
+    page: &Page,
+    frame: Option<&str>,
+    scope: &Scope,
+    expression: &str,
+    budget: &Budget,
+) -> Result<Walk> {
+    let value = match page.world(frame).evaluate(page, budget, expression).await {
+        Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
+            return Err(BrowserError::invalid("selector", message));
+        }
+        other => other?,
+    };
+    if value.get("missing").is_some() {
+        return Err(match scope {
+            Scope::Ref(reference) => BrowserError::invalid(
+                "ref",
+                format!("{reference} is not on the page now; take a new snapshot"),
+            ),
+            Scope::Selector(selector) => BrowserError::ElementNotFound {
+                selector: selector.clone(),
+            },
+            Scope::Page => BrowserError::ExecuteFailed {
+                message: "the page has no document".into(),
+            },
+        });
+    }
+    let walk: Walk = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the snapshot walker returned an unexpected shape: {e}"),
+    })?;
+    Ok(walk)
+}
+
+/// Finds closed shadow roots of the hosts the walker flagged and hands
+/// them to our world. Returns how many were adopted.
+async fn adopt_closed_roots(
+    page: &Page,
+    frame: Option<&str>,
+    hosts: u32,
+    budget: &Budget,
+) -> Result<usize> {
+    let context = page.world(frame).context_id(page, budget).await?;
+    let mut adopted = 0;
+    for index in 0..hosts {
+        let host = page
+            .call_in(
+                frame,
+                budget,
+                &RuntimeEvaluate {
+                    expression: format!("__browserShell.pendingHost({index})"),
+                    context_id: Some(context),
+                    ..RuntimeEvaluate::default()
+                },
+            )
+            .await?;
+        let Some(host) = host.result.object_id else {
+            continue;
+        };
+        let described = page
+            .call_in(
+                frame,
+                budget,
+                &DomDescribeNode {
+                    object_id: host,
+                    depth: 0,
+                    pierce: true,
+                },
+            )
+            .await?;
+        for root in described.node.shadow_roots {
+            let resolved = page
+                .call_in(
+                    frame,
+                    budget,
+                    &DomResolveNode {
+                        backend_node_id: root.backend_node_id,
+                        execution_context_id: context,
+                    },
+                )
+                .await?;
+            let Some(root) = resolved.object.object_id else {
+                continue;
+            };
+            let taken = page
+                .call_in(
+                    frame,
+                    budget,
+                    &RuntimeCallFunctionOn {
+                        object_id: root,
+                        function_declaration:
+                            "function() { return __browserShell.adoptClosedRoot(this); }".into(),
+                        return_by_value: true,
+                        await_promise: false,
+                    },
+                )
+                .await?;
+            if taken.result.value == Some(serde_json::Value::Bool(true)) {
+                adopted += 1;
+            }
+        }
+    }
+    Ok(adopted)
 }

@@ -90,4 +90,7 @@ pub struct Walk {
     pub omitted: u64,
     /// Fingerprints of every ref in the tree.
     pub fingerprints: HashMap<String, Fingerprint>,
+    /// Custom elements seen for the first time that may hide closed shadow roots.
+    #[serde(default)]
+    pub pending_hosts: u32,
 }

@@ -79,7 +79,7 @@ fn main() {
         snapshot::refs_survive_snapshots_and_churn,
         snapshot::stale_refs_never_hit_another_element,
         snapshot::scoped_snapshots,
-        snapshot::shadow_roots_and_same_origin_frames_are_inline,
+        snapshot::open_and_closed_shadow_roots_and_same_origin_frames_are_inline,
         snapshot::huge_pages_are_cut_within_limits,
         snapshot::cross_origin_frames_are_inline_and_actionable,
         act::every_action_kind_works,

@@ -253,7 +253,7 @@ pub async fn scoped_snapshots(ctx: Ctx) {
     assert_eq!(bad.code(), "INVALID_ARGUMENT");
 }
 
-pub async fn shadow_roots_and_same_origin_frames_are_inline(ctx: Ctx) {
+pub async fn open_and_closed_shadow_roots_and_same_origin_frames_are_inline(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
     let session = ctx.session_at("shadow.html").await;
@@ -269,6 +269,19 @@ pub async fn shadow_roots_and_same_origin_frames_are_inline(ctx: Ctx) {
         ctx.eval(&session, "document.getElementById('result').textContent")
             .await,
         "shadow clicked"
+    );
+    // Closed shadow roots are pierced through CDP; passwords in them stay masked.
+    assert!(text.contains("- region \"Closed widget\""), "{text}");
+    assert!(!text.contains("closed-secret"), "{text}");
+    let closed = ref_of(&text, "Closed button");
+    browser
+        .act(&session, &Target::Ref(closed), &click(), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(&session, "document.getElementById('result').textContent")
+            .await,
+        "closed clicked"
     );
     assert!(text.contains("- iframe \"Same-origin frame\""), "{text}");
     let in_frame = ref_of(&text, "Frame button");
