@@ -289,7 +289,7 @@ async fn click_costs(
             .unwrap();
         let reference = ref_of(&full.text, &target(round));
         let started = Instant::now();
-        let outcome = browser
+        let report = browser
             .act(&session, &Target::Ref(reference), &click, &cancel)
             .await
             .unwrap();
@@ -298,7 +298,7 @@ async fn click_costs(
             continue;
         }
         times.push(took);
-        let shown = match &outcome.observation {
+        let shown = match &report.outcome.observation {
             Observation::Diff { text, .. } => text.len(),
             Observation::Reset { snapshot, .. } => snapshot.text.len(),
         };

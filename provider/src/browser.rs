@@ -483,17 +483,69 @@ impl Browser {
         target: &Target,
         action: &Action,
         cancel: &CancellationToken,
-    ) -> Result<ActOutcome> {
+    ) -> Result<ActionReport> {
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.budget("act", None, cancel)?;
-        act::act(
+        let mut views = self.inner.host.watch_views();
+        let mut tabs_changed = self.watch_tabs();
+        let outcome = act::act(
             &tab.page,
             target,
             action,
             &self.inner.config.snapshot_limits,
             &budget,
         )
-        .await
+        .await?;
+
+        // What else the action caused: tabs it opened, downloads it tried.
+        let mut opened = Vec::new();
+        let mut downloads_refused = Vec::new();
+        while let Ok(event) = views.try_recv() {
+            match event {
+                ViewEvent::Opened(info) if info.opener.as_ref() == Some(tab.page.view()) => {
+                    opened.push(info.id)
+                }
+                ViewEvent::DownloadRefused {
+                    frame,
+                    url,
+                    file_name,
+                } if frame == tab.page.view().as_str() => {
+                    downloads_refused.push(if file_name.is_empty() { url } else { file_name });
+                }
+                _ => {}
+            }
+        }
+        // Popups join the session asynchronously; wait (briefly) until they have.
+        let adopted = |inner: &Inner| -> Option<Vec<TabHandle>> {
+            opened
+                .iter()
+                .map(|view| inner.handle_of(session, view))
+                .collect()
+        };
+        let new_tabs = match adopted(&self.inner) {
+            Some(handles) => handles,
+            None => {
+                let wait = async {
+                    loop {
+                        if tabs_changed.changed().await.is_err() {
+                            return Vec::new();
+                        }
+                        if let Some(handles) = adopted(&self.inner) {
+                            return handles;
+                        }
+                    }
+                };
+                tokio::time::timeout(Duration::from_secs(2), wait)
+                    .await
+                    .unwrap_or_default()
+            }
+        };
+        Ok(ActionReport {
+            outcome,
+            new_tabs,
+            dialogs: tab.page.take_dialogs(),
+            downloads_refused,
+        })
     }
 
     /// Returns and forgets the JavaScript dialogs the active tab opened
@@ -534,6 +586,19 @@ impl Browser {
             }
         }
     }
+}
+
+/// What an action did, as a model needs to hear it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionReport {
+    /// The ref acted on, whether it navigated, and the page after it (diff or reset).
+    pub outcome: ActOutcome,
+    /// Tabs the action opened (popups, `target=_blank` links), now the session's.
+    pub new_tabs: Vec<TabHandle>,
+    /// JavaScript dialogs it caused, answered automatically.
+    pub dialogs: Vec<DialogRecord>,
+    /// Downloads it started, which were refused.
+    pub downloads_refused: Vec<String>,
 }
 
 /// A navigation as callers ask for it.
@@ -632,6 +697,17 @@ impl Inner {
         }
     }
 
+    /// The handle of `view` if `session` owns it.
+    fn handle_of(&self, session: &SessionId, view: &ViewId) -> Option<TabHandle> {
+        let registry = self.lock();
+        let state = registry.sessions.get(session)?;
+        state
+            .tabs
+            .iter()
+            .find(|t| t.page.view() == view)
+            .map(|t| t.handle.clone())
+    }
+
     /// The session that owns `view`, if any.
     fn owner_of(&self, view: &ViewId) -> Option<SessionId> {
         let registry = self.lock();
@@ -705,7 +781,7 @@ async fn follow_views(
                 }
             }
             ViewEvent::Closed(view) => inner.forget_view(&view),
-            ViewEvent::Changed(_) => {}
+            ViewEvent::Changed(_) | ViewEvent::DownloadRefused { .. } => {}
         }
     }
 }

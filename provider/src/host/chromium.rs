@@ -534,6 +534,21 @@ impl ViewHost for ChromiumHost {
                         };
                         ViewEvent::Closed(ViewId(target_id))
                     }
+                    "Browser.downloadWillBegin" => {
+                        let text = |key: &str| {
+                            event
+                                .params
+                                .get(key)
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned()
+                        };
+                        ViewEvent::DownloadRefused {
+                            frame: text("frameId"),
+                            url: text("url"),
+                            file_name: text("suggestedFilename"),
+                        }
+                    }
                     _ => continue,
                 };
                 if sender.send(change).is_err() {

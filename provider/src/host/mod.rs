@@ -92,6 +92,15 @@ pub enum ViewEvent {
     Changed(ViewInfo),
     /// A view went away.
     Closed(ViewId),
+    /// A page tried to download a file; downloads are refused.
+    DownloadRefused {
+        /// The frame that started it (a view's main frame id is the view id).
+        frame: String,
+        /// What it tried to download.
+        url: String,
+        /// The file name it suggested.
+        file_name: String,
+    },
 }
 
 /// The seam between page operations and whatever hosts the pages.

@@ -32,6 +32,8 @@ const SETTLE_BOUND_MS: u32 = 300;
 pub enum Target {
     /// A ref from a snapshot of this tab.
     Ref(String),
+    /// The page itself (for `scroll` and `press` without an element).
+    Page,
     /// Exactly one element with this role and accessible name.
     Role {
         /// The role, such as `button`.
@@ -64,7 +66,7 @@ impl MouseButton {
 }
 
 /// The actions.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Click (or double-click with `count: 2`) with optional held modifiers.
     Click {
@@ -109,6 +111,14 @@ pub enum Action {
     Uncheck,
     /// Scroll the element into view.
     ScrollIntoView,
+    /// Scroll by a distance in CSS pixels (mouse wheel over the element, or
+    /// over the middle of the page for [`Target::Page`]).
+    Scroll {
+        /// Rightwards distance.
+        dx: f64,
+        /// Downwards distance.
+        dy: f64,
+    },
     /// Drag the element onto another.
     Drag {
         /// Where to drop it.
@@ -128,7 +138,7 @@ impl Action {
             Self::Select { .. } => "select",
             Self::Check => "check",
             Self::Uncheck => "uncheck",
-            Self::ScrollIntoView => "scroll",
+            Self::ScrollIntoView | Self::Scroll { .. } => "scroll",
             Self::Drag { .. } => "drag",
         }
     }
@@ -180,8 +190,14 @@ pub async fn act(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<ActOutcome> {
-    let reference = resolve_target(page, target, limits, budget).await?;
-    let ready = prepare(page, &reference, action.name(), budget).await?;
+    let ready = match target {
+        Target::Page => page_point(page, action, budget).await?,
+        _ => {
+            let reference = resolve_target(page, target, limits, budget).await?;
+            prepare(page, &reference, action.name(), budget).await?
+        }
+    };
+    let reference = ready.reference.clone();
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let navigated = settle(page, &mut events, budget).await?;
@@ -206,6 +222,31 @@ struct Ready {
     y: f64,
 }
 
+/// The middle of the viewport, for actions on the page itself.
+async fn page_point(page: &Page, action: &Action, budget: &Budget) -> Result<Ready> {
+    if !matches!(action, Action::Scroll { .. } | Action::Press { .. }) {
+        return Err(BrowserError::invalid(
+            "ref",
+            format!(
+                "{} needs an element: give a ref or a role and name",
+                action.name()
+            ),
+        ));
+    }
+    let size = page
+        .evaluate_value(
+            budget,
+            "({ width: innerWidth, height: innerHeight })".to_owned(),
+        )
+        .await?;
+    Ok(Ready {
+        reference: "page".to_owned(),
+        frame: None,
+        x: size["width"].as_f64().unwrap_or(0.0) / 2.0,
+        y: size["height"].as_f64().unwrap_or(0.0) / 2.0,
+    })
+}
+
 /// The ref for a target: as given, or the one element with the role and name.
 async fn resolve_target(
     page: &Page,
@@ -215,6 +256,7 @@ async fn resolve_target(
 ) -> Result<String> {
     match target {
         Target::Ref(reference) => Ok(reference.clone()),
+        Target::Page => Err(BrowserError::invalid("ref", "this action needs an element")),
         Target::Role { role, name } => {
             let mut state = page.agent.lock().await;
             let walk = snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
@@ -450,6 +492,28 @@ async fn dispatch(
         }
         Action::Hover => mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await,
         Action::ScrollIntoView => Ok(()),
+        Action::Scroll { dx, dy } => {
+            if !dx.is_finite() || !dy.is_finite() {
+                return Err(BrowserError::invalid(
+                    "scroll",
+                    "distances must be finite numbers",
+                ));
+            }
+            page.call(
+                budget,
+                &InputDispatchMouseEvent {
+                    kind: "mouseWheel",
+                    x,
+                    y,
+                    button: "none",
+                    delta_x: Some(*dx),
+                    delta_y: Some(*dy),
+                    ..InputDispatchMouseEvent::default()
+                },
+            )
+            .await?;
+            Ok(())
+        }
         Action::Focus => {
             world_call(
                 page,
@@ -504,13 +568,16 @@ async fn dispatch(
                 .iter()
                 .map(|k| keys::parse_chord(k))
                 .collect::<Result<Vec<_>>>()?;
-            world_call(
-                page,
-                frame,
-                budget,
-                &format!("__browserShell.focus({})", json!(reference)),
-            )
-            .await?;
+            // On the page itself, keys go to whatever has focus.
+            if reference != "page" {
+                world_call(
+                    page,
+                    frame,
+                    budget,
+                    &format!("__browserShell.focus({})", json!(reference)),
+                )
+                .await?;
+            }
             for chord in &chords {
                 press(page, chord, budget).await?;
             }

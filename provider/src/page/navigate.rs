@@ -175,6 +175,8 @@ impl LoadTracker {
             Some(Progress::Loaded { loader }) => self.loader.as_deref() == Some(loader.as_str()),
             Some(Progress::LoadEventFired) => self.committed,
             Some(Progress::SameDocument) => self.loader.is_none(),
+            // A navigation that never commits (it became a download) ends here.
+            Some(Progress::Stopped) => !self.committed || self.loader.is_none(),
             None => false,
         }
     }
@@ -210,6 +212,8 @@ enum Progress {
     LoadEventFired,
     /// A history navigation within the same document.
     SameDocument,
+    /// The main frame stopped loading: finished, or abandoned (a download, a 204).
+    Stopped,
 }
 
 #[derive(Deserialize)]
@@ -242,6 +246,10 @@ fn classify(event: &CdpEvent, main_frame: &str) -> Option<Progress> {
             )
         }
         "Page.loadEventFired" => Some(Progress::LoadEventFired),
+        "Page.frameStoppedLoading" => {
+            let frame = event.params.get("frameId").and_then(|f| f.as_str());
+            (frame == Some(main_frame)).then_some(Progress::Stopped)
+        }
         "Page.navigatedWithinDocument" => {
             let within: NavigatedWithinDocument = event.decode()?;
             (within.frame_id == main_frame).then_some(Progress::SameDocument)

@@ -55,7 +55,7 @@ pub async fn every_action_kind_works(ctx: Ctx) {
         eval("document.getElementById('name').value").await,
         "Ada Lovelace"
     );
-    let outcome = browser
+    let report = browser
         .act(
             &session,
             &by_ref(ref_of(&text, "Email")),
@@ -71,8 +71,8 @@ pub async fn every_action_kind_works(ctx: Ctx) {
         eval("document.getElementById('email').value").await,
         "grace@example.test"
     );
-    let Observation::Diff { text: diff, .. } = &outcome.observation else {
-        panic!("{:?}", outcome.observation)
+    let Observation::Diff { text: diff, .. } = &report.outcome.observation else {
+        panic!("{:?}", report.outcome.observation)
     };
     assert!(
         diff.contains("~ ") && diff.contains("grace@example.test"),
@@ -348,7 +348,7 @@ pub async fn clicking_a_link_navigates_and_resets(ctx: Ctx) {
         .await
         .unwrap()
         .text;
-    let outcome = browser
+    let report = browser
         .act(
             &session,
             &by_ref(ref_of(&text, "barn owl page")),
@@ -361,9 +361,9 @@ pub async fn clicking_a_link_navigates_and_resets(ctx: Ctx) {
         )
         .await
         .unwrap();
-    assert!(outcome.navigated);
-    let Observation::Reset { snapshot, .. } = outcome.observation else {
-        panic!("{:?}", outcome.observation)
+    assert!(report.outcome.navigated);
+    let Observation::Reset { snapshot, .. } = report.outcome.observation else {
+        panic!("{:?}", report.outcome.observation)
     };
     assert_eq!(snapshot.title, "Barn owl");
     assert!(snapshot.text.contains("- heading \"Barn owl\" [level=1]"));
@@ -378,7 +378,7 @@ pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
         .await
         .unwrap()
         .text;
-    let outcome = browser
+    let report = browser
         .act(
             &session,
             &by_ref(ref_of(&text, "Password")),
@@ -390,7 +390,7 @@ pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
         )
         .await
         .unwrap();
-    let shown = match outcome.observation {
+    let shown = match report.outcome.observation {
         Observation::Diff { text, .. } => text,
         Observation::Reset { snapshot, .. } => snapshot.text,
     };
@@ -409,4 +409,144 @@ pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
         .unwrap()
         .text;
     assert!(!again.contains("new-secret-pass"));
+}
+
+pub async fn outcomes_report_new_tabs_dialogs_and_refused_downloads(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+
+    let session = ctx.session_at("popup.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let report = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Open colors")),
+            &click,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.new_tabs.len(), 1, "{report:?}");
+    let tabs = browser.list_tabs(&session).await.unwrap();
+    assert!(tabs.iter().any(|t| t.handle == report.new_tabs[0]));
+    let report = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Open the article")),
+            &click,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        report.new_tabs.len(),
+        1,
+        "target=_blank links open a tab: {report:?}"
+    );
+    let report = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Download the owl data")),
+            &click,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        report.downloads_refused,
+        vec!["owls.bin".to_owned()],
+        "{report:?}"
+    );
+
+    let session = ctx.session_at("dialogs.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let report = browser
+        .act(&session, &by_ref(ref_of(&text, "Confirm")), &click, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(report.dialogs.len(), 1);
+    assert_eq!(report.dialogs[0].kind, "confirm");
+    let Observation::Diff { text: diff, .. } = &report.outcome.observation else {
+        panic!("{:?}", report.outcome.observation)
+    };
+    assert!(diff.contains("confirm=false"), "{diff}");
+}
+
+pub async fn drag_moves_an_element_onto_another(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("drag.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Card A")),
+            &Action::Drag {
+                to: by_ref(ref_of(&text, "Done column")),
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(
+            &session,
+            "document.getElementById('done').textContent.includes('Card A')"
+        )
+        .await,
+        true
+    );
+}
+
+pub async fn scrolling_the_page_and_pressing_keys_without_an_element(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("large.html").await;
+    browser
+        .act(
+            &session,
+            &Target::Page,
+            &Action::Scroll { dx: 0.0, dy: 900.0 },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let scrolled = ctx.eval(&session, "scrollY").await.as_f64().unwrap();
+    assert!(scrolled > 100.0, "scrollY {scrolled}");
+    browser
+        .act(
+            &session,
+            &Target::Page,
+            &Action::Press {
+                keys: vec!["Home".into()],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    // Keyboard scrolling may animate: wait (in the page, bounded) until it reaches the top.
+    let top = "new Promise((resolve) => { const check = () => scrollY === 0 ? resolve(0) : requestAnimationFrame(check); check(); setTimeout(() => resolve(scrollY), 3000); })";
+    assert_eq!(ctx.eval(&session, top).await.as_f64().unwrap(), 0.0);
+    let error = browser
+        .act(&session, &Target::Page, &Action::Hover, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
 }

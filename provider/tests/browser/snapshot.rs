@@ -89,7 +89,7 @@ pub async fn refs_survive_snapshots_and_churn(ctx: Ctx) {
     );
     // This page re-renders the whole list on every click, so the change is
     // larger than a diff is worth: a reset with the new item.
-    let outcome = ctx
+    let report = ctx
         .browser()
         .act(
             &session,
@@ -99,8 +99,8 @@ pub async fn refs_survive_snapshots_and_churn(ctx: Ctx) {
         )
         .await
         .unwrap();
-    let Observation::Reset { snapshot, .. } = outcome.observation else {
-        panic!("expected a reset, got {:?}", outcome.observation)
+    let Observation::Reset { snapshot, .. } = report.outcome.observation else {
+        panic!("expected a reset, got {:?}", report.outcome.observation)
     };
     assert!(
         snapshot.text.contains("- button \"Remove Item 4\""),
@@ -340,11 +340,11 @@ pub async fn cross_origin_frames_are_inline_and_actionable(ctx: Ctx) {
         .to_owned();
     let button = ref_of(&cross, "Frame button");
     let note = ref_of(&cross, "Frame note");
-    let outcome = browser
+    let report = browser
         .act(&session, &Target::Ref(button), &click(), &cancel)
         .await
         .unwrap();
-    let shown = match outcome.observation {
+    let shown = match report.outcome.observation {
         Observation::Diff { text, .. } => text,
         Observation::Reset { snapshot, .. } => snapshot.text,
     };
