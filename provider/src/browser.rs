@@ -312,6 +312,11 @@ impl Browser {
             .collect())
     }
 
+    /// The session's active tab, if it has one.
+    pub fn active_tab(&self, session: &SessionId) -> Result<TabHandle> {
+        Ok(self.inner.active_tab(session)?.handle)
+    }
+
     /// Makes `tab` the session's active tab and shows it.
     pub async fn switch_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
         let view = {

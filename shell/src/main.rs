@@ -7,6 +7,7 @@
 //! here as later subcommands.
 
 mod demo;
+mod mcp;
 mod options;
 
 use std::process::ExitCode;
@@ -34,6 +35,17 @@ enum Command {
     Fetch {
         #[command(flatten)]
         fetch: cli::FetchArgs,
+        #[command(flatten)]
+        browser: BrowserOptions,
+    },
+    /// Serve the browser_* tools to one agent over MCP on stdin/stdout.
+    ///
+    /// Launches its own Chromium (headless unless --headed), or uses a running
+    /// one with --connect. The agent's tabs close when it disconnects.
+    /// Example client config: {"command": "browser-shell", "args": ["mcp"]}
+    Mcp {
+        #[command(flatten)]
+        mcp: mcp::McpArgs,
         #[command(flatten)]
         browser: BrowserOptions,
     },
@@ -77,6 +89,7 @@ async fn run(cli: Cli) -> ExitCode {
     let (browser_options, outcome) = match &cli.command {
         Command::Fetch { fetch, browser } => (browser, Job::Fetch(fetch)),
         Command::Demo { demo, browser } => (browser, Job::Demo(demo)),
+        Command::Mcp { mcp, browser } => (browser, Job::Mcp(mcp)),
     };
     let started = match browser_options.start().await {
         Ok(started) => started,
@@ -91,6 +104,7 @@ async fn run(cli: Cli) -> ExitCode {
                 }
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
+        Job::Mcp(args) => mcp::run(&started, args, &cancel).await,
     };
     started.shutdown().await;
     match result {
@@ -102,6 +116,7 @@ async fn run(cli: Cli) -> ExitCode {
 enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
+    Mcp(&'a mcp::McpArgs),
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

@@ -2,12 +2,19 @@
 //!
 //! # Layout
 //!
-//! * [`cli`] — command-line commands (`fetch`): arguments, running them on a
-//!   [`browser_provider::Browser`], and printing results and errors.
-//! * [`report`] — turning provider errors into the text and exit status a
-//!   caller sees, the same codes and hints everywhere.
-//!
-//! The `browser_*` MCP tools arrive here next, on the same building blocks.
+//! * [`args`] — the strict, typed arguments of every `browser_*` tool; their
+//!   docs are the schema descriptions a model reads.
+//! * [`call`] — running one tool call on a [`browser_provider::Browser`] session
+//!   and turning the result or error into model text.
+//! * [`render`] — model-facing text: snapshots, diffs, errors, with page text
+//!   fenced by untrusted-content markers.
+//! * [`mcp`] — the MCP server (one connection = one agent session).
+//! * [`cli`] — command-line commands (`fetch`).
+//! * [`report`] — errors and exit status for the command line.
 
+pub mod args;
+pub mod call;
 pub mod cli;
+pub mod mcp;
+pub mod render;
 pub mod report;

@@ -1,0 +1,275 @@
+//! `browser-shell mcp` driven as a real stdio child with raw JSON-RPC, a
+//! real Chromium behind it, and fixtures served on 127.0.0.1. Every read is
+//! bounded, so a hang fails the test instead of stalling the suite.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use axum::Router;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tower_http::services::ServeDir;
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl Client {
+    async fn start() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start browser-shell mcp");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut client = Self {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let init = client
+            .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}))
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "browser-shell",
+            "{init}"
+        );
+        client.notify("notifications/initialized", json!({})).await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("the server is still running");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool; returns (text of the first block, is_error, the whole result).
+    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool, Value) {
+        let answer = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        let result = answer["result"].clone();
+        assert!(
+            !result.is_null(),
+            "tools/call answered with a protocol error: {answer}"
+        );
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        (text, result["isError"] == json!(true), result)
+    }
+}
+
+async fn serve_fixtures() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
+    });
+    format!("http://{address}")
+}
+
+fn ref_of(text: &str, needle: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no {needle:?} in:\n{text}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_agent_works_a_page_through_the_tools() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+
+    let tools = client.request("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "browser_open",
+        "browser_snapshot",
+        "browser_act",
+        "browser_navigate",
+        "browser_execute",
+        "browser_content",
+        "browser_screenshot",
+        "browser_list_tabs",
+        "browser_switch_tab",
+        "browser_close_tab",
+        "browser_reset",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let open_schema = &tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "browser_open")
+        .unwrap()["inputSchema"];
+    assert_eq!(open_schema["required"], json!(["url"]), "{open_schema}");
+
+    // Open: a snapshot with refs, page text fenced as untrusted.
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("Opened") && text.contains("in tab t"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<<<untrusted-snapshot") && text.contains(">>>end-snapshot"),
+        "{text}"
+    );
+    assert!(text.contains("- button \"Add one\" [ref="), "{text}");
+    assert!(!text.contains("correct-horse"), "passwords stay masked");
+
+    // Act: a diff that keeps refs.
+    let add = ref_of(&text, "button \"Add one\"");
+    let (text, error, _) = client
+        .call("browser_act", json!({"action": "click", "ref": add}))
+        .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("Changes since generation"), "{text}");
+    let name = ref_of(
+        &client.call("browser_snapshot", json!({})).await.0,
+        "textbox \"Full name\"",
+    );
+    let (text, error, _) = client
+        .call(
+            "browser_act",
+            json!({"action": "fill", "ref": name, "text": "Ada"}),
+        )
+        .await;
+    assert!(!error && text.contains("Ada"), "{text}");
+
+    // Bad arguments and blocked URLs are tool errors with a code, a hint, and the field.
+    let (text, error, _) = client.call("browser_open", json!({"newTab": true})).await;
+    assert!(
+        error
+            && text.starts_with("Error INVALID_ARGUMENT")
+            && text.contains("url")
+            && text.contains("Hint:"),
+        "{text}"
+    );
+    let (text, error, _) = client
+        .call(
+            "browser_act",
+            json!({"action": "click", "ref": add, "colour": "red"}),
+        )
+        .await;
+    assert!(error && text.contains("colour"), "{text}");
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": "file:///etc/passwd"}))
+        .await;
+    assert!(
+        error && text.starts_with("Error NAVIGATION_BLOCKED"),
+        "{text}"
+    );
+
+    // Content, execute, screenshot.
+    let (text, error, _) = client
+        .call("browser_content", json!({"format": "json"}))
+        .await;
+    assert!(
+        !error && text.contains("\"title\": \"Sign-up form\""),
+        "{text}"
+    );
+    let (text, error, _) = client
+        .call(
+            "browser_execute",
+            json!({"script": "arguments[0] * 2", "args": [21]}),
+        )
+        .await;
+    assert!(!error && text.contains("42"), "{text}");
+    let (text, error, _) = client
+        .call(
+            "browser_execute",
+            json!({"script": "throw new Error('nope')"}),
+        )
+        .await;
+    assert!(error && text.contains("Error: nope"), "{text}");
+    let (text, error, result) = client.call("browser_screenshot", json!({})).await;
+    assert!(!error, "{text}");
+    assert_eq!(result["content"][1]["type"], "image");
+    assert_eq!(result["content"][1]["mimeType"], "image/png");
+
+    // Tabs.
+    let (text, _, _) = client
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html"), "newTab": true}),
+        )
+        .await;
+    assert!(text.contains("Field Guide to Owls"), "{text}");
+    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    assert_eq!(
+        text.matches("\nt").count() + usize::from(text.starts_with('t')),
+        2,
+        "{text}"
+    );
+    let (text, error, _) = client
+        .call("browser_switch_tab", json!({"tab": "t999"}))
+        .await;
+    assert!(error && text.starts_with("Error TAB_NOT_FOUND"), "{text}");
+    let (text, error, _) = client.call("browser_reset", json!({})).await;
+    assert!(!error, "{text}");
+    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    assert!(text.starts_with("No tabs"), "{text}");
+
+    // Closing stdin ends the session and the server exits by itself.
+    drop(client.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(30), client.child.wait())
+        .await
+        .expect("exits after the client leaves")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

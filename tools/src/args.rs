@@ -1,0 +1,222 @@
+//! The arguments of every `browser_*` tool, as strict typed structs.
+//!
+//! Field docs become the JSON Schema descriptions a model reads, so they are
+//! written for a model: short, concrete, and teaching how refs work.
+//! Unknown fields are refused, so a typo is an `INVALID_ARGUMENT` naming the
+//! field instead of a silently ignored option.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `browser_open`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OpenArgs {
+    /// The http(s) URL to open.
+    pub url: String,
+    /// Open in a new tab instead of the active one.
+    #[serde(default)]
+    pub new_tab: bool,
+}
+
+/// `browser_snapshot`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SnapshotArgs {
+    /// Only the subtree of this ref (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Only the subtree of the first element matching this CSS selector.
+    pub selector: Option<String>,
+    /// The tab to use (such as "t2"); default: the active tab. It becomes active.
+    pub tab: Option<String>,
+}
+
+/// The actions of `browser_act`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionName {
+    /// Click the element (`button`, `clickCount`, `modifiers` optional).
+    Click,
+    /// Type `text` after the element's current content.
+    Type,
+    /// Replace the element's content with `text`.
+    Fill,
+    /// Press `key` (such as "Enter", "Tab", "Control+A") with the element focused.
+    Press,
+    /// Choose `values` (option values or labels) in a select.
+    Select,
+    /// Check a checkbox or radio.
+    Check,
+    /// Uncheck a checkbox.
+    Uncheck,
+    /// Move the mouse over the element.
+    Hover,
+    /// Give the element keyboard focus.
+    Focus,
+    /// Scroll the element into view, or by `dx`/`dy` pixels (the page when no target is given).
+    Scroll,
+    /// Drag the element onto `toRef`.
+    Drag,
+}
+
+/// Mouse buttons for `click`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ButtonName {
+    /// Primary.
+    Left,
+    /// Secondary (context menu).
+    Right,
+    /// Wheel.
+    Middle,
+}
+
+/// `browser_act`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActArgs {
+    /// What to do.
+    pub action: ActionName,
+    /// The element's ref from the latest snapshot or diff (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Instead of a ref: the element's role (such as "button"), with `name`.
+    pub role: Option<String>,
+    /// Instead of a ref: the element's exact accessible name, with `role`.
+    pub name: Option<String>,
+    /// Text for `type` and `fill`.
+    pub text: Option<String>,
+    /// Press Enter after `type` or `fill`.
+    #[serde(default)]
+    pub submit: bool,
+    /// Key or chord for `press`, such as "Enter", "Escape", "Shift+Tab", "Control+A".
+    pub key: Option<String>,
+    /// Option values or labels for `select`.
+    pub values: Option<Vec<String>>,
+    /// Mouse button for `click` (default left).
+    pub button: Option<ButtonName>,
+    /// Clicks in a row for `click` (2 = double-click).
+    pub click_count: Option<u32>,
+    /// Keys held during `click`: "Alt", "Control", "Meta", "Shift".
+    pub modifiers: Option<Vec<String>>,
+    /// Horizontal scroll distance in pixels for `scroll`.
+    pub dx: Option<f64>,
+    /// Vertical scroll distance in pixels for `scroll` (positive scrolls down).
+    pub dy: Option<f64>,
+    /// Drop target's ref for `drag`.
+    pub to_ref: Option<String>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// History moves for `browser_navigate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum HistoryMove {
+    /// One page back.
+    Back,
+    /// One page forward.
+    Forward,
+    /// Reload the page.
+    Reload,
+}
+
+/// `browser_navigate`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateArgs {
+    /// An http(s) URL to go to (give this or `action`).
+    pub url: Option<String>,
+    /// "back", "forward" or "reload" (give this or `url`).
+    pub action: Option<HistoryMove>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// `browser_execute`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExecuteArgs {
+    /// JavaScript: an expression (`document.title`) or a function body with `return`.
+    /// Promises are awaited. Prefer `browser_act` for interaction.
+    pub script: String,
+    /// Values passed to the script as `arguments[0..n]`.
+    #[serde(default)]
+    pub args: Vec<Value>,
+    /// Give up after this many milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// Content formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FormatName {
+    /// Reading view: headings, lists, links, tables, code.
+    Markdown,
+    /// Rendered text only.
+    Txt,
+    /// The DOM as HTML.
+    Html,
+    /// Title, url, language, description, headings, links, forms, tables, JSON-LD.
+    Json,
+}
+
+/// `browser_content`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContentArgs {
+    /// Output format (default markdown).
+    pub format: Option<FormatName>,
+    /// Only the first element matching this CSS selector.
+    pub selector: Option<String>,
+    /// Cut the content after this many characters.
+    pub max_chars: Option<usize>,
+    /// Give up after this many milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// Image formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ImageName {
+    /// Lossless.
+    Png,
+    /// Smaller; set `quality`.
+    Jpeg,
+}
+
+/// `browser_screenshot`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScreenshotArgs {
+    /// The whole scrollable page instead of the viewport.
+    #[serde(default)]
+    pub full_page: bool,
+    /// Only the element matching this CSS selector.
+    pub selector: Option<String>,
+    /// png (default) or jpeg.
+    pub format: Option<ImageName>,
+    /// JPEG quality 1-100 (default 80).
+    pub quality: Option<u8>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// `browser_switch_tab` and `browser_close_tab`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TabArgs {
+    /// The tab handle from `browser_list_tabs`, such as "t2".
+    pub tab: String,
+}
+
+/// Tools without arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}

@@ -1,0 +1,478 @@
+//! Running one `browser_*` tool call: parse the arguments strictly, call
+//! the provider, and turn the result (or the error) into model text.
+
+use std::time::Duration;
+
+use base64::Engine;
+use browser_provider::browser::NavigationRequest;
+use browser_provider::page::act::{Action, MouseButton, Target};
+use browser_provider::page::content::{ContentFormat, ContentRequest};
+use browser_provider::page::execute::ExecuteResult;
+use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
+use browser_provider::snapshot::Scope;
+use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{
+    ActArgs, ActionName, ButtonName, ContentArgs, ExecuteArgs, FormatName, HistoryMove, ImageName,
+    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
+};
+use crate::render;
+
+/// What a tool call returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// Text for the model.
+    pub text: String,
+    /// An image (base64 data and MIME type), for screenshots.
+    pub image: Option<(String, &'static str)>,
+    /// True when the call failed; `text` then starts with the error code.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    fn text(text: String) -> Self {
+        Self {
+            text,
+            image: None,
+            is_error: false,
+        }
+    }
+
+    /// A failed call, carrying the error's code and hint.
+    pub fn error(error: &BrowserError) -> Self {
+        Self {
+            text: render::error(error),
+            image: None,
+            is_error: true,
+        }
+    }
+}
+
+/// Runs tool `name` with `arguments` for `session`. Never fails: errors
+/// become outputs flagged as errors so the model can read and recover.
+pub async fn call_tool(
+    browser: &Browser,
+    session: &SessionId,
+    name: &str,
+    arguments: Value,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    match run(browser, session, name, arguments, cancel).await {
+        Ok(output) => output,
+        Err(error) => ToolOutput::error(&error),
+    }
+}
+
+/// Parses arguments strictly; the error names the offending field.
+fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
+    let arguments = if arguments.is_null() {
+        Value::Object(Default::default())
+    } else {
+        arguments
+    };
+    serde_json::from_value(arguments).map_err(|e| {
+        let message = e.to_string();
+        let field = message
+            .split('`')
+            .nth(1)
+            .filter(|_| message.contains("field"))
+            .unwrap_or("arguments")
+            .to_owned();
+        BrowserError::invalid(field, message)
+    })
+}
+
+async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> Result<()> {
+    if let Some(tab) = tab {
+        browser.switch_tab(session, &TabHandle::parse(tab)?).await?;
+    }
+    Ok(())
+}
+
+async fn run(
+    browser: &Browser,
+    session: &SessionId,
+    name: &str,
+    arguments: Value,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput> {
+    match name {
+        "browser_open" => {
+            let args: OpenArgs = parse(arguments)?;
+            let (tab, outcome) = browser
+                .open(session, &args.url, args.new_tab, cancel)
+                .await?;
+            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
+            let status = outcome
+                .status
+                .map(|s| format!("HTTP {s}"))
+                .unwrap_or_else(|| "no HTTP status".into());
+            let loading = if outcome.loaded {
+                ""
+            } else {
+                "; still loading"
+            };
+            Ok(ToolOutput::text(format!(
+                "Opened {} in tab {tab} ({status}{loading}).\n{}",
+                outcome.url,
+                render::snapshot(tab.as_str(), &snapshot)
+            )))
+        }
+        "browser_snapshot" => {
+            let args: SnapshotArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let scope = match (args.reference, args.selector) {
+                (Some(_), Some(_)) => {
+                    return Err(BrowserError::invalid(
+                        "ref",
+                        "give ref or selector, not both",
+                    ));
+                }
+                (Some(reference), None) => Scope::Ref(reference),
+                (None, Some(selector)) => Scope::Selector(selector),
+                (None, None) => Scope::Page,
+            };
+            let snapshot = browser.snapshot(session, &scope, cancel).await?;
+            let tab = browser.active_tab(session)?;
+            Ok(ToolOutput::text(render::snapshot(tab.as_str(), &snapshot)))
+        }
+        "browser_act" => {
+            let args: ActArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let (target, action) = action_of(&args)?;
+            let report = browser.act(session, &target, &action, cancel).await?;
+            let tab = browser.active_tab(session)?;
+            let action = format!("{:?}", args.action).to_lowercase();
+            let mut text = format!("Done: {action} on {}.", report.outcome.reference);
+            if report.outcome.navigated {
+                text.push_str(" The page navigated.");
+            }
+            if !report.new_tabs.is_empty() {
+                let handles: Vec<&str> = report.new_tabs.iter().map(TabHandle::as_str).collect();
+                text.push_str(&format!(
+                    " Opened new tab(s): {} (use browser_switch_tab).",
+                    handles.join(", ")
+                ));
+            }
+            for dialog in &report.dialogs {
+                let answer = if dialog.accepted {
+                    "accepted"
+                } else {
+                    "dismissed"
+                };
+                text.push_str(&format!(
+                    " A {} dialog appeared and was {answer}: {}",
+                    dialog.kind,
+                    render::fenced("dialog", &dialog.message)
+                ));
+            }
+            for download in &report.downloads_refused {
+                text.push_str(&format!(" A download was refused: {download}."));
+            }
+            text.push('\n');
+            text.push_str(&render::observation(
+                tab.as_str(),
+                &report.outcome.observation,
+            ));
+            Ok(ToolOutput::text(text))
+        }
+        "browser_navigate" => {
+            let args: NavigateArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let request = match (&args.url, args.action) {
+                (Some(url), None) => NavigationRequest::Url(url),
+                (None, Some(HistoryMove::Back)) => NavigationRequest::Back,
+                (None, Some(HistoryMove::Forward)) => NavigationRequest::Forward,
+                (None, Some(HistoryMove::Reload)) => NavigationRequest::Reload,
+                _ => {
+                    return Err(BrowserError::invalid(
+                        "url",
+                        "give either url or action (back, forward, reload)",
+                    ));
+                }
+            };
+            let outcome = browser.navigate(session, request, cancel).await?;
+            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
+            let tab = browser.active_tab(session)?;
+            let status = outcome
+                .status
+                .map(|s| format!("HTTP {s}"))
+                .unwrap_or_else(|| "no HTTP status".into());
+            Ok(ToolOutput::text(format!(
+                "Now at {} ({status}).\n{}",
+                outcome.url,
+                render::snapshot(tab.as_str(), &snapshot)
+            )))
+        }
+        "browser_execute" => {
+            let args: ExecuteArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let timeout = args.timeout_ms.map(Duration::from_millis);
+            match browser
+                .execute(session, &args.script, args.args, timeout, cancel)
+                .await?
+            {
+                ExecuteResult::Value {
+                    value,
+                    truncated,
+                    unserializable,
+                } => {
+                    let json = serde_json::to_string_pretty(&value).unwrap_or_default();
+                    let mut text = format!("Result:\n{}", render::fenced("value", &json));
+                    if truncated {
+                        text.push_str("\nThe value was cut at the size limit; return less data.");
+                    }
+                    if unserializable {
+                        text.push_str("\nThe value is not JSON (a DOM node, a function or a cycle); this is its description.");
+                    }
+                    Ok(ToolOutput::text(text))
+                }
+                ExecuteResult::Exception {
+                    message,
+                    line,
+                    column,
+                    ..
+                } => {
+                    let place = match (line, column) {
+                        (Some(line), Some(column)) => format!(" at line {line}, column {column}"),
+                        (Some(line), None) => format!(" at line {line}"),
+                        _ => String::new(),
+                    };
+                    Ok(ToolOutput {
+                        text: format!(
+                            "The script threw{place}:\n{}",
+                            render::fenced("exception", &message)
+                        ),
+                        image: None,
+                        is_error: true,
+                    })
+                }
+            }
+        }
+        "browser_content" => {
+            let args: ContentArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let format = match args.format.unwrap_or(FormatName::Markdown) {
+                FormatName::Markdown => ContentFormat::Markdown,
+                FormatName::Txt => ContentFormat::Txt,
+                FormatName::Html => ContentFormat::Html,
+                FormatName::Json => ContentFormat::Json,
+            };
+            let request = ContentRequest {
+                format,
+                selector: args.selector,
+                max_chars: args.max_chars.unwrap_or(0),
+            };
+            let timeout = args.timeout_ms.map(Duration::from_millis);
+            let content = browser.content(session, request, timeout, cancel).await?;
+            let mut text = render::fenced("content", &content.content);
+            if content.truncated {
+                text.push_str("\nTruncated at maxChars; raise maxChars or narrow with selector.");
+            }
+            Ok(ToolOutput::text(text))
+        }
+        "browser_screenshot" => {
+            let args: ScreenshotArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let request = ScreenshotRequest {
+                format: match args.format.unwrap_or(ImageName::Png) {
+                    ImageName::Png => ImageKind::Png,
+                    ImageName::Jpeg => ImageKind::Jpeg,
+                },
+                quality: args.quality.unwrap_or(80),
+                full_page: args.full_page,
+                selector: args.selector,
+                ..ScreenshotRequest::default()
+            };
+            let shot = browser.screenshot(session, request, cancel).await?;
+            let mut text = format!(
+                "Screenshot {}x{} {}, {} bytes",
+                shot.width,
+                shot.height,
+                shot.format.mime(),
+                shot.data.len()
+            );
+            if shot.downscaled {
+                text.push_str(" (downscaled to fit the size limit)");
+            }
+            Ok(ToolOutput {
+                text,
+                image: Some((
+                    base64::engine::general_purpose::STANDARD.encode(&shot.data),
+                    shot.format.mime(),
+                )),
+                is_error: false,
+            })
+        }
+        "browser_list_tabs" => {
+            let _: NoArgs = parse(arguments)?;
+            let tabs = browser.list_tabs(session).await?;
+            if tabs.is_empty() {
+                return Ok(ToolOutput::text(
+                    "No tabs. Open one with browser_open.".into(),
+                ));
+            }
+            let lines: Vec<String> = tabs
+                .iter()
+                .map(|t| {
+                    let marker = if t.active { " (active)" } else { "" };
+                    format!("{}{marker}: {} | {}", t.handle, t.url, t.title)
+                })
+                .collect();
+            Ok(ToolOutput::text(format!(
+                "Tabs:\n{}",
+                render::fenced("tabs", &lines.join("\n"))
+            )))
+        }
+        "browser_switch_tab" => {
+            let args: TabArgs = parse(arguments)?;
+            let tab = TabHandle::parse(&args.tab)?;
+            browser.switch_tab(session, &tab).await?;
+            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
+            Ok(ToolOutput::text(format!(
+                "Switched to {tab}.\n{}",
+                render::snapshot(tab.as_str(), &snapshot)
+            )))
+        }
+        "browser_close_tab" => {
+            let args: TabArgs = parse(arguments)?;
+            let tab = TabHandle::parse(&args.tab)?;
+            browser.close_tab(session, &tab).await?;
+            let now = browser
+                .active_tab(session)
+                .map(|t| format!(" The active tab is now {t}."))
+                .unwrap_or_else(|_| " No tabs are left.".into());
+            Ok(ToolOutput::text(format!("Closed {tab}.{now}")))
+        }
+        "browser_reset" => {
+            let _: NoArgs = parse(arguments)?;
+            browser.reset(session).await?;
+            Ok(ToolOutput::text("Closed every tab of this session.".into()))
+        }
+        other => Err(BrowserError::invalid(
+            "name",
+            format!("there is no tool {other:?}"),
+        )),
+    }
+}
+
+/// Turns `browser_act` arguments into a target and an action, naming the
+/// missing or conflicting field when they do not fit.
+fn action_of(args: &ActArgs) -> Result<(Target, Action)> {
+    let target = match (&args.reference, &args.role, &args.name) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give ref, or role and name, not both",
+            ));
+        }
+        (Some(reference), None, None) => Target::Ref(reference.clone()),
+        (None, Some(role), Some(name)) => Target::Role {
+            role: role.clone(),
+            name: name.clone(),
+        },
+        (None, Some(_), None) => return Err(BrowserError::invalid("name", "role needs name")),
+        (None, None, Some(_)) => return Err(BrowserError::invalid("role", "name needs role")),
+        (None, None, None) if matches!(args.action, ActionName::Scroll | ActionName::Press) => {
+            Target::Page
+        }
+        (None, None, None) => {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give the element's ref (or role and name)",
+            ));
+        }
+    };
+    let text = || {
+        args.text
+            .clone()
+            .ok_or_else(|| BrowserError::invalid("text", "type and fill need text"))
+    };
+    let action =
+        match args.action {
+            ActionName::Click => Action::Click {
+                button: match args.button {
+                    None | Some(ButtonName::Left) => MouseButton::Left,
+                    Some(ButtonName::Right) => MouseButton::Right,
+                    Some(ButtonName::Middle) => MouseButton::Middle,
+                },
+                count: args.click_count.unwrap_or(1),
+                modifiers: args.modifiers.clone().unwrap_or_default(),
+            },
+            ActionName::Type => Action::Type {
+                text: text()?,
+                submit: args.submit,
+            },
+            ActionName::Fill => Action::Fill {
+                text: text()?,
+                submit: args.submit,
+            },
+            ActionName::Press => Action::Press {
+                keys: vec![args.key.clone().ok_or_else(|| {
+                    BrowserError::invalid("key", "press needs a key, such as Enter")
+                })?],
+            },
+            ActionName::Select => Action::Select {
+                values: args
+                    .values
+                    .clone()
+                    .ok_or_else(|| BrowserError::invalid("values", "select needs values"))?,
+            },
+            ActionName::Check => Action::Check,
+            ActionName::Uncheck => Action::Uncheck,
+            ActionName::Hover => Action::Hover,
+            ActionName::Focus => Action::Focus,
+            ActionName::Scroll => match (args.dx, args.dy) {
+                (None, None) => Action::ScrollIntoView,
+                (dx, dy) => Action::Scroll {
+                    dx: dx.unwrap_or(0.0),
+                    dy: dy.unwrap_or(0.0),
+                },
+            },
+            ActionName::Drag => Action::Drag {
+                to: Target::Ref(
+                    args.to_ref
+                        .clone()
+                        .ok_or_else(|| BrowserError::invalid("toRef", "drag needs toRef"))?,
+                ),
+            },
+        };
+    Ok((target, action))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_arguments_name_the_field() {
+        let error = parse::<OpenArgs>(serde_json::json!({"newTab": true})).err();
+        assert!(
+            matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "url"),
+            "{error:?}"
+        );
+        let error =
+            parse::<OpenArgs>(serde_json::json!({"url": "http://a.test", "colour": 1})).err();
+        assert!(
+            matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "colour"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn act_arguments_are_checked() {
+        let args: ActArgs = parse(serde_json::json!({"action": "fill", "ref": "e1"})).unwrap();
+        assert_eq!(
+            action_of(&args).err().map(|e| e.to_string()),
+            Some("invalid argument text: type and fill need text".into())
+        );
+        let args: ActArgs = parse(serde_json::json!({"action": "scroll", "dy": 300})).unwrap();
+        assert_eq!(action_of(&args).unwrap().0, Target::Page);
+        let args: ActArgs =
+            parse(serde_json::json!({"action": "click", "role": "button"})).unwrap();
+        assert!(action_of(&args).is_err());
+    }
+}
