@@ -6,6 +6,7 @@
 //! `browser-tools`. The desktop window, the relay and the MCP server join
 //! here as later subcommands.
 
+mod config;
 mod demo;
 mod mcp;
 mod options;
@@ -91,7 +92,22 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Demo { demo, browser } => (browser, Job::Demo(demo)),
         Command::Mcp { mcp, browser } => (browser, Job::Mcp(mcp)),
     };
-    let started = match browser_options.start().await {
+    let mut config = match browser_options.resolve() {
+        Ok(config) => config,
+        Err(error) => return fail(&error),
+    };
+    if let Job::Mcp(args) = &outcome {
+        args.apply(&mut config);
+        if let Err(error) = config.validate() {
+            return fail(&error);
+        }
+    }
+    if browser_options.print_config {
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(config.to_toml().as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    let started = match options::Started::start(&config).await {
         Ok(started) => started,
         Err(error) => return fail(&error),
     };
@@ -104,7 +120,7 @@ async fn run(cli: Cli) -> ExitCode {
                 }
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
-        Job::Mcp(args) => mcp::run(&started, args, &cancel).await,
+        Job::Mcp(_) => mcp::run(&started, &config, &cancel).await,
     };
     started.shutdown().await;
     match result {

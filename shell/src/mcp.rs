@@ -1,12 +1,11 @@
 //! `browser-shell mcp`: the browser tools for one agent over MCP on stdio.
 
-use std::time::Duration;
-
 use browser_provider::{BrowserError, Result};
 use browser_tools::mcp::{McpServer, ServerOptions};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::Config;
 use crate::options::Started;
 
 /// Arguments of `mcp`.
@@ -15,9 +14,12 @@ pub struct McpArgs {
     /// Give the agent its own cookies and storage (a separate browser context).
     #[arg(long)]
     pub isolated: bool,
-    /// Cancel a tool call that runs longer than this, with TIMEOUT.
-    #[arg(long, default_value_t = 60_000, value_name = "MS")]
-    pub timeout_ms: u64,
+    /// Cancel a tool call that runs longer than this, with TIMEOUT (default 60000).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Also save every screenshot as a file in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<std::path::PathBuf>,
     /// Do not offer browser_list_tabs, browser_switch_tab, browser_close_tab.
     #[arg(long)]
     pub no_tab_tools: bool,
@@ -26,19 +28,37 @@ pub struct McpArgs {
     pub no_execute: bool,
 }
 
+impl McpArgs {
+    /// Puts these flags on top of the configuration.
+    pub fn apply(&self, config: &mut Config) {
+        config.isolated |= self.isolated;
+        if let Some(timeout) = self.timeout_ms {
+            config.timeout_ms = timeout;
+        }
+        if let Some(dir) = &self.output_dir {
+            config.output_dir = Some(dir.clone());
+        }
+        config.tab_tools &= !self.no_tab_tools;
+        config.execute_enabled &= !self.no_execute;
+    }
+}
+
 /// Serves the tools on stdin/stdout until the client disconnects or we are
 /// interrupted; then the agent's tabs are closed.
-pub async fn run(started: &Started, args: &McpArgs, cancel: &CancellationToken) -> Result<()> {
-    if args.timeout_ms == 0 {
-        return Err(BrowserError::invalid("timeout-ms", "must be at least 1"));
+pub async fn run(started: &Started, config: &Config, cancel: &CancellationToken) -> Result<()> {
+    if let Some(dir) = &config.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
+        })?;
     }
     let server = McpServer::new(
         started.browser.clone(),
         ServerOptions {
-            isolated: args.isolated,
-            call_timeout: Duration::from_millis(args.timeout_ms),
-            tab_tools: !args.no_tab_tools,
-            execute_enabled: !args.no_execute,
+            isolated: config.isolated,
+            call_timeout: config.call_timeout(),
+            tab_tools: config.tab_tools,
+            execute_enabled: config.execute_enabled,
+            output_dir: config.output_dir.clone(),
         },
     );
     let service = server

@@ -8,8 +8,9 @@ use browser_provider::cdp::protocol::PageSetDocumentContent;
 use browser_provider::host::{
     ChromiumHost, CreateViewOptions, LaunchOptions, ProfileDir, ViewHost, ViewHostExt,
 };
-use browser_provider::policy::NavigationPolicy;
-use browser_provider::{Browser, BrowserConfig, Result};
+use browser_provider::{Browser, Result};
+
+use crate::config::Config;
 
 /// How to get a browser and which URLs it may open.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,6 +41,15 @@ pub struct BrowserOptions {
     /// Never allow these hosts (and their subdomains); repeatable.
     #[arg(long = "block-host", value_name = "HOST", global = true)]
     pub blocked_hosts: Vec<String>,
+    /// Read settings from this TOML file (keys: httpOnly, timeoutMs,
+    /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
+    /// executeEnabled, isolated, allowedHosts, blockedHosts, outputDir,
+    /// headless, browserPath, profileDir, connect). Flags override it.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    /// Print the resulting configuration as TOML and exit.
+    #[arg(long, global = true)]
+    pub print_config: bool,
 }
 
 /// A running browser and the host behind it.
@@ -59,17 +69,47 @@ impl Started {
 }
 
 impl BrowserOptions {
-    /// Launches or connects to the browser.
-    pub async fn start(&self) -> Result<Started> {
-        let host = match &self.connect {
+    /// The configuration: the file (if any), then these flags on top.
+    pub fn resolve(&self) -> Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        if let Some(path) = &self.browser {
+            config.browser_path = Some(path.clone());
+        }
+        if let Some(endpoint) = &self.connect {
+            config.connect = Some(endpoint.clone());
+        }
+        if self.headed {
+            config.headless = false;
+        }
+        if let Some(dir) = &self.profile {
+            config.profile_dir = Some(dir.clone());
+        }
+        if !self.allowed_hosts.is_empty() {
+            config.allowed_hosts = self.allowed_hosts.clone();
+        }
+        if !self.blocked_hosts.is_empty() {
+            config.blocked_hosts = self.blocked_hosts.clone();
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+impl Started {
+    /// Launches (or connects to) the browser the configuration names.
+    pub async fn start(config: &Config) -> Result<Self> {
+        let host = match &config.connect {
             // A browser we connect to is someone else's: leave its tabs alone.
             Some(endpoint) => ChromiumHost::connect(endpoint, Duration::from_secs(30)).await?,
             None => {
                 let host = ChromiumHost::launch(LaunchOptions {
-                    executable: self.browser.clone(),
-                    headless: !self.headed,
-                    profile: self
-                        .profile
+                    executable: config.browser_path.clone(),
+                    headless: config.headless,
+                    profile: config
+                        .profile_dir
                         .clone()
                         .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
                     ..LaunchOptions::default()
@@ -80,16 +120,8 @@ impl BrowserOptions {
             }
         };
         let host = Arc::new(host);
-        let config = BrowserConfig {
-            policy: NavigationPolicy {
-                allowed_hosts: self.allowed_hosts.clone(),
-                blocked_hosts: self.blocked_hosts.clone(),
-                ..NavigationPolicy::default()
-            },
-            ..BrowserConfig::default()
-        };
-        let browser = Browser::new(host.clone(), config);
-        Ok(Started { browser, host })
+        let browser = Browser::new(host.clone(), config.browser_config());
+        Ok(Self { browser, host })
     }
 }
 
@@ -123,15 +155,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_launched_browser_shows_the_start_page() {
-        let options = BrowserOptions {
-            browser: None,
-            connect: None,
-            headed: false,
-            profile: None,
-            allowed_hosts: Vec::new(),
-            blocked_hosts: Vec::new(),
-        };
-        let started = options.start().await.unwrap();
+        let started = Started::start(&Config::default()).await.unwrap();
         let host = started.browser.host();
         let first = host.list_views().await.unwrap().remove(0);
         let title = host

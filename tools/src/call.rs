@@ -51,6 +51,13 @@ impl ToolOutput {
     }
 }
 
+/// Settings that shape tool results.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSettings {
+    /// Also save screenshots as files here.
+    pub output_dir: Option<std::path::PathBuf>,
+}
+
 /// Runs tool `name` with `arguments` for `session`. Never fails: errors
 /// become outputs flagged as errors so the model can read and recover.
 pub async fn call_tool(
@@ -58,9 +65,10 @@ pub async fn call_tool(
     session: &SessionId,
     name: &str,
     arguments: Value,
+    settings: &ToolSettings,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    match run(browser, session, name, arguments, cancel).await {
+    match run(browser, session, name, arguments, settings, cancel).await {
         Ok(output) => output,
         Err(error) => ToolOutput::error(&error),
     }
@@ -97,6 +105,7 @@ async fn run(
     session: &SessionId,
     name: &str,
     arguments: Value,
+    settings: &ToolSettings,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput> {
     match name {
@@ -297,6 +306,25 @@ async fn run(
             );
             if shot.downscaled {
                 text.push_str(" (downscaled to fit the size limit)");
+            }
+            if let Some(dir) = &settings.output_dir {
+                let stamp = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis())
+                    .unwrap_or_default();
+                let extension = if shot.format == ImageKind::Png {
+                    "png"
+                } else {
+                    "jpg"
+                };
+                let path = dir.join(format!("screenshot-{session}-{stamp}.{extension}"));
+                std::fs::write(&path, &shot.data).map_err(|e| {
+                    BrowserError::invalid(
+                        "outputDir",
+                        format!("cannot write {}: {e}", path.display()),
+                    )
+                })?;
+                text.push_str(&format!("; saved as {}", path.display()));
             }
             Ok(ToolOutput {
                 text,

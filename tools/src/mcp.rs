@@ -26,7 +26,7 @@ use crate::args::{
     ActArgs, ContentArgs, ExecuteArgs, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
     SnapshotArgs, TabArgs,
 };
-use crate::call::{ToolOutput, call_tool};
+use crate::call::{ToolOutput, ToolSettings, call_tool};
 
 /// What the server tells a model when it connects.
 const INSTRUCTIONS: &str = "A real Chromium browser that a person may be watching. \
@@ -48,6 +48,8 @@ pub struct ServerOptions {
     pub tab_tools: bool,
     /// Register `browser_execute`.
     pub execute_enabled: bool,
+    /// Also save screenshots as files here.
+    pub output_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -57,6 +59,7 @@ impl Default for ServerOptions {
             call_timeout: Duration::from_secs(60),
             tab_tools: true,
             execute_enabled: true,
+            output_dir: None,
         }
     }
 }
@@ -231,7 +234,17 @@ impl ServerHandler for McpServer {
         // The client's cancellation and our per-call bound both stop the work.
         let cancel = context.ct.child_token();
         let started = std::time::Instant::now();
-        let work = call_tool(&self.browser, &session, &name, arguments, &cancel);
+        let settings = ToolSettings {
+            output_dir: self.options.output_dir.clone(),
+        };
+        let work = call_tool(
+            &self.browser,
+            &session,
+            &name,
+            arguments,
+            &settings,
+            &cancel,
+        );
         let output = match tokio::time::timeout(self.options.call_timeout, work).await {
             Ok(output) => output,
             Err(_) => {

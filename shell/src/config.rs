@@ -1,0 +1,207 @@
+//! Configuration: the seed plugin's keys and ours, from a TOML file
+//! (`--config`), overridden by command-line flags, shown by `--print-config`.
+//!
+//! ```toml
+//! httpOnly = true
+//! timeoutMs = 60000
+//! allowedHosts = ["127.0.0.1", "example.org"]
+//! outputDir = "shots"
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use browser_provider::policy::NavigationPolicy;
+use browser_provider::snapshot::SnapshotLimits;
+use browser_provider::snapshot::render::RenderLimits;
+use browser_provider::{BrowserConfig, BrowserError, Result};
+use serde::{Deserialize, Serialize};
+
+/// Every setting, with its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Config {
+    /// Allow only http(s) navigation (and about:blank).
+    pub http_only: bool,
+    /// Elements a snapshot walks at most.
+    pub snapshot_max_elements: u32,
+    /// Bytes of snapshot text at most.
+    pub snapshot_max_bytes: usize,
+    /// Default cap for page content, in characters.
+    pub content_max_chars: usize,
+    /// A tool call running longer is cancelled and returns TIMEOUT.
+    pub timeout_ms: u64,
+    /// Offer the tab tools (list, switch, close).
+    pub tab_tools: bool,
+    /// Offer browser_execute.
+    pub execute_enabled: bool,
+    /// Each agent session gets its own cookies and storage.
+    pub isolated: bool,
+    /// Only these hosts (and subdomains) may be opened; empty: any.
+    pub allowed_hosts: Vec<String>,
+    /// These hosts (and subdomains) may never be opened.
+    pub blocked_hosts: Vec<String>,
+    /// Also save screenshots as files here.
+    pub output_dir: Option<PathBuf>,
+    /// Run the browser without a window.
+    pub headless: bool,
+    /// The Chromium executable.
+    pub browser_path: Option<PathBuf>,
+    /// A persistent profile directory (default: temporary).
+    pub profile_dir: Option<PathBuf>,
+    /// Use a running browser at this endpoint instead of launching one.
+    pub connect: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            http_only: true,
+            snapshot_max_elements: SnapshotLimits::default().max_nodes,
+            snapshot_max_bytes: SnapshotLimits::default().render.max_bytes,
+            content_max_chars: BrowserConfig::default().content_max_chars,
+            timeout_ms: 60_000,
+            tab_tools: true,
+            execute_enabled: true,
+            isolated: false,
+            allowed_hosts: Vec::new(),
+            blocked_hosts: Vec::new(),
+            output_dir: None,
+            headless: true,
+            browser_path: None,
+            profile_dir: None,
+            connect: None,
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML file.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the file and what is wrong (unknown key,
+    /// wrong type, unreadable file).
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            BrowserError::invalid("config", format!("cannot read {}: {e}", path.display()))
+        })?;
+        let config: Self = toml::from_str(&text).map_err(|e| {
+            BrowserError::invalid("config", format!("{}: {}", path.display(), e.message()))
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks values that parse but make no sense.
+    pub fn validate(&self) -> Result<()> {
+        let positive = [
+            ("timeoutMs", self.timeout_ms == 0),
+            ("contentMaxChars", self.content_max_chars == 0),
+            ("snapshotMaxElements", self.snapshot_max_elements == 0),
+            ("snapshotMaxBytes", self.snapshot_max_bytes < 1024),
+        ];
+        for (key, bad) in positive {
+            if bad {
+                return Err(BrowserError::invalid(key, "is too small"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The configuration as TOML (for `--print-config`).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// The provider's settings.
+    pub fn browser_config(&self) -> BrowserConfig {
+        let defaults = SnapshotLimits::default();
+        let limits = SnapshotLimits {
+            max_nodes: self.snapshot_max_elements,
+            render: RenderLimits {
+                max_bytes: self.snapshot_max_bytes,
+                ..defaults.render
+            },
+            ..defaults
+        };
+        BrowserConfig {
+            policy: NavigationPolicy {
+                http_only: self.http_only,
+                allowed_hosts: self.allowed_hosts.clone(),
+                blocked_hosts: self.blocked_hosts.clone(),
+            },
+            content_max_chars: self.content_max_chars,
+            snapshot_limits: limits,
+            ..BrowserConfig::default()
+        }
+    }
+
+    /// The per-call bound for tools.
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_use_the_seed_keys_and_refuse_unknown_ones() {
+        let dir = tempfile_dir();
+        let good = dir.join("good.toml");
+        std::fs::write(
+            &good,
+            "httpOnly = false\ntimeoutMs = 5000\nallowedHosts = [\"127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(&good).unwrap();
+        assert!(!config.http_only);
+        assert_eq!(config.call_timeout(), Duration::from_secs(5));
+        assert_eq!(
+            config.browser_config().policy.allowed_hosts,
+            vec!["127.0.0.1".to_owned()]
+        );
+        assert!(config.tab_tools, "unset keys keep their defaults");
+
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "httpOnly = true\nspeed = 11\n").unwrap();
+        let error = Config::load(&bad).unwrap_err();
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        assert!(error.to_string().contains("speed"), "{error}");
+
+        std::fs::write(&bad, "timeoutMs = 0\n").unwrap();
+        assert!(
+            Config::load(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("timeoutMs")
+        );
+        assert_eq!(
+            Config::load(&dir.join("missing.toml")).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn printing_round_trips() {
+        let config = Config {
+            blocked_hosts: vec!["ads.test".into()],
+            ..Config::default()
+        };
+        let printed = config.to_toml();
+        assert!(
+            printed.contains("blockedHosts = [\"ads.test\"]"),
+            "{printed}"
+        );
+        assert_eq!(toml::from_str::<Config>(&printed).unwrap(), config);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("browser-shell-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
