@@ -8,6 +8,7 @@
 
 mod config;
 mod demo;
+mod http;
 mod mcp;
 mod options;
 
@@ -81,10 +82,9 @@ async fn run(cli: Cli) -> ExitCode {
     {
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                tracing::info!("interrupted; stopping");
-                cancel.cancel();
-            }
+            wait_for_stop_signal().await;
+            tracing::info!("interrupted; stopping");
+            cancel.cancel();
         });
     }
     let (browser_options, outcome) = match &cli.command {
@@ -120,7 +120,7 @@ async fn run(cli: Cli) -> ExitCode {
                 }
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
-        Job::Mcp(_) => mcp::run(&started, &config, &cancel).await,
+        Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
     };
     started.shutdown().await;
     match result {
@@ -139,6 +139,23 @@ fn fail(error: &browser_provider::BrowserError) -> ExitCode {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{}", report::render(error));
     ExitCode::from(report::exit_status(error))
+}
+
+/// Resolves on Ctrl+C (SIGINT) or SIGTERM, so both shut down in order:
+/// sessions end, Chromium exits, the temporary profile is removed.
+async fn wait_for_stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 /// Logs go to stderr (stdout carries results); `RUST_LOG` sets the level.

@@ -17,6 +17,10 @@ pub struct McpArgs {
     /// Cancel a tool call that runs longer than this, with TIMEOUT (default 60000).
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp (loopback only, bearer
+    /// token printed at start) instead of stdio; each MCP session is its own agent.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
     /// Also save every screenshot as a file in this directory.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<std::path::PathBuf>,
@@ -45,22 +49,28 @@ impl McpArgs {
 
 /// Serves the tools on stdin/stdout until the client disconnects or we are
 /// interrupted; then the agent's tabs are closed.
-pub async fn run(started: &Started, config: &Config, cancel: &CancellationToken) -> Result<()> {
+pub async fn run(
+    started: &Started,
+    config: &Config,
+    http: Option<std::net::SocketAddr>,
+    cancel: &CancellationToken,
+) -> Result<()> {
     if let Some(dir) = &config.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
             BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
         })?;
     }
-    let server = McpServer::new(
-        started.browser.clone(),
-        ServerOptions {
-            isolated: config.isolated,
-            call_timeout: config.call_timeout(),
-            tab_tools: config.tab_tools,
-            execute_enabled: config.execute_enabled,
-            output_dir: config.output_dir.clone(),
-        },
-    );
+    let options = ServerOptions {
+        isolated: config.isolated,
+        call_timeout: config.call_timeout(),
+        tab_tools: config.tab_tools,
+        execute_enabled: config.execute_enabled,
+        output_dir: config.output_dir.clone(),
+    };
+    if let Some(address) = http {
+        return crate::http::serve(started.browser.clone(), options, address, cancel).await;
+    }
+    let server = McpServer::new(started.browser.clone(), options);
     let service = server
         .clone()
         .serve(rmcp::transport::stdio())

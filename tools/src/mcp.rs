@@ -13,8 +13,8 @@ use browser_provider::{Browser, BrowserError, SessionId};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -69,25 +69,52 @@ impl Default for ServerOptions {
 pub struct McpServer {
     /// The browser shared by every connection.
     browser: Browser,
-    /// This connection's session, opened on first use.
-    session: Arc<OnceCell<SessionId>>,
+    /// This connection's session; closed when the last clone is dropped.
+    session: Arc<SessionGuard>,
     /// Options.
     options: ServerOptions,
+}
+
+/// Owns a connection's session: opens it on first use and closes it (with
+/// its tabs) when dropped, so a session ends however its connection ends.
+#[derive(Debug)]
+struct SessionGuard {
+    browser: Browser,
+    session: OnceCell<SessionId>,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        let Some(session) = self.session.take() else {
+            return;
+        };
+        let browser = self.browser.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = browser.close_session(&session).await {
+                    tracing::warn!(%session, %error, "closing the session failed");
+                }
+            });
+        }
+    }
 }
 
 impl McpServer {
     /// Tools for a new connection.
     pub fn new(browser: Browser, options: ServerOptions) -> Self {
         Self {
+            session: Arc::new(SessionGuard {
+                browser: browser.clone(),
+                session: OnceCell::new(),
+            }),
             browser,
-            session: Arc::new(OnceCell::new()),
             options,
         }
     }
 
-    /// Ends the session: closes its tabs. Safe to call more than once.
+    /// Ends the session now: closes its tabs. Safe to call more than once.
     pub async fn close(&self) {
-        if let Some(session) = self.session.get()
+        if let Some(session) = self.session.session.get()
             && let Err(error) = self.browser.close_session(session).await
         {
             tracing::warn!(%session, %error, "closing the session failed");
@@ -99,6 +126,7 @@ impl McpServer {
             isolated: self.options.isolated,
         };
         self.session
+            .session
             .get_or_try_init(|| self.browser.open_session(options))
             .await
             .cloned()
@@ -199,6 +227,12 @@ fn to_result(output: ToolOutput) -> CallToolResult {
 }
 
 impl ServerHandler for McpServer {
+    /// Up to 2025-11-25: later revisions drop sessions, and a browser
+    /// session (its tabs, refs, diff base) lives as long as its MCP session.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
