@@ -186,6 +186,8 @@ struct SessionState {
 struct Tab {
     handle: TabHandle,
     page: Arc<Page>,
+    /// Marked as a deliverable for the person: stays open when the session ends.
+    keep: bool,
 }
 
 impl Browser {
@@ -373,11 +375,27 @@ impl Browser {
         self.inner
             .tabs_changed
             .send_modify(|generation| *generation += 1);
-        for tab in &state.tabs {
+        // Kept tabs stay open and become the person's; the rest close.
+        for tab in state.tabs.iter().filter(|t| !t.keep) {
             self.inner.host.destroy_view(tab.page.view()).await?;
         }
-        if let Some(context) = &state.context {
+        // Disposing an isolated context would close kept tabs too.
+        if let Some(context) = &state.context
+            && !state.tabs.iter().any(|t| t.keep)
+        {
             self.inner.host.destroy_context(context).await?;
+        }
+        Ok(())
+    }
+
+    /// Marks a tab as a deliverable for the person: it stays open when the
+    /// session ends (and is no longer the agent's then).
+    pub fn keep_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        let mut registry = self.inner.lock();
+        registry.owned_tab(session, tab)?;
+        let state = registry.session_mut(session)?;
+        if let Some(kept) = state.tabs.iter_mut().find(|t| &t.handle == tab) {
+            kept.keep = true;
         }
         Ok(())
     }
@@ -669,6 +687,7 @@ impl Inner {
         let tab = Tab {
             handle: handle.clone(),
             page: Arc::new(page),
+            keep: false,
         };
         let state = registry.session_mut(session)?;
         state.tabs.push(tab.clone());

@@ -37,6 +37,8 @@ pub struct Config {
     pub execute_enabled: bool,
     /// Each agent session gets its own cookies and storage.
     pub isolated: bool,
+    /// An agent session idle this long (no tool call) ends and its tabs close.
+    pub session_lease_ms: u64,
     /// Only these hosts (and subdomains) may be opened; empty: any.
     pub allowed_hosts: Vec<String>,
     /// These hosts (and subdomains) may never be opened.
@@ -64,6 +66,7 @@ impl Default for Config {
             tab_tools: true,
             execute_enabled: true,
             isolated: false,
+            session_lease_ms: 600_000,
             allowed_hosts: Vec::new(),
             blocked_hosts: Vec::new(),
             output_dir: None,
@@ -96,6 +99,7 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         let positive = [
             ("timeoutMs", self.timeout_ms == 0),
+            ("sessionLeaseMs", self.session_lease_ms == 0),
             ("contentMaxChars", self.content_max_chars == 0),
             ("snapshotMaxElements", self.snapshot_max_elements == 0),
             ("snapshotMaxBytes", self.snapshot_max_bytes < 1024),

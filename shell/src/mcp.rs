@@ -21,6 +21,9 @@ pub struct McpArgs {
     /// token printed at start) instead of stdio; each MCP session is its own agent.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// End an agent session (closing its tabs) after this long without a tool call (default 600000).
+    #[arg(long, value_name = "MS")]
+    pub lease_ms: Option<u64>,
     /// Also save every screenshot as a file in this directory.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<std::path::PathBuf>,
@@ -38,6 +41,9 @@ impl McpArgs {
         config.isolated |= self.isolated;
         if let Some(timeout) = self.timeout_ms {
             config.timeout_ms = timeout;
+        }
+        if let Some(lease) = self.lease_ms {
+            config.session_lease_ms = lease;
         }
         if let Some(dir) = &self.output_dir {
             config.output_dir = Some(dir.clone());
@@ -66,6 +72,7 @@ pub async fn run(
         tab_tools: config.tab_tools,
         execute_enabled: config.execute_enabled,
         output_dir: config.output_dir.clone(),
+        lease: std::time::Duration::from_millis(config.session_lease_ms),
     };
     if let Some(address) = http {
         return crate::http::serve(started.browser.clone(), options, address, cancel).await;

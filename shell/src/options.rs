@@ -43,7 +43,7 @@ pub struct BrowserOptions {
     pub blocked_hosts: Vec<String>,
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
-    /// executeEnabled, isolated, allowedHosts, blockedHosts, outputDir,
+    /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
     /// headless, browserPath, profileDir, connect). Flags override it.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,

@@ -23,11 +23,17 @@ struct Client {
 
 impl Client {
     async fn start() -> Self {
+        Self::start_with(&[], "warn", Stdio::inherit()).await
+    }
+
+    async fn start_with(extra_args: &[&str], log_level: &str, stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
             .arg("mcp")
+            .args(extra_args)
+            .env("RUST_LOG", log_level)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .expect("start browser-shell mcp");
@@ -272,4 +278,69 @@ async fn an_agent_works_a_page_through_the_tools() {
         .expect("exits after the client leaves")
         .unwrap();
     assert!(status.success(), "{status}");
+}
+
+#[tokio::test]
+async fn cancelling_a_call_stops_the_work_in_the_page() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .await;
+    assert!(!error, "{text}");
+
+    // A runaway script blocks the page until it is stopped.
+    let runaway = client.next_id;
+    client.next_id += 1;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": runaway, "method": "tools/call", "params": {"name": "browser_execute", "arguments": {"script": "while (true) {}", "timeoutMs": 600000}}}))
+        .await;
+    // Liveness first: the server answers while the script runs.
+    let pong = client.request("ping", json!({})).await;
+    assert!(pong.get("result").is_some(), "{pong}");
+    client
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": runaway, "reason": "test"}),
+        )
+        .await;
+
+    // The page answers again only if the cancelled script was terminated.
+    let started = std::time::Instant::now();
+    let (text, error, _) = client
+        .call("browser_execute", json!({"script": "1 + 1"}))
+        .await;
+    assert!(!error && text.contains('2'), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the cancelled script was stopped: {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_idle_session_ends_after_its_lease() {
+    let base = serve_fixtures().await;
+    let mut client =
+        Client::start_with(&["--lease-ms", "400"], "browser_tools=info", Stdio::piped()).await;
+    let mut log = BufReader::new(client.child.stderr.take().unwrap()).lines();
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .await;
+    assert!(!error, "{text}");
+    // Wait (bounded) for the server to say the lease ended the session.
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = log.next_line().await {
+            if line.contains("session idle past its lease") {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    assert!(ended, "the lease ended the session");
+    // The next call starts a fresh session: the old tabs are gone.
+    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    assert!(text.starts_with("No tabs"), "{text}");
 }

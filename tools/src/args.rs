@@ -18,6 +18,9 @@ pub struct OpenArgs {
     /// Open in a new tab instead of the active one.
     #[serde(default)]
     pub new_tab: bool,
+    /// Leave this tab open for the person when your session ends (a deliverable).
+    #[serde(default)]
+    pub keep: bool,
 }
 
 /// `browser_snapshot`.

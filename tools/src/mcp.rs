@@ -20,7 +20,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde_json::Value;
-use tokio::sync::OnceCell;
 
 use crate::args::{
     ActArgs, ContentArgs, ExecuteArgs, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
@@ -50,6 +49,8 @@ pub struct ServerOptions {
     pub execute_enabled: bool,
     /// Also save screenshots as files here.
     pub output_dir: Option<std::path::PathBuf>,
+    /// A session idle this long (no tool call) ends and its tabs close.
+    pub lease: Duration,
 }
 
 impl Default for ServerOptions {
@@ -60,6 +61,7 @@ impl Default for ServerOptions {
             tab_tools: true,
             execute_enabled: true,
             output_dir: None,
+            lease: Duration::from_secs(600),
         }
     }
 }
@@ -75,17 +77,32 @@ pub struct McpServer {
     options: ServerOptions,
 }
 
-/// Owns a connection's session: opens it on first use and closes it (with
-/// its tabs) when dropped, so a session ends however its connection ends.
+/// Owns a connection's session: opens it on first use, ends it when the
+/// connection has been idle past its lease, and closes it (with its tabs)
+/// when dropped, so a session ends however its connection ends.
 #[derive(Debug)]
 struct SessionGuard {
     browser: Browser,
-    session: OnceCell<SessionId>,
+    session: tokio::sync::Mutex<Option<SessionId>>,
+    /// When a tool call last started or finished.
+    last_used: std::sync::Mutex<tokio::time::Instant>,
+    /// Tool calls running now; a session is never idle while one runs.
+    in_flight: std::sync::atomic::AtomicUsize,
+}
+
+impl SessionGuard {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = tokio::time::Instant::now();
+    }
+
+    fn idle_since(&self) -> tokio::time::Instant {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
+        let Some(session) = self.session.get_mut().take() else {
             return;
         };
         let browser = self.browser.clone();
@@ -99,13 +116,48 @@ impl Drop for SessionGuard {
     }
 }
 
+/// Counts a running call for as long as it lives.
+struct InFlight<'a>(&'a SessionGuard);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Ends the session once it has been idle for `lease` (no call running).
+async fn watch_lease(guard: std::sync::Weak<SessionGuard>, lease: Duration) {
+    loop {
+        let Some(deadline) = guard.upgrade().map(|g| g.idle_since() + lease) else {
+            return;
+        };
+        tokio::time::sleep_until(deadline).await;
+        let Some(guard) = guard.upgrade() else { return };
+        let idle = guard.idle_since() + lease <= tokio::time::Instant::now();
+        if idle && guard.in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            if let Some(session) = guard.session.lock().await.take() {
+                tracing::info!(%session, lease_ms = lease.as_millis() as u64, "session idle past its lease; closing it");
+                if let Err(error) = guard.browser.close_session(&session).await {
+                    tracing::warn!(%session, %error, "closing the session failed");
+                }
+            }
+            return;
+        }
+    }
+}
+
 impl McpServer {
     /// Tools for a new connection.
     pub fn new(browser: Browser, options: ServerOptions) -> Self {
         Self {
             session: Arc::new(SessionGuard {
                 browser: browser.clone(),
-                session: OnceCell::new(),
+                session: tokio::sync::Mutex::new(None),
+                last_used: std::sync::Mutex::new(tokio::time::Instant::now()),
+                in_flight: std::sync::atomic::AtomicUsize::new(0),
             }),
             browser,
             options,
@@ -114,22 +166,31 @@ impl McpServer {
 
     /// Ends the session now: closes its tabs. Safe to call more than once.
     pub async fn close(&self) {
-        if let Some(session) = self.session.session.get()
-            && let Err(error) = self.browser.close_session(session).await
+        if let Some(session) = self.session.session.lock().await.take()
+            && let Err(error) = self.browser.close_session(&session).await
         {
             tracing::warn!(%session, %error, "closing the session failed");
         }
     }
 
+    /// This connection's session, opened (with its lease watch) on first use
+    /// or after the lease ended the previous one.
     async fn session(&self) -> Result<SessionId, BrowserError> {
+        let mut slot = self.session.session.lock().await;
+        if let Some(session) = slot.as_ref() {
+            return Ok(session.clone());
+        }
         let options = SessionOptions {
             isolated: self.options.isolated,
         };
-        self.session
-            .session
-            .get_or_try_init(|| self.browser.open_session(options))
-            .await
-            .cloned()
+        let session = self.browser.open_session(options).await?;
+        self.session.touch();
+        tokio::spawn(watch_lease(
+            Arc::downgrade(&self.session),
+            self.options.lease,
+        ));
+        *slot = Some(session.clone());
+        Ok(session)
     }
 
     /// The tools this server offers, with schemas and descriptions.
@@ -261,6 +322,10 @@ impl ServerHandler for McpServer {
             return Ok(to_result(ToolOutput::error(&error)).into());
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        self.session
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _in_flight = InFlight(&self.session);
         let session = match self.session().await {
             Ok(session) => session,
             Err(error) => return Ok(to_result(ToolOutput::error(&error)).into()),

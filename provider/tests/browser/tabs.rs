@@ -238,3 +238,42 @@ pub async fn isolated_sessions_do_not_share_cookies(ctx: Ctx) {
     browser.close_session(&first).await.unwrap();
     browser.close_session(&second).await.unwrap();
 }
+
+pub async fn kept_tabs_outlive_their_session(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session().await;
+    let marker = "article.html?kept-tab";
+    let (kept, _) = browser
+        .open(&session, &ctx.url(marker), false, &cancel)
+        .await
+        .unwrap();
+    browser
+        .open(&session, &ctx.url("colors.html?dropped-tab"), true, &cancel)
+        .await
+        .unwrap();
+    browser.keep_tab(&session, &kept).unwrap();
+    browser.close_session(&session).await.unwrap();
+    let views = browser.host().list_views().await.unwrap();
+    assert!(
+        views.iter().any(|v| v.url.ends_with(marker)),
+        "the kept tab stays open"
+    );
+    assert!(
+        !views.iter().any(|v| v.url.ends_with("dropped-tab")),
+        "the others close"
+    );
+    // It is nobody's now: a new session cannot reach it by handle.
+    let other = ctx.session().await;
+    assert_eq!(
+        browser.switch_tab(&other, &kept).await.unwrap_err().code(),
+        "TAB_NOT_FOUND"
+    );
+    let view = views
+        .iter()
+        .find(|v| v.url.ends_with(marker))
+        .unwrap()
+        .id
+        .clone();
+    browser.host().destroy_view(&view).await.unwrap();
+}
