@@ -436,7 +436,50 @@ pub async fn snapshot(
     budget: &Budget,
 ) -> Result<Snapshot> {
     let mut state = page.agent.lock().await;
-    let walk = walk_page(page, &mut state, scope, limits, budget).await?;
+    let (snapshot, seen) = capture(page, &mut state, scope, limits, budget).await?;
+    if *scope == Scope::Page {
+        state.last = Some(seen);
+    }
+    Ok(snapshot)
+}
+
+/// The observation after an action: a diff against the last snapshot the
+/// session saw, or a full snapshot marked as a reset.
+pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
+    let mut state = page.agent.lock().await;
+    let (snapshot, seen) = capture(page, &mut state, &Scope::Page, limits, budget).await?;
+    let previous = state.last.replace(seen.clone());
+    let reset = |reason| Observation::Reset {
+        reason,
+        snapshot: snapshot.clone(),
+    };
+    let Some(previous) = previous else {
+        return Ok(reset(ResetReason::FirstSnapshot));
+    };
+    if previous.doc != seen.doc {
+        return Ok(reset(ResetReason::Navigated));
+    }
+    let changes = diff::diff(&previous.rendered, &seen.rendered);
+    if changes.text.len() * 10 > snapshot.text.len() * 7 {
+        return Ok(reset(ResetReason::LargeChange));
+    }
+    Ok(Observation::Diff {
+        base: previous.generation,
+        generation: seen.generation,
+        text: changes.text,
+    })
+}
+
+/// Walks and renders the page as a new generation: the snapshot for the
+/// model, and what a later diff compares against.
+async fn capture(
+    page: &Page,
+    state: &mut TabState,
+    scope: &Scope,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<(Snapshot, Seen)> {
+    let walk = walk_page(page, state, scope, limits, budget).await?;
     let rendered = render::render(
         &walk.tree,
         limits.render,
@@ -446,67 +489,18 @@ pub async fn snapshot(
     state.generation += 1;
     let snapshot = Snapshot {
         generation: state.generation,
-        url: walk.url.clone(),
-        title: walk.title.clone(),
+        url: walk.url,
+        title: walk.title,
         text: rendered.text(),
         omitted: rendered.omitted,
         truncated: rendered.truncated,
     };
-    if *scope == Scope::Page {
-        state.last = Some(Seen {
-            generation: state.generation,
-            doc: walk.main_doc,
-            rendered,
-        });
-    }
-    Ok(snapshot)
-}
-
-/// The observation after an action: a diff against the last snapshot the
-/// session saw, or a full snapshot marked as a reset.
-pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
-    let mut state = page.agent.lock().await;
-    let walk = walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
-    let rendered = render::render(
-        &walk.tree,
-        limits.render,
-        walk.omitted,
-        origin_of(&walk.url).as_deref(),
-    );
-    state.generation += 1;
-    let generation = state.generation;
-    let snapshot = Snapshot {
-        generation,
-        url: walk.url.clone(),
-        title: walk.title.clone(),
-        text: rendered.text(),
-        omitted: rendered.omitted,
-        truncated: rendered.truncated,
+    let seen = Seen {
+        generation: state.generation,
+        doc: walk.main_doc,
+        rendered,
     };
-    let previous = state.last.replace(Seen {
-        generation,
-        doc: walk.main_doc.clone(),
-        rendered: rendered.clone(),
-    });
-    let reset = |reason| Observation::Reset {
-        reason,
-        snapshot: snapshot.clone(),
-    };
-    let Some(previous) = previous else {
-        return Ok(reset(ResetReason::FirstSnapshot));
-    };
-    if previous.doc != walk.main_doc {
-        return Ok(reset(ResetReason::Navigated));
-    }
-    let changes = diff::diff(&previous.rendered, &rendered);
-    if changes.text.len() * 10 > snapshot.text.len() * 7 {
-        return Ok(reset(ResetReason::LargeChange));
-    }
-    Ok(Observation::Diff {
-        base: previous.generation,
-        generation,
-        text: changes.text,
-    })
+    Ok((snapshot, seen))
 }
 
 /// The page-side call that walks `scope`, handing out refs from `next_ref` on.
