@@ -103,7 +103,51 @@ async fn main() {
     );
     stale_ref_safety(&browser, &format!("{base}/churn.html"), rounds * 2).await;
 
+    println!("\n## A person takes control → the agent's operation stops ({rounds} rounds; ms)");
+    takeover_latency(&host, &format!("{base}/form.html"), rounds).await;
+
     host.shutdown().await;
+}
+
+async fn takeover_latency(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
+    // A browser of its own: taking control affects every session of a browser.
+    let browser = Browser::new(host.clone(), BrowserConfig::default());
+    let session = open(&browser, url).await;
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let running = {
+            let browser = browser.clone();
+            let session = session.clone();
+            tokio::spawn(async move {
+                browser
+                    .execute(
+                        &session,
+                        "new Promise(() => {})",
+                        vec![],
+                        Some(Duration::from_secs(60)),
+                        &CancellationToken::new(),
+                    )
+                    .await
+            })
+        };
+        // Give the call time to reach the page, then take over.
+        let probe = browser
+            .snapshot(&session, &Scope::Page, &CancellationToken::new())
+            .await;
+        assert!(probe.is_ok());
+        let started = Instant::now();
+        browser.take_control();
+        let result = running.await.unwrap();
+        times.push(ms(started.elapsed()));
+        assert_eq!(result.unwrap_err().code(), "HUMAN_INTERVENED");
+        browser.return_control();
+    }
+    println!(
+        "p50 {:.2}  p95 {:.2}",
+        percentile(&mut times, 0.5),
+        percentile(&mut times, 0.95)
+    );
+    browser.close_session(&session).await.unwrap();
 }
 
 fn print_machine(chromium: &str) {

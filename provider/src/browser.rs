@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::control::{Control, ControlState, Holder};
 use crate::error::{BrowserError, Result};
 use crate::host::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId};
 use crate::page::act::{self, ActOutcome, Action, Target};
@@ -160,6 +161,8 @@ struct Inner {
     registry: Mutex<Registry>,
     /// Bumped whenever any session's set of tabs changes.
     tabs_changed: watch::Sender<u64>,
+    /// Agents or a person.
+    control: Control,
 }
 
 #[derive(Default)]
@@ -180,6 +183,8 @@ struct SessionState {
     active: Option<TabHandle>,
     /// The session's own browser context, when isolated.
     context: Option<ContextId>,
+    /// The control epoch this session last heard about.
+    seen_epoch: u64,
 }
 
 #[derive(Clone)]
@@ -199,6 +204,7 @@ impl Browser {
             config,
             registry: Mutex::new(Registry::default()),
             tabs_changed: watch::Sender::new(0),
+            control: Control::default(),
         });
         tokio::spawn(follow_views(
             Arc::downgrade(&inner),
@@ -216,6 +222,47 @@ impl Browser {
     /// (including popups adopted and tabs closed by a page or a person).
     pub fn watch_tabs(&self) -> watch::Receiver<u64> {
         self.inner.tabs_changed.subscribe()
+    }
+
+    /// A person takes control: agent operations in flight stop with
+    /// `HUMAN_INTERVENED`, and agent actions are refused until control is
+    /// returned. Returns the new control epoch.
+    pub fn take_control(&self) -> u64 {
+        let epoch = self.inner.control.take();
+        tracing::info!(epoch, "a person took control");
+        epoch
+    }
+
+    /// The person returns control to the agents. Returns the new epoch.
+    pub fn return_control(&self) -> u64 {
+        let epoch = self.inner.control.give_back();
+        tracing::info!(epoch, "control returned to the agents");
+        epoch
+    }
+
+    /// Who holds control now.
+    pub fn control(&self) -> ControlState {
+        self.inner.control.state()
+    }
+
+    /// Follows control changes.
+    pub fn watch_control(&self) -> watch::Receiver<ControlState> {
+        self.inner.control.watch()
+    }
+
+    /// True once after control came back to the agents since this session
+    /// last asked: the page may have changed under it.
+    pub fn control_returned_since_last_call(&self, session: &SessionId) -> bool {
+        let now = self.inner.control.state();
+        let mut registry = self.inner.lock();
+        let Ok(state) = registry.session_mut(session) else {
+            return false;
+        };
+        let returned = now.holder == Holder::Agent && now.epoch > state.seen_epoch;
+        if now.holder == Holder::Agent {
+            state.seen_epoch = now.epoch;
+        }
+        returned
     }
 
     /// The configuration in force.
@@ -239,6 +286,7 @@ impl Browser {
                 tabs: Vec::new(),
                 active: None,
                 context,
+                seen_epoch: self.inner.control.state().epoch,
             },
         );
         Ok(id)
@@ -254,7 +302,11 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<(TabHandle, NavigationOutcome)> {
         let target = self.inner.config.policy.check(url)?;
-        let budget = Budget::new("open", self.inner.config.navigation_timeout, cancel.clone());
+        let budget = self.inner.mutating_budget(
+            "open",
+            Some(self.inner.config.navigation_timeout),
+            cancel,
+        )?;
         let tab = match self.inner.active_tab(session) {
             Ok(tab) if !new_tab => tab,
             Ok(_) | Err(BrowserError::TabNotFound { .. }) => self.new_tab(session, &budget).await?,
@@ -280,11 +332,11 @@ impl Browser {
             NavigationRequest::Reload => NavigationTarget::Reload,
         };
         let tab = self.inner.active_tab(session)?;
-        let budget = Budget::new(
+        let budget = self.inner.mutating_budget(
             "navigate",
-            self.inner.config.navigation_timeout,
-            cancel.clone(),
-        );
+            Some(self.inner.config.navigation_timeout),
+            cancel,
+        )?;
         navigate::navigate(&tab.page, target, &budget).await
     }
 
@@ -321,6 +373,7 @@ impl Browser {
 
     /// Makes `tab` the session's active tab and shows it.
     pub async fn switch_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        self.inner.control.admit_mutation()?;
         let view = {
             let mut registry = self.inner.lock();
             let view = registry.owned_tab(session, tab)?.page.view().clone();
@@ -333,6 +386,7 @@ impl Browser {
     /// Closes one tab. Closing the active tab activates the most recently
     /// opened remaining one; closing the last leaves the session with none.
     pub async fn close_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        self.inner.control.admit_mutation()?;
         let view = {
             let registry = self.inner.lock();
             registry.owned_tab(session, tab)?.page.view().clone()
@@ -344,6 +398,7 @@ impl Browser {
 
     /// Closes every tab of the session; the session stays open, with no tabs.
     pub async fn reset(&self, session: &SessionId) -> Result<()> {
+        self.inner.control.admit_mutation()?;
         let views: Vec<ViewId> = {
             let registry = self.inner.lock();
             registry
@@ -410,7 +465,7 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<ExecuteResult> {
         let tab = self.inner.active_tab(session)?;
-        let budget = self.inner.budget("execute", timeout, cancel)?;
+        let budget = self.inner.mutating_budget("execute", timeout, cancel)?;
         let request = ExecuteRequest {
             script: script.to_owned(),
             args,
@@ -462,7 +517,7 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<()> {
         let tab = self.inner.active_tab(session)?;
-        let budget = self.inner.budget("click", None, cancel)?;
+        let budget = self.inner.mutating_budget("click", None, cancel)?;
         input::click(&tab.page, x, y, &budget).await
     }
 
@@ -474,7 +529,7 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<()> {
         let tab = self.inner.active_tab(session)?;
-        let budget = self.inner.budget("type", None, cancel)?;
+        let budget = self.inner.mutating_budget("type", None, cancel)?;
         input::type_text(&tab.page, text, &budget).await
     }
 
@@ -508,7 +563,7 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<ActionReport> {
         let tab = self.inner.active_tab(session)?;
-        let budget = self.inner.budget("act", None, cancel)?;
+        let budget = self.inner.mutating_budget("act", None, cancel)?;
         let mut views = self.inner.host.watch_views();
         let mut tabs_changed = self.watch_tabs();
         let outcome = act::act(
@@ -663,6 +718,20 @@ impl Inner {
             return Err(BrowserError::invalid("timeoutMs", "must be at least 1"));
         }
         Ok(Budget::new(operation, timeout, cancel.clone()))
+    }
+
+    /// A budget for an agent action: refused while a person holds control,
+    /// interrupted if they take it during the action.
+    fn mutating_budget(
+        &self,
+        operation: &'static str,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<Budget> {
+        let interrupt = self.control.admit_mutation()?;
+        Ok(self
+            .budget(operation, timeout, cancel)?
+            .with_interrupt(interrupt))
     }
 
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {

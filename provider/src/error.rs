@@ -133,6 +133,10 @@ pub enum BrowserError {
     /// The caller cancelled the operation.
     #[error("operation cancelled")]
     Aborted,
+    /// A person has taken control of the browser: agent actions stop until
+    /// they return it. Observation still works.
+    #[error("a person has taken control of the browser")]
+    HumanIntervened,
     /// Script execution could not run (not an exception thrown by the script).
     #[error("script execution failed: {message}")]
     ExecuteFailed {
@@ -245,6 +249,7 @@ impl BrowserError {
             Self::NavigationFailed { .. } => "NAVIGATION_FAILED",
             Self::Timeout { .. } => "TIMEOUT",
             Self::Aborted => "ABORTED",
+            Self::HumanIntervened => "HUMAN_INTERVENED",
             Self::ExecuteFailed { .. } => "EXECUTE_FAILED",
             Self::ElementNotFound { .. } => "ELEMENT_NOT_FOUND",
             Self::StaleRef { .. } => "STALE_REF",
@@ -290,6 +295,9 @@ impl BrowserError {
                 "the page is slow or stuck; take a snapshot to see its state, or raise timeoutMs"
             }
             Self::Aborted => "the caller cancelled; nothing more to do",
+            Self::HumanIntervened => {
+                "a person is using the browser: you may take snapshots, but do not act until they return control (or ask with browser_handoff)"
+            }
             Self::ExecuteFailed { .. } => {
                 "check the script; it must be an expression or a function body"
             }

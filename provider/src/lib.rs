@@ -17,6 +17,8 @@
 //!   and the operations on the active tab, one module per operation under `page/`.
 //! * [`snapshot`] — what the model sees: the page as a compact tree with element
 //!   refs, rendered within limits, and diffs between snapshots.
+//! * [`control`] — who holds control (agents or a person) and the epoch that
+//!   interrupts agent work when a person takes over.
 //! * [`policy`] — which URLs may be opened.
 //! * [`registry`] — choosing among several registered providers.
 //! * [`error`] — [`BrowserError`], with the stable codes every caller matches on.
@@ -25,6 +27,7 @@
 
 pub mod browser;
 pub mod cdp;
+pub mod control;
 pub mod error;
 pub mod host;
 pub mod page;

@@ -68,10 +68,18 @@ pub async fn call_tool(
     settings: &ToolSettings,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    match run(browser, session, name, arguments, settings, cancel).await {
+    let notice = browser.control_returned_since_last_call(session).then_some(
+        "Note: a person had control of the browser since your last call; the page may have changed. \
+         Take a snapshot before using earlier refs.\n",
+    );
+    let mut output = match run(browser, session, name, arguments, settings, cancel).await {
         Ok(output) => output,
         Err(error) => ToolOutput::error(&error),
+    };
+    if let Some(notice) = notice {
+        output.text.insert_str(0, notice);
     }
+    output
 }
 
 /// Parses arguments strictly; the error names the offending field.

@@ -22,6 +22,8 @@ pub struct Budget {
     total: Duration,
     /// What the operation is, for error messages.
     operation: &'static str,
+    /// Cancelled when a person takes control (agent mutations only).
+    interrupt: Option<CancellationToken>,
 }
 
 impl Budget {
@@ -32,14 +34,25 @@ impl Budget {
             deadline: Instant::now() + timeout,
             total: timeout,
             operation,
+            interrupt: None,
         }
+    }
+
+    /// The same budget, also stopped (with `HUMAN_INTERVENED`) when
+    /// `interrupt` is cancelled: a person took control.
+    pub fn with_interrupt(mut self, interrupt: CancellationToken) -> Self {
+        self.interrupt = Some(interrupt);
+        self
     }
 
     /// A fresh budget of `grace` with the same cancellation token, for a
     /// short wrap-up step after the main deadline passed (reading where a
     /// slow navigation got to, say).
     pub fn grace(&self, grace: Duration) -> Self {
-        Self::new(self.operation, grace, self.cancel.clone())
+        Self {
+            interrupt: self.interrupt.clone(),
+            ..Self::new(self.operation, grace, self.cancel.clone())
+        }
     }
 
     /// The time left (zero once expired).
@@ -69,9 +82,16 @@ impl Budget {
         if self.cancel.is_cancelled() {
             return Err(BrowserError::Aborted);
         }
+        let interrupted = async {
+            match &self.interrupt {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             () = self.cancel.cancelled() => Err(BrowserError::Aborted),
+            () = interrupted => Err(BrowserError::HumanIntervened),
             () = tokio::time::sleep_until(self.deadline) => {
                 tracing::debug!(operation = self.operation, step, "budget expired");
                 Err(self.expired())
@@ -94,6 +114,16 @@ mod tests {
         let budget = Budget::new("wait", Duration::from_millis(50), CancellationToken::new());
         let result: Result<()> = budget.run("never", std::future::pending()).await;
         assert_eq!(result.err().map(|e| e.code()), Some("TIMEOUT"));
+    }
+
+    #[tokio::test]
+    async fn a_person_taking_control_interrupts() {
+        let interrupt = CancellationToken::new();
+        let budget = Budget::new("act", Duration::from_secs(60), CancellationToken::new())
+            .with_interrupt(interrupt.clone());
+        interrupt.cancel();
+        let result: Result<()> = budget.run("never", std::future::pending()).await;
+        assert_eq!(result.err().map(|e| e.code()), Some("HUMAN_INTERVENED"));
     }
 
     #[tokio::test]

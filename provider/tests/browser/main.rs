@@ -13,6 +13,7 @@ mod support;
 
 mod act;
 mod content;
+mod control;
 mod dialogs;
 mod execute;
 mod input;
@@ -91,6 +92,7 @@ fn main() {
         act::outcomes_report_new_tabs_dialogs_and_refused_downloads,
         act::drag_moves_an_element_onto_another,
         act::scrolling_the_page_and_pressing_keys_without_an_element,
+        control::taking_control_interrupts_and_blocks_agent_actions,
         lifecycle::missing_browser_names_the_paths_tried,
         lifecycle::dropping_the_host_leaves_nothing_behind,
         lifecycle::a_killed_browser_fails_pending_commands_promptly,

@@ -159,8 +159,17 @@ impl Ctx {
 
     /// Evaluates an expression in the session's active tab and returns its value.
     pub async fn eval(&self, session: &SessionId, script: &str) -> serde_json::Value {
-        match self
-            .browser()
+        self.eval_in(self.browser(), session, script).await
+    }
+
+    /// Like [`Ctx::eval`], on a browser of the test's own.
+    pub async fn eval_in(
+        &self,
+        browser: &Browser,
+        session: &SessionId,
+        script: &str,
+    ) -> serde_json::Value {
+        match browser
             .execute(session, script, vec![], None, &CancellationToken::new())
             .await
         {
