@@ -626,6 +626,13 @@ impl Browser {
         })
     }
 
+    /// The view behind a tab, for the live view (streaming, input) that the
+    /// shell runs next to the agents.
+    pub fn view_of(&self, session: &SessionId, tab: &TabHandle) -> Result<ViewId> {
+        let registry = self.inner.lock();
+        Ok(registry.owned_tab(session, tab)?.page.view().clone())
+    }
+
     /// Returns and forgets the JavaScript dialogs the active tab opened
     /// (and that were answered automatically) since the last call.
     pub fn take_dialogs(&self, session: &SessionId) -> Result<Vec<DialogRecord>> {

@@ -13,6 +13,7 @@ pub mod execute;
 pub mod input;
 pub mod keys;
 pub mod navigate;
+pub mod screencast;
 pub mod screenshot;
 pub(crate) mod world;
 

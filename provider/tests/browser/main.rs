@@ -18,6 +18,7 @@ mod dialogs;
 mod execute;
 mod input;
 mod lifecycle;
+mod live;
 mod navigation;
 mod screenshot;
 mod snapshot;
@@ -93,6 +94,7 @@ fn main() {
         act::drag_moves_an_element_onto_another,
         act::scrolling_the_page_and_pressing_keys_without_an_element,
         control::taking_control_interrupts_and_blocks_agent_actions,
+        live::screencast_frames_arrive_and_keep_coming,
         lifecycle::missing_browser_names_the_paths_tried,
         lifecycle::dropping_the_host_leaves_nothing_behind,
         lifecycle::a_killed_browser_fails_pending_commands_promptly,
