@@ -130,6 +130,38 @@ impl Default for BrowserConfig {
     }
 }
 
+/// One tab as the person watching sees it: whose it is and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTab {
+    /// The agent session that owns it.
+    pub session: SessionId,
+    /// Its handle.
+    pub handle: TabHandle,
+    /// The view behind it.
+    pub view: ViewId,
+    /// Current URL.
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// Whether it is its session's active tab.
+    pub active: bool,
+}
+
+/// Something an agent did, for the person watching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// The agent session.
+    pub session: SessionId,
+    /// The tool, such as `browser_act`.
+    pub tool: String,
+    /// A short summary of the arguments.
+    pub summary: String,
+    /// `None` while running; then `Ok(())` or the error code.
+    pub outcome: Option<std::result::Result<(), String>>,
+    /// How long it took, once finished.
+    pub millis: Option<u64>,
+}
+
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
@@ -163,6 +195,8 @@ struct Inner {
     tabs_changed: watch::Sender<u64>,
     /// Agents or a person.
     control: Control,
+    /// What agents are doing, for people watching.
+    activity: tokio::sync::broadcast::Sender<Activity>,
 }
 
 #[derive(Default)]
@@ -205,6 +239,7 @@ impl Browser {
             registry: Mutex::new(Registry::default()),
             tabs_changed: watch::Sender::new(0),
             control: Control::default(),
+            activity: tokio::sync::broadcast::Sender::new(256),
         });
         tokio::spawn(follow_views(
             Arc::downgrade(&inner),
@@ -624,6 +659,56 @@ impl Browser {
             dialogs: tab.page.take_dialogs(),
             downloads_refused,
         })
+    }
+
+    /// Every agent tab, for the person watching (the live view's tab strip).
+    pub async fn live_tabs(&self) -> Result<Vec<LiveTab>> {
+        let tabs: Vec<(SessionId, TabHandle, ViewId, bool)> = {
+            let registry = self.inner.lock();
+            let mut tabs: Vec<_> = registry
+                .sessions
+                .iter()
+                .flat_map(|(id, state)| {
+                    state.tabs.iter().map(move |t| {
+                        (
+                            id.clone(),
+                            t.handle.clone(),
+                            t.page.view().clone(),
+                            state.active.as_ref() == Some(&t.handle),
+                        )
+                    })
+                })
+                .collect();
+            tabs.sort_by_key(|(_, handle, ..)| {
+                handle.0.trim_start_matches('t').parse::<u64>().unwrap_or(0)
+            });
+            tabs
+        };
+        let views = self.inner.host.list_views().await?;
+        Ok(tabs
+            .into_iter()
+            .filter_map(|(session, handle, view, active)| {
+                let info = views.iter().find(|v| v.id == view)?;
+                Some(LiveTab {
+                    session,
+                    handle,
+                    url: info.url.clone(),
+                    title: info.title.clone(),
+                    view,
+                    active,
+                })
+            })
+            .collect())
+    }
+
+    /// Reports what an agent is doing to people watching.
+    pub fn record_activity(&self, activity: Activity) {
+        let _ = self.inner.activity.send(activity);
+    }
+
+    /// Follows agent activity.
+    pub fn watch_activity(&self) -> tokio::sync::broadcast::Receiver<Activity> {
+        self.inner.activity.subscribe()
     }
 
     /// The view behind a tab, for the live view (streaming, input) that the

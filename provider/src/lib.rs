@@ -35,5 +35,5 @@ pub mod policy;
 pub mod registry;
 pub mod snapshot;
 
-pub use browser::{Browser, BrowserConfig, SessionId, TabHandle, TabInfo};
+pub use browser::{Activity, Browser, BrowserConfig, LiveTab, SessionId, TabHandle, TabInfo};
 pub use error::{BlockReason, BrowserError, Result, StaleReason};

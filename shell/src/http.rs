@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use browser_provider::{Browser, BrowserError, Result};
@@ -16,15 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-/// A random token: 32 bytes from the operating system, as hex.
-pub fn random_token() -> Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| BrowserError::invalid("token", format!("no randomness available: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
+use crate::auth;
 
 /// Serves the tools on `address` until `cancel`; prints the endpoint and token.
 pub async fn serve(
@@ -41,7 +33,7 @@ pub async fn serve(
             ),
         ));
     }
-    let token: Arc<str> = random_token()?.into();
+    let token: Arc<str> = auth::random_token()?.into();
     let token_copy = Arc::clone(&token);
     let factory = move || Ok(McpServer::new(browser.clone(), options.clone()));
     let mcp = StreamableHttpService::new(
@@ -82,10 +74,10 @@ pub async fn serve(
 
 /// Refuses requests without the token or from a foreign page.
 async fn guard(token: &str, request: Request, next: Next) -> Response {
-    if !origin_allowed(request.headers()) {
+    if !auth::origin_is_loopback(request.headers()) {
         return (StatusCode::FORBIDDEN, "forbidden\n").into_response();
     }
-    if !bearer_matches(request.headers(), token) {
+    if !auth::bearer(request.headers()).is_some_and(|given| auth::same_secret(given, token)) {
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -94,35 +86,4 @@ async fn guard(token: &str, request: Request, next: Next) -> Response {
             .into_response();
     }
     next.run(request).await
-}
-
-/// No `Origin` (a non-browser client) or a loopback one.
-fn origin_allowed(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let Ok(origin) = origin.to_str() else {
-        return false;
-    };
-    let Ok(url) = url::Url::parse(origin) else {
-        return false;
-    };
-    matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
-}
-
-/// Compares the bearer token in constant time.
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }

@@ -6,11 +6,13 @@
 //! `browser-tools`. The desktop window, the relay and the MCP server join
 //! here as later subcommands.
 
+mod auth;
 mod config;
 mod demo;
 mod http;
 mod mcp;
 mod options;
+mod relay;
 
 use std::process::ExitCode;
 
@@ -46,6 +48,19 @@ enum Command {
     /// one with --connect. The agent's tabs close when it disconnects.
     /// Example client config: {"command": "browser-shell", "args": ["mcp"]}
     Mcp {
+        #[command(flatten)]
+        mcp: mcp::McpArgs,
+        #[command(flatten)]
+        browser: BrowserOptions,
+    },
+    /// Run headless and serve the browser column to people's own browsers.
+    ///
+    /// Prints the viewer URL (with its token) on a line of its own, a
+    /// view-only link, and the MCP-over-HTTP endpoint on the same port.
+    Relay {
+        /// Where to listen. Other than loopback only on purpose; the token is still required.
+        #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
+        listen: std::net::SocketAddr,
         #[command(flatten)]
         mcp: mcp::McpArgs,
         #[command(flatten)]
@@ -91,12 +106,17 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Fetch { fetch, browser } => (browser, Job::Fetch(fetch)),
         Command::Demo { demo, browser } => (browser, Job::Demo(demo)),
         Command::Mcp { mcp, browser } => (browser, Job::Mcp(mcp)),
+        Command::Relay {
+            listen,
+            mcp,
+            browser,
+        } => (browser, Job::Relay(*listen, mcp)),
     };
     let mut config = match browser_options.resolve() {
         Ok(config) => config,
         Err(error) => return fail(&error),
     };
-    if let Job::Mcp(args) = &outcome {
+    if let Job::Mcp(args) | Job::Relay(_, args) = &outcome {
         args.apply(&mut config);
         if let Err(error) = config.validate() {
             return fail(&error);
@@ -121,6 +141,15 @@ async fn run(cli: Cli) -> ExitCode {
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
         Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
+        Job::Relay(listen, _) => {
+            relay::serve(
+                started.browser.clone(),
+                mcp::server_options(&config),
+                listen,
+                &cancel,
+            )
+            .await
+        }
     };
     started.shutdown().await;
     match result {
@@ -133,6 +162,7 @@ enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
+    Relay(std::net::SocketAddr, &'a mcp::McpArgs),
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

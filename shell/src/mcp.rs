@@ -53,6 +53,18 @@ impl McpArgs {
     }
 }
 
+/// The tool options a configuration asks for.
+pub fn server_options(config: &Config) -> ServerOptions {
+    ServerOptions {
+        isolated: config.isolated,
+        call_timeout: config.call_timeout(),
+        tab_tools: config.tab_tools,
+        execute_enabled: config.execute_enabled,
+        output_dir: config.output_dir.clone(),
+        lease: std::time::Duration::from_millis(config.session_lease_ms),
+    }
+}
+
 /// Serves the tools on stdin/stdout until the client disconnects or we are
 /// interrupted; then the agent's tabs are closed.
 pub async fn run(
@@ -66,14 +78,7 @@ pub async fn run(
             BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
         })?;
     }
-    let options = ServerOptions {
-        isolated: config.isolated,
-        call_timeout: config.call_timeout(),
-        tab_tools: config.tab_tools,
-        execute_enabled: config.execute_enabled,
-        output_dir: config.output_dir.clone(),
-        lease: std::time::Duration::from_millis(config.session_lease_ms),
-    };
+    let options = server_options(config);
     if let Some(address) = http {
         return crate::http::serve(started.browser.clone(), options, address, cancel).await;
     }

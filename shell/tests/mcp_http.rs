@@ -4,128 +4,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{Agent, Endpoint, post};
+
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use axum::Router;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tower_http::services::ServeDir;
-
-struct Endpoint {
-    host: String,
-    path: String,
-    token: String,
-}
-
-/// Sends one POST and returns (status, headers, body).
-async fn post(
-    endpoint: &Endpoint,
-    headers: &[(&str, &str)],
-    body: &Value,
-) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(&endpoint.host).await.unwrap();
-    let body = body.to_string();
-    let mut request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        endpoint.path,
-        endpoint.host,
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut response))
-        .await
-        .expect("an answer within 60 s")
-        .unwrap();
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, head.to_owned(), body.to_owned())
-}
-
-/// The JSON-RPC message with `id` in an SSE or JSON body (chunked or not).
-fn message_with_id(body: &str, id: u64) -> Value {
-    body.lines()
-        .filter_map(|line| {
-            line.strip_prefix("data:")
-                .map(str::trim)
-                .or(Some(line.trim()))
-        })
-        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
-        .find(|m| m["id"] == json!(id))
-        .unwrap_or_else(|| panic!("no message with id {id} in:\n{body}"))
-}
-
-struct Agent<'a> {
-    endpoint: &'a Endpoint,
-    session: String,
-    next_id: u64,
-}
-
-impl<'a> Agent<'a> {
-    async fn connect(endpoint: &'a Endpoint) -> Agent<'a> {
-        let auth = format!("Bearer {}", endpoint.token);
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-        let (status, head, body) = post(endpoint, &[("Authorization", &auth)], &init).await;
-        assert_eq!(status, 200, "{head}\n{body}");
-        let session = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .starts_with("mcp-session-id:")
-                    .then(|| l.split_once(':').unwrap().1.trim().to_owned())
-            })
-            .expect("a session id");
-        assert_eq!(
-            message_with_id(&body, 1)["result"]["serverInfo"]["name"],
-            "browser-shell"
-        );
-        let agent = Agent {
-            endpoint,
-            session,
-            next_id: 2,
-        };
-        let (status, _, _) = post(
-            endpoint,
-            &[("Authorization", &auth), ("Mcp-Session-Id", &agent.session)],
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )
-        .await;
-        assert_eq!(status, 202);
-        agent
-    }
-
-    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let auth = format!("Bearer {}", self.endpoint.token);
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
-        let (status, _, body) = post(
-            self.endpoint,
-            &[("Authorization", &auth), ("Mcp-Session-Id", &self.session)],
-            &request,
-        )
-        .await;
-        assert_eq!(status, 200, "{body}");
-        let result = &message_with_id(&body, id)["result"];
-        (
-            result["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            result["isError"] == json!(true),
-        )
-    }
-}
 
 #[tokio::test]
 async fn http_needs_the_token_and_keeps_agents_apart() {

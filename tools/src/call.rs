@@ -30,6 +30,8 @@ pub struct ToolOutput {
     pub image: Option<(String, &'static str)>,
     /// True when the call failed; `text` then starts with the error code.
     pub is_error: bool,
+    /// The error's stable code, when the call failed with one.
+    pub code: Option<&'static str>,
 }
 
 impl ToolOutput {
@@ -38,6 +40,7 @@ impl ToolOutput {
             text,
             image: None,
             is_error: false,
+            code: None,
         }
     }
 
@@ -47,6 +50,7 @@ impl ToolOutput {
             text: render::error(error),
             image: None,
             is_error: true,
+            code: Some(error.code()),
         }
     }
 }
@@ -265,6 +269,7 @@ async fn run(
                         ),
                         image: None,
                         is_error: true,
+                        code: Some("SCRIPT_THREW"),
                     })
                 }
             }
@@ -341,6 +346,7 @@ async fn run(
                     shot.format.mime(),
                 )),
                 is_error: false,
+                code: None,
             })
         }
         "browser_list_tabs" => {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
-use browser_provider::{Browser, BrowserError, SessionId};
+use browser_provider::{Activity, Browser, BrowserError, SessionId};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -275,6 +275,28 @@ fn tool<T: JsonSchema + 'static>(
     tool
 }
 
+/// A one-line summary of tool arguments for the activity timeline (no
+/// typed text or script bodies beyond a short prefix).
+fn summarize(arguments: &Value) -> String {
+    let Some(object) = arguments.as_object() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for key in [
+        "action", "url", "ref", "role", "name", "key", "tab", "format", "selector",
+    ] {
+        if let Some(value) = object.get(key) {
+            let text = value
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| value.to_string());
+            let short: String = text.chars().take(60).collect();
+            parts.push(format!("{key}={short}"));
+        }
+    }
+    parts.join(" ")
+}
+
 fn to_result(output: ToolOutput) -> CallToolResult {
     let mut content = vec![ContentBlock::text(output.text)];
     if let Some((data, mime)) = output.image {
@@ -333,6 +355,14 @@ impl ServerHandler for McpServer {
         // The client's cancellation and our per-call bound both stop the work.
         let cancel = context.ct.child_token();
         let started = std::time::Instant::now();
+        let summary = summarize(&arguments);
+        self.browser.record_activity(Activity {
+            session: session.clone(),
+            tool: name.clone(),
+            summary: summary.clone(),
+            outcome: None,
+            millis: None,
+        });
         let settings = ToolSettings {
             output_dir: self.options.output_dir.clone(),
         };
@@ -354,7 +384,18 @@ impl ServerHandler for McpServer {
                 ))
             }
         };
-        tracing::info!(tool = %name, %session, error = output.is_error, ms = started.elapsed().as_millis() as u64, "tool call");
+        let millis = started.elapsed().as_millis() as u64;
+        tracing::info!(tool = %name, %session, error = output.is_error, ms = millis, "tool call");
+        self.browser.record_activity(Activity {
+            session: session.clone(),
+            tool: name,
+            summary,
+            outcome: Some(match (output.is_error, output.code) {
+                (false, _) => Ok(()),
+                (true, code) => Err(code.unwrap_or("ERROR").to_owned()),
+            }),
+            millis: Some(millis),
+        });
         Ok(to_result(output).into())
     }
 }

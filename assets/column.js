@@ -1,0 +1,111 @@
+// The browser column: live frames, tabs, control, activity. Talks to the
+// shell over one WebSocket; the token from the address bar is kept in
+// memory only and removed from the visible URL at once.
+(() => {
+  const params = new URLSearchParams(location.search);
+  const token = params.get('token') || '';
+  history.replaceState(null, '', location.pathname);
+  const $ = (id) => document.getElementById(id);
+  const img = $('frame');
+  let socket = null;
+  let state = { holder: 'agent', viewOnly: false, tabs: [] };
+  let meta = { cssWidth: 1, cssHeight: 1 };
+  let lastUrl = null;
+
+  function send(message) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+  }
+
+  function connect() {
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    socket = new WebSocket(`${scheme}//${location.host}/ws?token=${encodeURIComponent(token)}`);
+    socket.binaryType = 'blob';
+    socket.onopen = () => { $('conn').textContent = 'live'; };
+    socket.onclose = () => { $('conn').textContent = 'disconnected; retrying…'; setTimeout(connect, 1500); };
+    socket.onmessage = (event) => {
+      if (typeof event.data !== 'string') return showFrame(event.data);
+      const message = JSON.parse(event.data);
+      if (message.type === 'state') render(message);
+      else if (message.type === 'frame') meta = message;
+      else if (message.type === 'activity') activity(message);
+    };
+  }
+
+  function showFrame(blob) {
+    const url = URL.createObjectURL(blob);
+    img.onload = () => {
+      if (lastUrl) URL.revokeObjectURL(lastUrl);
+      lastUrl = url;
+      $('empty').style.display = 'none';
+      send({ type: 'ack' }); // one credit back: the next frame may come
+    };
+    img.src = url;
+  }
+
+  function render(next) {
+    state = next;
+    const human = state.holder === 'human';
+    $('holder').classList.toggle('human', human);
+    $('holder-text').textContent = human ? 'You have control' : 'Agent has control';
+    $('stage').classList.toggle('human', human);
+    $('takeover').disabled = human || state.viewOnly;
+    $('stop').disabled = human || state.viewOnly;
+    $('return').disabled = !human || state.viewOnly;
+    const tabs = $('tabs');
+    tabs.replaceChildren(...state.tabs.map((tab) => {
+      const item = document.createElement('button');
+      item.className = 'tab' + (tab.shown ? ' shown' : '');
+      item.title = tab.url;
+      item.innerHTML = '<span class="title"></span><span class="owner"></span>';
+      item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
+      item.querySelector('.owner').textContent = tab.handle + ' · ' + tab.session;
+      item.onclick = () => send({ type: 'show', tab: tab.handle });
+      return item;
+    }));
+    const shown = state.tabs.find((t) => t.shown);
+    $('url').textContent = shown ? shown.url : 'No page yet';
+    if (!shown) { $('empty').style.display = ''; img.removeAttribute('src'); }
+    $('banner').classList.toggle('open', !!state.handoff);
+    $('reason').textContent = state.handoff || '';
+  }
+
+  const running = new Map(); // session|tool|summary → the row of a call still running
+  function activity(event) {
+    const key = event.session + '|' + event.tool + '|' + event.summary;
+    const row = running.get(key) || document.createElement('div');
+    running.delete(key);
+    if (event.outcome === null) running.set(key, row);
+    row.className = 'event';
+    const result = event.outcome === null ? 'running…' : event.outcome === 'ok' ? 'done' : event.outcome;
+    const cls = event.outcome === null ? '' : event.outcome === 'ok' ? 'ok' : 'bad';
+    row.innerHTML = '<div><span class="name"></span> <span class="result"></span></div><div class="args"></div>';
+    row.querySelector('.name').textContent = event.tool;
+    row.querySelector('.result').textContent = result + (event.millis != null ? ` · ${event.millis} ms` : '');
+    row.querySelector('.result').className = 'result ' + cls;
+    row.querySelector('.args').textContent = event.summary;
+    if (!row.parentNode) $('events').prepend(row);
+    while ($('events').children.length > 100) $('events').lastChild.remove();
+    $('doing').textContent = event.outcome === null ? `${event.tool} ${event.summary}` : 'Idle';
+  }
+
+  // Input: positions as fractions of the picture, so any window size maps right.
+  function position(event) {
+    const box = img.getBoundingClientRect();
+    return { x: (event.clientX - box.left) / box.width, y: (event.clientY - box.top) / box.height };
+  }
+  const buttons = ['left', 'middle', 'right'];
+  img.addEventListener('mousedown', (e) => { img.focus(); send({ type: 'mouse', kind: 'down', button: buttons[e.button] || 'left', clicks: e.detail || 1, ...position(e) }); e.preventDefault(); });
+  img.addEventListener('mouseup', (e) => send({ type: 'mouse', kind: 'up', button: buttons[e.button] || 'left', clicks: e.detail || 1, ...position(e) }));
+  img.addEventListener('mousemove', (e) => { if (state.holder === 'human') send({ type: 'mouse', kind: 'move', button: 'none', clicks: 0, ...position(e) }); });
+  img.addEventListener('wheel', (e) => { send({ type: 'mouse', kind: 'wheel', button: 'none', clicks: 0, dx: e.deltaX, dy: e.deltaY, ...position(e) }); e.preventDefault(); }, { passive: false });
+  img.addEventListener('contextmenu', (e) => e.preventDefault());
+  img.addEventListener('keydown', (e) => { send({ type: 'key', kind: 'down', key: e.key, code: e.code, keyCode: e.keyCode, text: e.key.length === 1 && !e.ctrlKey && !e.metaKey ? e.key : '' }); e.preventDefault(); });
+  img.addEventListener('keyup', (e) => { send({ type: 'key', kind: 'up', key: e.key, code: e.code, keyCode: e.keyCode, text: '' }); e.preventDefault(); });
+  img.addEventListener('paste', (e) => { const text = e.clipboardData.getData('text'); if (text) send({ type: 'text', text }); e.preventDefault(); });
+
+  $('takeover').onclick = () => send({ type: 'takeover' });
+  $('stop').onclick = () => send({ type: 'takeover' });
+  $('return').onclick = () => send({ type: 'return' });
+  $('done').onclick = () => send({ type: 'return' });
+  connect();
+})();

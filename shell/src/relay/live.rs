@@ -1,0 +1,133 @@
+//! The live view: which tab the people watching see, and its frames.
+//!
+//! One screencast runs for the shown tab, however many viewers there are;
+//! frames go out latest-frame-wins. When the shown tab closes, the newest
+//! agent tab is shown instead.
+
+use std::sync::Arc;
+
+use browser_provider::host::ViewId;
+use browser_provider::page::screencast::{self, Frame, Screencast, ScreencastOptions};
+use browser_provider::{Browser, LiveTab};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The shown tab and its frames, shared by every viewer.
+#[derive(Debug)]
+pub struct LiveView {
+    browser: Browser,
+    /// The tab people see; `None` until an agent opens one.
+    shown: watch::Sender<Option<ViewId>>,
+    /// The latest frame of the shown tab.
+    frames: watch::Sender<Option<Arc<Frame>>>,
+}
+
+impl LiveView {
+    /// Starts following the agents' tabs; stops with `cancel`.
+    pub fn start(browser: Browser, cancel: CancellationToken) -> Arc<Self> {
+        let live = Arc::new(Self {
+            browser,
+            shown: watch::Sender::new(None),
+            frames: watch::Sender::new(None),
+        });
+        tokio::spawn(Arc::clone(&live).follow(cancel));
+        live
+    }
+
+    /// The browser behind the view.
+    pub fn browser(&self) -> &Browser {
+        &self.browser
+    }
+
+    /// Follows the shown tab.
+    pub fn watch_shown(&self) -> watch::Receiver<Option<ViewId>> {
+        self.shown.subscribe()
+    }
+
+    /// Follows frames of the shown tab.
+    pub fn watch_frames(&self) -> watch::Receiver<Option<Arc<Frame>>> {
+        self.frames.subscribe()
+    }
+
+    /// The tab shown now.
+    pub fn shown(&self) -> Option<ViewId> {
+        self.shown.borrow().clone()
+    }
+
+    /// Shows the tab with this handle, if it exists.
+    pub async fn show(&self, handle: &str) {
+        let tabs = self.browser.live_tabs().await.unwrap_or_default();
+        if let Some(tab) = tabs.iter().find(|t| t.handle.as_str() == handle) {
+            self.shown.send_replace(Some(tab.view.clone()));
+        }
+    }
+
+    /// The agents' tabs, for the tab strip.
+    pub async fn tabs(&self) -> Vec<LiveTab> {
+        self.browser.live_tabs().await.unwrap_or_default()
+    }
+
+    async fn follow(self: Arc<Self>, cancel: CancellationToken) {
+        let mut tabs_changed = self.browser.watch_tabs();
+        let mut shown_changed = self.shown.subscribe();
+        let mut cast: Option<(ViewId, Screencast)> = None;
+        let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
+        loop {
+            // Keep showing a live tab: the newest when none (or a closed one) is shown.
+            let tabs = self.browser.live_tabs().await.unwrap_or_default();
+            let shown = self.shown();
+            if shown
+                .as_ref()
+                .is_none_or(|view| !tabs.iter().any(|t| &t.view == view))
+            {
+                let newest = tabs.last().map(|t| t.view.clone());
+                if newest != shown {
+                    self.shown.send_replace(newest);
+                }
+            }
+            let want = self.shown();
+            if cast.as_ref().map(|(view, _)| view) != want.as_ref() {
+                cast = None;
+                cast_frames = None;
+                if let Some(view) = want.clone() {
+                    match screencast::start(
+                        self.browser.host().clone(),
+                        view.clone(),
+                        ScreencastOptions::default(),
+                    )
+                    .await
+                    {
+                        Ok(started) => {
+                            cast_frames = Some(started.frames());
+                            cast = Some((view, started));
+                        }
+                        Err(error) => tracing::debug!(%error, "cannot stream the shown tab"),
+                    }
+                } else {
+                    self.frames.send_replace(None);
+                }
+            }
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = tabs_changed.changed() => {}
+                _ = shown_changed.changed() => {}
+                changed = async {
+                    match cast_frames.as_mut() {
+                        Some(frames) => frames.changed().await.is_ok(),
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if !changed {
+                        cast = None;
+                        cast_frames = None;
+                        continue;
+                    }
+                    if let Some(frames) = cast_frames.as_mut() {
+                        let frame = frames.borrow_and_update().clone();
+                        self.frames.send_replace(frame);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! One viewer's WebSocket: frames out (with flow control), state and
+//! activity out, input and control requests in.
+//!
+//! Flow control: a viewer holds at most two frames in flight; it sends an
+//! `ack` for each frame it has drawn. A slow viewer simply skips frames
+//! (latest wins) and never slows the browser or other viewers.
+
+use std::sync::Arc;
+
+use axum::extract::ws::{Message, WebSocket};
+use browser_provider::cdp::protocol::{
+    InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText,
+};
+use browser_provider::control::Holder;
+use browser_provider::host::ViewHostExt;
+use browser_provider::page::screencast::Frame;
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::live::LiveView;
+
+/// Frames a viewer may have in flight before it acknowledges one.
+const CREDITS: u32 = 2;
+
+/// What a viewer sends.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum FromViewer {
+    /// A frame was drawn.
+    Ack,
+    /// Show this tab.
+    Show { tab: String },
+    /// Take control (Take over / Stop).
+    Takeover,
+    /// Give control back to the agents (Return control / Done).
+    Return,
+    /// Mouse input at a position given as fractions of the picture.
+    Mouse {
+        kind: String,
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        button: String,
+        #[serde(default)]
+        clicks: u32,
+        #[serde(default)]
+        dx: f64,
+        #[serde(default)]
+        dy: f64,
+    },
+    /// A key going down or up.
+    Key {
+        kind: String,
+        key: String,
+        code: String,
+        #[serde(rename = "keyCode", default)]
+        key_code: u32,
+        #[serde(default)]
+        text: String,
+    },
+    /// Text to insert (paste, input methods).
+    Text { text: String },
+}
+
+/// Serves one viewer until it disconnects.
+pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
+    let (mut outgoing, mut incoming) = socket.split();
+    let browser = live.browser().clone();
+    let mut frames = live.watch_frames();
+    let mut control = browser.watch_control();
+    let mut tabs = browser.watch_tabs();
+    let mut shown = live.watch_shown();
+    let mut activity = browser.watch_activity();
+    let mut credits = CREDITS;
+    let mut pending = frames.borrow().is_some();
+    let mut last_frame: Option<Arc<Frame>> = None;
+
+    if send_state(&mut outgoing, &live, view_only).await.is_err() {
+        return;
+    }
+    loop {
+        if pending && credits > 0 {
+            let frame = frames.borrow_and_update().clone();
+            pending = false;
+            if let Some(frame) = frame {
+                credits -= 1;
+                let meta = json!({"type": "frame", "cssWidth": frame.css_width, "cssHeight": frame.css_height, "sequence": frame.sequence});
+                if outgoing
+                    .send(Message::Text(meta.to_string().into()))
+                    .await
+                    .is_err()
+                    || outgoing
+                        .send(Message::Binary(frame.jpeg.clone().into()))
+                        .await
+                        .is_err()
+                {
+                    return;
+                }
+                last_frame = Some(frame);
+            }
+        }
+        tokio::select! {
+            message = incoming.next() => {
+                let Some(Ok(message)) = message else { return };
+                let Message::Text(text) = message else { continue };
+                let Ok(request) = serde_json::from_str::<FromViewer>(text.as_str()) else {
+                    tracing::debug!("ignoring a malformed viewer message");
+                    continue;
+                };
+                match request {
+                    FromViewer::Ack => credits = (credits + 1).min(CREDITS),
+                    FromViewer::Show { tab } => live.show(&tab).await,
+                    _ if view_only => {}
+                    FromViewer::Takeover => {
+                        browser.take_control();
+                    }
+                    FromViewer::Return => {
+                        browser.return_control();
+                    }
+                    input => forward_input(&live, last_frame.as_deref(), input).await,
+                }
+            }
+            changed = frames.changed() => {
+                if changed.is_err() { return; }
+                pending = true;
+            }
+            _ = control.changed() => {
+                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+            }
+            _ = tabs.changed() => {
+                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+            }
+            _ = shown.changed() => {
+                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+            }
+            event = activity.recv() => {
+                let Ok(event) = event else { continue };
+                let outcome = match &event.outcome {
+                    None => serde_json::Value::Null,
+                    Some(Ok(())) => json!("ok"),
+                    Some(Err(code)) => json!(code),
+                };
+                let message = json!({"type": "activity", "tool": event.tool, "summary": event.summary, "session": event.session.as_str(), "outcome": outcome, "millis": event.millis});
+                if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
+            }
+        }
+    }
+}
+
+async fn send_state<S>(
+    outgoing: &mut S,
+    live: &LiveView,
+    view_only: bool,
+) -> Result<(), axum::Error>
+where
+    S: SinkExt<Message, Error = axum::Error> + Unpin,
+{
+    let shown = live.shown();
+    let tabs: Vec<serde_json::Value> = live
+        .tabs()
+        .await
+        .into_iter()
+        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_str(), "title": t.title, "url": t.url, "shown": Some(&t.view) == shown.as_ref()}))
+        .collect();
+    let control = live.browser().control();
+    let holder = match control.holder {
+        Holder::Agent => "agent",
+        Holder::Human => "human",
+    };
+    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "handoff": null});
+    outgoing.send(Message::Text(state.to_string().into())).await
+}
+
+/// Human input: it takes control first, then goes to the shown tab as
+/// trusted input events, positions scaled from the picture to CSS pixels.
+async fn forward_input(live: &LiveView, frame: Option<&Frame>, input: FromViewer) {
+    let Some(view) = live.shown() else { return };
+    let browser = live.browser();
+    if browser.control().holder == Holder::Agent {
+        browser.take_control();
+    }
+    let host = browser.host();
+    let result = match input {
+        FromViewer::Mouse {
+            kind,
+            x,
+            y,
+            button,
+            clicks,
+            dx,
+            dy,
+        } => {
+            let Some(frame) = frame else { return };
+            let kind = match kind.as_str() {
+                "down" => "mousePressed",
+                "up" => "mouseReleased",
+                "wheel" => "mouseWheel",
+                _ => "mouseMoved",
+            };
+            let button = match button.as_str() {
+                "left" => "left",
+                "right" => "right",
+                "middle" => "middle",
+                _ => "none",
+            };
+            let wheel = kind == "mouseWheel";
+            host.call(
+                &view,
+                &InputDispatchMouseEvent {
+                    kind,
+                    x: x.clamp(0.0, 1.0) * frame.css_width,
+                    y: y.clamp(0.0, 1.0) * frame.css_height,
+                    button,
+                    click_count: clicks,
+                    delta_x: wheel.then_some(dx),
+                    delta_y: wheel.then_some(dy),
+                    ..InputDispatchMouseEvent::default()
+                },
+            )
+            .await
+            .map(|_| ())
+        }
+        FromViewer::Key {
+            kind,
+            key,
+            code,
+            key_code,
+            text,
+        } => {
+            let down = kind == "down";
+            let text = (down && !text.is_empty()).then_some(text);
+            let kind = match (down, text.is_some()) {
+                (true, true) => "keyDown",
+                (true, false) => "rawKeyDown",
+                (false, _) => "keyUp",
+            };
+            host.call(
+                &view,
+                &InputDispatchKeyEvent {
+                    kind,
+                    key,
+                    code,
+                    windows_virtual_key_code: key_code,
+                    text,
+                    ..InputDispatchKeyEvent::default()
+                },
+            )
+            .await
+            .map(|_| ())
+        }
+        FromViewer::Text { text } => host
+            .call(&view, &InputInsertText { text })
+            .await
+            .map(|_| ()),
+        _ => Ok(()),
+    };
+    if let Err(error) = result {
+        tracing::debug!(%error, "viewer input was not delivered");
+    }
+}

@@ -1,0 +1,167 @@
+//! Helpers shared by the shell's integration tests: a raw HTTP/1.1 MCP
+//! client (so the tests see exactly the headers that go over the wire) and
+//! a fixture server.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use axum::Router;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tower_http::services::ServeDir;
+
+/// Serves `fixtures/` on 127.0.0.1; returns the base URL.
+pub async fn serve_fixtures() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
+    });
+    base
+}
+
+/// Sends one GET and returns (status, body).
+pub async fn get(host: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = TcpStream::connect(host).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request.push_str(&format!("Host: {host}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default(),
+    )
+}
+
+pub struct Endpoint {
+    pub host: String,
+    pub path: String,
+    pub token: String,
+}
+
+/// Sends one POST and returns (status, headers, body).
+pub async fn post(
+    endpoint: &Endpoint,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(&endpoint.host).await.unwrap();
+    let body = body.to_string();
+    let mut request = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        endpoint.path,
+        endpoint.host,
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut response))
+        .await
+        .expect("an answer within 60 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
+}
+
+/// The JSON-RPC message with `id` in an SSE or JSON body (chunked or not).
+pub fn message_with_id(body: &str, id: u64) -> Value {
+    body.lines()
+        .filter_map(|line| {
+            line.strip_prefix("data:")
+                .map(str::trim)
+                .or(Some(line.trim()))
+        })
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|m| m["id"] == json!(id))
+        .unwrap_or_else(|| panic!("no message with id {id} in:\n{body}"))
+}
+
+pub struct Agent<'a> {
+    endpoint: &'a Endpoint,
+    session: String,
+    next_id: u64,
+}
+
+impl<'a> Agent<'a> {
+    pub async fn connect(endpoint: &'a Endpoint) -> Agent<'a> {
+        let auth = format!("Bearer {}", endpoint.token);
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+        let (status, head, body) = post(endpoint, &[("Authorization", &auth)], &init).await;
+        assert_eq!(status, 200, "{head}\n{body}");
+        let session = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("mcp-session-id:")
+                    .then(|| l.split_once(':').unwrap().1.trim().to_owned())
+            })
+            .expect("a session id");
+        assert_eq!(
+            message_with_id(&body, 1)["result"]["serverInfo"]["name"],
+            "browser-shell"
+        );
+        let agent = Agent {
+            endpoint,
+            session,
+            next_id: 2,
+        };
+        let (status, _, _) = post(
+            endpoint,
+            &[("Authorization", &auth), ("Mcp-Session-Id", &agent.session)],
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(status, 202);
+        agent
+    }
+
+    pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let auth = format!("Bearer {}", self.endpoint.token);
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        let (status, _, body) = post(
+            self.endpoint,
+            &[("Authorization", &auth), ("Mcp-Session-Id", &self.session)],
+            &request,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let result = &message_with_id(&body, id)["result"];
+        (
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            result["isError"] == json!(true),
+        )
+    }
+}

@@ -1,0 +1,277 @@
+//! `browser-shell relay`: the browser column in a person's own browser.
+//! An agent works over MCP on the same port; a viewer (a second, separate
+//! headless Chromium driven by the provider) watches live frames, takes
+//! over, and returns control. Screenshots of the viewer are saved under
+//! `target/` for people to look at.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use browser_provider::host::{ChromiumHost, LaunchOptions};
+use browser_provider::page::act::{Action, Target};
+use browser_provider::page::execute::ExecuteResult;
+use browser_provider::page::screenshot::ScreenshotRequest;
+use browser_provider::snapshot::Scope;
+use browser_provider::{Browser, BrowserConfig, SessionId};
+use common::{Agent, Endpoint, get, serve_fixtures};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+async fn eval(browser: &Browser, session: &SessionId, script: &str) -> serde_json::Value {
+    match browser
+        .execute(
+            session,
+            script,
+            vec![],
+            Some(Duration::from_secs(20)),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+    {
+        ExecuteResult::Value { value, .. } => value,
+        other => panic!("{script}: {other:?}"),
+    }
+}
+
+/// Waits in the viewer page (bounded) until `condition` holds.
+async fn wait_in_page(browser: &Browser, session: &SessionId, condition: &str) {
+    let script = format!(
+        "new Promise((resolve) => {{ const check = () => ({condition}) ? resolve(true) : requestAnimationFrame(check); check(); setTimeout(() => resolve(false), 15000); }})"
+    );
+    assert_eq!(
+        eval(browser, session, &script).await,
+        true,
+        "timed out waiting for {condition}"
+    );
+}
+
+async fn save_screenshot(browser: &Browser, session: &SessionId, name: &str) {
+    let shot = browser
+        .screenshot(
+            session,
+            ScreenshotRequest::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target")
+        .join(name);
+    std::fs::write(&path, &shot.data).unwrap();
+}
+
+#[tokio::test]
+async fn a_person_watches_takes_over_and_returns_control() {
+    let base = serve_fixtures().await;
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["relay"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(relay.stdout.take().unwrap()).lines();
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    };
+    let viewer_url = next().await;
+    let view_only_url = next().await;
+    let mcp_line = next().await;
+    assert!(
+        viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
+        "{viewer_url}"
+    );
+    assert!(
+        view_only_url.starts_with("View only: http://127.0.0.1:"),
+        "{view_only_url}"
+    );
+    let host = viewer_url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = viewer_url.split("token=").nth(1).unwrap().to_owned();
+    assert!(mcp_line.contains(&token));
+
+    // Without the token, or from a foreign host name: refused, nothing leaked.
+    let (status, body) = get(&host, "/", &[]).await;
+    assert_eq!(status, 401);
+    assert!(!body.contains("browser-shell"));
+    let (status, _) = get(
+        &host,
+        &format!("/?token={token}"),
+        &[("Host", "attacker.test")],
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _) = get(&host, "/ws?token=wrong", &[]).await;
+    assert_eq!(status, 401);
+    let (status, page) = get(&host, &format!("/?token={token}"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Take over"));
+
+    // An agent opens a page over MCP on the same port.
+    let endpoint = Endpoint {
+        host: host.clone(),
+        path: "/mcp".into(),
+        token: token.clone(),
+    };
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+
+    // A person opens the viewer in their own browser.
+    let viewer_host = Arc::new(
+        ChromiumHost::launch(LaunchOptions::default())
+            .await
+            .unwrap(),
+    );
+    let viewer = Browser::new(viewer_host.clone(), BrowserConfig::default());
+    let person = viewer.open_session(Default::default()).await.unwrap();
+    viewer
+        .open(&person, &viewer_url, false, &CancellationToken::new())
+        .await
+        .unwrap();
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('frame').naturalWidth > 0",
+    )
+    .await;
+    assert_eq!(
+        eval(&viewer, &person, "location.search").await,
+        "",
+        "the token leaves the address bar"
+    );
+    assert_eq!(
+        eval(
+            &viewer,
+            &person,
+            "document.getElementById('holder-text').textContent"
+        )
+        .await,
+        "Agent has control"
+    );
+    assert!(
+        eval(
+            &viewer,
+            &person,
+            "document.getElementById('tabs').textContent"
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .contains("Sign-up form")
+    );
+    save_screenshot(&viewer, &person, "relay-viewer-agent.png").await;
+
+    // Take over: the agent is refused until control comes back.
+    let snapshot = viewer
+        .snapshot(&person, &Scope::Page, &CancellationToken::new())
+        .await
+        .unwrap()
+        .text;
+    let take_over = snapshot
+        .lines()
+        .find(|l| l.contains("button \"Take over\""))
+        .unwrap();
+    let take_over = take_over
+        .split("[ref=")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .to_owned();
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+    viewer
+        .act(
+            &person,
+            &Target::Ref(take_over),
+            &click,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('holder-text').textContent === 'You have control'",
+    )
+    .await;
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "button", "name": "Add one"}),
+        )
+        .await;
+    assert!(
+        error && text.starts_with("Error HUMAN_INTERVENED"),
+        "{text}"
+    );
+    save_screenshot(&viewer, &person, "relay-viewer-human.png").await;
+
+    viewer
+        .act(
+            &person,
+            &Target::Role {
+                role: "button".into(),
+                name: "Return control".into(),
+            },
+            &click,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('holder-text').textContent === 'Agent has control'",
+    )
+    .await;
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "button", "name": "Add one"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(
+        text.starts_with("Note: a person had control"),
+        "the agent hears that the page may have changed: {text}"
+    );
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.querySelector('#events .event .name')?.textContent === 'browser_act'",
+    )
+    .await;
+
+    viewer_host.shutdown().await;
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(relay.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(30), relay.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}
