@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::cdp::protocol::{PageCaptureScreenshot, PageGetLayoutMetrics};
 use crate::error::{BrowserError, Result};
 use crate::host::{ViewHost, ViewHostExt, ViewId};
 
@@ -124,6 +125,39 @@ impl crate::cdp::Command for StopScreencast {
     type Response = crate::cdp::protocol::Empty;
 }
 
+/// A one-off JPEG of the viewport at full size (no clip: a scaled capture
+/// would briefly change the metrics the stream reports).
+async fn initial_frame(
+    host: &dyn ViewHost,
+    view: &ViewId,
+    options: ScreencastOptions,
+) -> Option<Frame> {
+    let metrics = host.call(view, &PageGetLayoutMetrics {}).await.ok()?;
+    let viewport = metrics.css_layout_viewport;
+    let shot = host
+        .call(
+            view,
+            &PageCaptureScreenshot {
+                format: "jpeg",
+                quality: Some(options.quality),
+                clip: None,
+                capture_beyond_viewport: false,
+            },
+        )
+        .await
+        .ok()?;
+    let jpeg = base64::engine::general_purpose::STANDARD
+        .decode(shot.data.as_bytes())
+        .ok()?;
+    Some(Frame {
+        jpeg,
+        css_width: viewport.client_width,
+        css_height: viewport.client_height,
+        sequence: 1,
+        received: Instant::now(),
+    })
+}
+
 /// Starts streaming `view`. The stream ends when the returned value is
 /// dropped or the view closes.
 ///
@@ -156,11 +190,14 @@ pub async fn start(
         },
     )
     .await?;
-    let (publish, frames) = watch::channel(None);
+    // A page that does not repaint sends no frame: start with a capture so
+    // viewers always have a picture.
+    let first = initial_frame(host.as_ref(), &view, options).await;
+    let mut sequence = u64::from(first.is_some());
+    let (publish, frames) = watch::channel(first.map(Arc::new));
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     tokio::spawn(async move {
-        let mut sequence = 0;
         loop {
             let event = tokio::select! {
                 () = stopped.cancelled() => break,

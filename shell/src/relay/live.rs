@@ -12,6 +12,9 @@ use browser_provider::{Browser, LiveTab};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+/// Pause before trying again to stream a tab that refused.
+const RETRY: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The shown tab and its frames, shared by every viewer.
 #[derive(Debug)]
 pub struct LiveView {
@@ -101,7 +104,14 @@ impl LiveView {
                             cast_frames = Some(started.frames());
                             cast = Some((view, started));
                         }
-                        Err(error) => tracing::debug!(%error, "cannot stream the shown tab"),
+                        Err(error) => {
+                            // Usually a tab between documents; try again shortly.
+                            tracing::debug!(%error, "cannot stream the shown tab yet");
+                            tokio::select! {
+                                () = cancel.cancelled() => return,
+                                () = tokio::time::sleep(RETRY) => continue,
+                            }
+                        }
                     }
                 } else {
                     self.frames.send_replace(None);
