@@ -87,6 +87,20 @@ impl Client {
         }
     }
 
+    /// Ends the session the way a client does (closing stdin) and waits
+    /// (bounded) for the server to shut down cleanly.
+    async fn finish(self) {
+        let Client {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("exits after the client leaves")
+            .unwrap();
+        assert!(status.success(), "{status}");
+    }
+
     /// Calls a tool; returns (text of the first block, is_error, the whole result).
     async fn call(&mut self, name: &str, arguments: Value) -> (String, bool, Value) {
         let answer = self
@@ -272,12 +286,7 @@ async fn an_agent_works_a_page_through_the_tools() {
     assert!(text.starts_with("No tabs"), "{text}");
 
     // Closing stdin ends the session and the server exits by itself.
-    drop(client.stdin);
-    let status = tokio::time::timeout(Duration::from_secs(30), client.child.wait())
-        .await
-        .expect("exits after the client leaves")
-        .unwrap();
-    assert!(status.success(), "{status}");
+    client.finish().await;
 }
 
 #[tokio::test]
@@ -316,6 +325,7 @@ async fn cancelling_a_call_stops_the_work_in_the_page() {
         "the cancelled script was stopped: {:?}",
         started.elapsed()
     );
+    client.finish().await;
 }
 
 #[tokio::test]
@@ -343,4 +353,5 @@ async fn an_idle_session_ends_after_its_lease() {
     // The next call starts a fresh session: the old tabs are gone.
     let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
     assert!(text.starts_with("No tabs"), "{text}");
+    client.finish().await;
 }

@@ -164,6 +164,41 @@ pub struct BrowserProcess {
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
+/// Temporary profiles are named `browser-shell-profile-XXXXXX` in the temp dir.
+const TEMP_PROFILE_PREFIX: &str = "browser-shell-profile-";
+
+/// File in a temporary profile naming the process that owns it.
+const OWNER_FILE: &str = ".browser-shell-owner";
+
+/// Removes temporary profiles whose owning process is gone (it was killed
+/// before it could clean up). Profiles of live processes are left alone.
+fn sweep_orphaned_profiles() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.filter_map(std::result::Result::ok) {
+        let path = entry.path();
+        let is_ours = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(TEMP_PROFILE_PREFIX));
+        if !is_ours {
+            continue;
+        }
+        let owner = std::fs::read_to_string(path.join(OWNER_FILE))
+            .ok()
+            .and_then(|pid| pid.trim().parse::<libc::pid_t>().ok());
+        let Some(owner) = owner else { continue };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(owner, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            tracing::debug!(path = %path.display(), owner, "removing an orphaned temporary profile");
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// Lines of browser stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
 
@@ -174,12 +209,15 @@ impl BrowserProcess {
         let executable = find_browser(options.executable.as_deref())?;
         let (profile_dir, profile) = match &options.profile {
             ProfileDir::Temporary => {
+                sweep_orphaned_profiles();
                 let dir = tempfile::Builder::new()
-                    .prefix("browser-shell-profile-")
+                    .prefix(TEMP_PROFILE_PREFIX)
                     .tempdir()
                     .map_err(|e| BrowserError::LaunchFailed {
                         detail: format!("cannot create a temporary profile directory: {e}"),
                     })?;
+                // Who owns it, so a later launch can clean up after a killed process.
+                let _ = std::fs::write(dir.path().join(OWNER_FILE), std::process::id().to_string());
                 (dir.path().to_path_buf(), Some(dir))
             }
             ProfileDir::Persistent(path) => {
@@ -354,6 +392,21 @@ mod tests {
             panic!("expected BROWSER_NOT_FOUND, got {error:?}");
         };
         assert_eq!(tried, vec!["/nonexistent/chromium".to_owned()]);
+    }
+
+    #[test]
+    fn orphaned_temporary_profiles_are_swept_and_live_ones_kept() {
+        // A process that has exited: its pid is (almost certainly) free now.
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead_pid = gone.id();
+        gone.wait().unwrap();
+        let orphan = tempfile::Builder::new().prefix(TEMP_PROFILE_PREFIX).tempdir().unwrap().keep();
+        std::fs::write(orphan.join(OWNER_FILE), dead_pid.to_string()).unwrap();
+        let live = tempfile::Builder::new().prefix(TEMP_PROFILE_PREFIX).tempdir().unwrap();
+        std::fs::write(live.path().join(OWNER_FILE), std::process::id().to_string()).unwrap();
+        sweep_orphaned_profiles();
+        assert!(!orphan.exists(), "the dead process's profile is removed");
+        assert!(live.path().exists(), "a live process's profile is kept");
     }
 
     #[test]
