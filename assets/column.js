@@ -31,15 +31,25 @@
     };
   }
 
+  // Every frame is acknowledged exactly once, drawn or not, so the
+  // server's credit count never drifts (a lost ack would stall the stream).
   function showFrame(blob) {
     const url = URL.createObjectURL(blob);
-    img.onload = () => {
+    const decoded = new Image();
+    const sequence = meta.sequence;
+    decoded.onload = () => {
+      img.src = url;
+      img.dataset.sequence = sequence;
       if (lastUrl) URL.revokeObjectURL(lastUrl);
       lastUrl = url;
       $('empty').style.display = 'none';
-      send({ type: 'ack' }); // one credit back: the next frame may come
+      send({ type: 'ack' });
     };
-    img.src = url;
+    decoded.onerror = () => {
+      URL.revokeObjectURL(url);
+      send({ type: 'ack' });
+    };
+    decoded.src = url;
   }
 
   function render(next) {

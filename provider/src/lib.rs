@@ -35,5 +35,8 @@ pub mod policy;
 pub mod registry;
 pub mod snapshot;
 
-pub use browser::{Activity, Browser, BrowserConfig, LiveTab, SessionId, TabHandle, TabInfo};
+pub use browser::{
+    Activity, Browser, BrowserConfig, HandoffReport, HandoffRequest, LiveTab, SessionId, TabHandle,
+    TabInfo,
+};
 pub use error::{BlockReason, BrowserError, Result, StaleReason};

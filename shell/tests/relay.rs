@@ -124,12 +124,13 @@ async fn a_person_watches_takes_over_and_returns_control() {
     assert!(page.contains("Take over"));
 
     // An agent opens a page over MCP on the same port.
-    let endpoint = Endpoint {
+    // Leaked so the agent can move into a task for the handoff below.
+    let endpoint: &'static Endpoint = Box::leak(Box::new(Endpoint {
         host: host.clone(),
         path: "/mcp".into(),
         token: token.clone(),
-    };
-    let mut agent = Agent::connect(&endpoint).await;
+    }));
+    let mut agent = Agent::connect(endpoint).await;
     let (text, error) = agent
         .call("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
@@ -248,6 +249,12 @@ async fn a_person_watches_takes_over_and_returns_control() {
         "document.getElementById('holder-text').textContent === 'Agent has control'",
     )
     .await;
+    let shown_before = eval(
+        &viewer,
+        &person,
+        "Number(document.getElementById('frame').dataset.sequence)",
+    )
+    .await;
     let (text, error) = agent
         .call(
             "browser_act",
@@ -255,6 +262,10 @@ async fn a_person_watches_takes_over_and_returns_control() {
         )
         .await;
     assert!(!error, "{text}");
+    // The agent's click repaints the page; the viewer gets the new picture.
+    let newer =
+        format!("Number(document.getElementById('frame').dataset.sequence) > {shown_before}");
+    wait_in_page(&viewer, &person, &newer).await;
     assert!(
         text.starts_with("Note: a person had control"),
         "the agent hears that the page may have changed: {text}"
@@ -263,6 +274,68 @@ async fn a_person_watches_takes_over_and_returns_control() {
         &viewer,
         &person,
         "document.querySelector('#events .event .name')?.textContent === 'browser_act'",
+    )
+    .await;
+
+    // Handoff: the agent asks, the person sees the banner, presses Done, the agent goes on.
+    let handoff = tokio::spawn(async move {
+        let answer = agent
+            .call(
+                "browser_handoff",
+                json!({"reason": "Please sign in", "timeoutMs": 30000}),
+            )
+            .await;
+        (agent, answer)
+    });
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('banner').classList.contains('open')",
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &viewer,
+            &person,
+            "document.getElementById('reason').textContent"
+        )
+        .await,
+        "Please sign in"
+    );
+    assert_eq!(
+        eval(
+            &viewer,
+            &person,
+            "document.getElementById('holder-text').textContent"
+        )
+        .await,
+        "You have control"
+    );
+    save_screenshot(&viewer, &person, "relay-viewer-handoff.png").await;
+    viewer
+        .act(
+            &person,
+            &Target::Role {
+                role: "button".into(),
+                name: "Done".into(),
+            },
+            &click,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let (_agent, (text, error)) = tokio::time::timeout(Duration::from_secs(30), handoff)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !error && text.contains("The person returned control."),
+        "{text}"
+    );
+    wait_in_page(
+        &viewer,
+        &person,
+        "!document.getElementById('banner').classList.contains('open')",
     )
     .await;
 

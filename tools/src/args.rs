@@ -219,6 +219,16 @@ pub struct TabArgs {
     pub tab: String,
 }
 
+/// `browser_handoff`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HandoffArgs {
+    /// What the person should do, in a sentence (such as "Please sign in to your bank").
+    pub reason: String,
+    /// How long to wait for the person, in milliseconds (default 600000).
+    pub timeout_ms: Option<u64>,
+}
+
 /// Tools without arguments.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -16,8 +16,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, ActionName, ButtonName, ContentArgs, ExecuteArgs, FormatName, HistoryMove, ImageName,
-    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
+    ActArgs, ActionName, ButtonName, ContentArgs, ExecuteArgs, FormatName, HandoffArgs,
+    HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
 };
 use crate::render;
 
@@ -54,6 +54,9 @@ impl ToolOutput {
         }
     }
 }
+
+/// How long `browser_handoff` waits for the person unless told otherwise.
+pub const HANDOFF_DEFAULT_MS: u64 = 600_000;
 
 /// Settings that shape tool results.
 #[derive(Debug, Clone, Default)]
@@ -388,6 +391,42 @@ async fn run(
                 .map(|t| format!(" The active tab is now {t}."))
                 .unwrap_or_else(|_| " No tabs are left.".into());
             Ok(ToolOutput::text(format!("Closed {tab}.{now}")))
+        }
+        "browser_handoff" => {
+            let args: HandoffArgs = parse(arguments)?;
+            let timeout =
+                Duration::from_millis(args.timeout_ms.unwrap_or(HANDOFF_DEFAULT_MS).max(1));
+            let report = browser
+                .handoff(session, &args.reason, timeout, cancel)
+                .await?;
+            let tab = browser.active_tab(session)?;
+            let mut text = String::from("The person returned control.");
+            if report.url_after != report.url_before {
+                text.push_str(&format!(
+                    " The page moved from {} to {}.",
+                    report.url_before, report.url_after
+                ));
+            }
+            let list = |tabs: &[TabHandle]| {
+                tabs.iter()
+                    .map(TabHandle::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if !report.tabs_opened.is_empty() {
+                text.push_str(&format!(" Tabs opened: {}.", list(&report.tabs_opened)));
+            }
+            if !report.tabs_closed.is_empty() {
+                text.push_str(&format!(" Tabs closed: {}.", list(&report.tabs_closed)));
+            }
+            text.push_str(match report.cookies_changed {
+                Some(true) => " The site's cookies changed (a sign-in may have happened).",
+                Some(false) => " The site's cookies did not change.",
+                None => "",
+            });
+            text.push('\n');
+            text.push_str(&render::snapshot(tab.as_str(), &report.snapshot));
+            Ok(ToolOutput::text(text))
         }
         "browser_reset" => {
             let _: NoArgs = parse(arguments)?;

@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::args::{
-    ActArgs, ContentArgs, ExecuteArgs, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
+    ActArgs, ContentArgs, ExecuteArgs, HandoffArgs, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
     SnapshotArgs, TabArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
@@ -230,6 +230,13 @@ impl McpServer {
                 "Capture the viewport, the full page or one element as an image. Use for visual checks; prefer snapshots for reading.",
                 true,
             ),
+            tool::<HandoffArgs>(
+                "browser_handoff",
+                "Ask the person watching to do something you cannot (sign in, solve a CAPTCHA, confirm a payment). \
+                 Shows your reason and gives them control; waits until they return it, then reports what changed \
+                 (URL, tabs, whether cookies changed) with a fresh snapshot.",
+                false,
+            ),
             tool::<NoArgs>(
                 "browser_reset",
                 "Close every tab this session opened.",
@@ -275,6 +282,11 @@ fn tool<T: JsonSchema + 'static>(
     tool
 }
 
+/// The `timeoutMs` a caller gave, if it is a number.
+fn request_timeout(value: &Option<Value>) -> Option<u64> {
+    value.as_ref().and_then(Value::as_u64)
+}
+
 /// A one-line summary of tool arguments for the activity timeline (no
 /// typed text or script bodies beyond a short prefix).
 fn summarize(arguments: &Value) -> String {
@@ -283,7 +295,7 @@ fn summarize(arguments: &Value) -> String {
     };
     let mut parts = Vec::new();
     for key in [
-        "action", "url", "ref", "role", "name", "key", "tab", "format", "selector",
+        "action", "url", "ref", "role", "name", "key", "tab", "format", "selector", "reason",
     ] {
         if let Some(value) = object.get(key) {
             let text = value
@@ -344,6 +356,7 @@ impl ServerHandler for McpServer {
             return Ok(to_result(ToolOutput::error(&error)).into());
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let arguments_for_bound = arguments.get("timeoutMs").cloned();
         self.session
             .in_flight
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -374,7 +387,17 @@ impl ServerHandler for McpServer {
             &settings,
             &cancel,
         );
-        let output = match tokio::time::timeout(self.options.call_timeout, work).await {
+        // A handoff waits for a person: its own bound, not the per-call one.
+        let bound = if name == "browser_handoff" {
+            let asked =
+                request_timeout(&arguments_for_bound).unwrap_or(crate::call::HANDOFF_DEFAULT_MS);
+            self.options
+                .call_timeout
+                .max(Duration::from_millis(asked) + Duration::from_secs(5))
+        } else {
+            self.options.call_timeout
+        };
+        let output = match tokio::time::timeout(bound, work).await {
             Ok(output) => output,
             Err(_) => {
                 cancel.cancel();

@@ -675,6 +675,32 @@ pub struct CompileResult {
 pub struct RuntimeTerminateExecution {}
 command!(RuntimeTerminateExecution => "Runtime.terminateExecution", Empty);
 
+// ---- Network ----------------------------------------------------------------
+
+/// `Network.getCookies`: cookies that would be sent to these URLs.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkGetCookies {
+    /// The URLs.
+    pub urls: Vec<String>,
+}
+command!(NetworkGetCookies => "Network.getCookies", Cookies);
+
+/// Result of `Network.getCookies`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Cookies {
+    /// The cookies.
+    pub cookies: Vec<Cookie>,
+}
+
+/// One cookie (what we compare).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Cookie {
+    /// Its name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+}
+
 // ---- Input ------------------------------------------------------------------
 
 /// `Input.dispatchMouseEvent`.

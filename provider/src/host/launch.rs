@@ -400,9 +400,16 @@ mod tests {
         let mut gone = Command::new("true").spawn().unwrap();
         let dead_pid = gone.id();
         gone.wait().unwrap();
-        let orphan = tempfile::Builder::new().prefix(TEMP_PROFILE_PREFIX).tempdir().unwrap().keep();
+        let orphan = tempfile::Builder::new()
+            .prefix(TEMP_PROFILE_PREFIX)
+            .tempdir()
+            .unwrap()
+            .keep();
         std::fs::write(orphan.join(OWNER_FILE), dead_pid.to_string()).unwrap();
-        let live = tempfile::Builder::new().prefix(TEMP_PROFILE_PREFIX).tempdir().unwrap();
+        let live = tempfile::Builder::new()
+            .prefix(TEMP_PROFILE_PREFIX)
+            .tempdir()
+            .unwrap();
         std::fs::write(live.path().join(OWNER_FILE), std::process::id().to_string()).unwrap();
         sweep_orphaned_profiles();
         assert!(!orphan.exists(), "the dead process's profile is removed");

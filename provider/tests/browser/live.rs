@@ -55,3 +55,26 @@ pub async fn screencast_frames_arrive_and_keep_coming(ctx: Ctx) {
     assert_eq!(bad.unwrap_err().code(), "INVALID_ARGUMENT");
     drop(cast);
 }
+
+pub async fn a_change_on_a_static_page_sends_a_new_frame(ctx: Ctx) {
+    let browser = ctx.browser();
+    let session = ctx.session_at("form.html").await;
+    let tab = browser.active_tab(&session).unwrap();
+    let cast = screencast::start(
+        browser.host().clone(),
+        browser.view_of(&session, &tab).unwrap(),
+        ScreencastOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut frames = cast.frames();
+    // Let the stream settle on the static page: take whatever came first.
+    let _ = frames.borrow_and_update().clone();
+    ctx.eval(
+        &session,
+        "document.getElementById('count').textContent = '42'",
+    )
+    .await;
+    let changed = tokio::time::timeout(Duration::from_secs(10), frames.changed()).await;
+    assert!(matches!(changed, Ok(Ok(()))), "a repaint sends a frame");
+}

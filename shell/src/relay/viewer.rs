@@ -72,6 +72,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let mut tabs = browser.watch_tabs();
     let mut shown = live.watch_shown();
     let mut activity = browser.watch_activity();
+    let mut handoff = browser.watch_handoff();
     let mut credits = CREDITS;
     let mut pending = frames.borrow().is_some();
     let mut last_frame: Option<Arc<Frame>> = None;
@@ -134,6 +135,9 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
             _ = shown.changed() => {
                 if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
             }
+            _ = handoff.changed() => {
+                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+            }
             event = activity.recv() => {
                 let Ok(event) = event else { continue };
                 let outcome = match &event.outcome {
@@ -168,7 +172,13 @@ where
         Holder::Agent => "agent",
         Holder::Human => "human",
     };
-    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "handoff": null});
+    let handoff = live
+        .browser()
+        .watch_handoff()
+        .borrow()
+        .as_ref()
+        .map(|request| request.reason.clone());
+    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "handoff": handoff});
     outgoing.send(Message::Text(state.to_string().into())).await
 }
 
