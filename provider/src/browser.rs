@@ -764,11 +764,12 @@ impl Browser {
             .collect();
 
         let mut control = self.watch_control();
+        // Control first, then the banner: whoever sees the request can act on it.
+        self.take_control();
         self.inner.handoff.send_replace(Some(HandoffRequest {
             session: session.clone(),
             reason: reason.trim().to_owned(),
         }));
-        self.take_control();
         let waited = budget
             .run("wait for the person", async {
                 loop {

@@ -57,11 +57,14 @@
   }
   const doc = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
 
+  // Tag checks instead of `instanceof`: elements of same-origin frames come
+  // from another realm, where our constructors do not match.
+  const is = (el, tag) => el.nodeType === Node.ELEMENT_NODE && el.tagName === tag;
   const squash = (text) => text.replace(/\s+/g, ' ').trim();
   const clip = (text, max) => (text.length > max ? text.slice(0, max - 1) + '…' : text);
 
   const isSensitive = (el) =>
-    el instanceof HTMLInputElement &&
+    is(el, 'INPUT') &&
     (el.type === 'password' || SENSITIVE_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || ''));
 
   function roleOf(el) {
@@ -194,14 +197,14 @@
   }
 
   function valueOf(el, role) {
-    if (el instanceof HTMLInputElement) {
+    if (is(el, 'INPUT')) {
       if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'color'].includes(el.type)) return undefined;
       if (isSensitive(el)) return el.value ? MASK : '';
       return el.value;
     }
-    if (el instanceof HTMLTextAreaElement) return el.value;
-    if (el instanceof HTMLSelectElement) return [...el.selectedOptions].map((o) => squash(o.label || o.text)).join(', ');
-    if (el instanceof HTMLProgressElement || el instanceof HTMLMeterElement) return String(el.value);
+    if (is(el, 'TEXTAREA')) return el.value;
+    if (is(el, 'SELECT')) return [...el.selectedOptions].map((o) => squash(o.label || o.text)).join(', ');
+    if (is(el, 'PROGRESS') || is(el, 'METER')) return String(el.value);
     if (role === 'textbox' && el.isContentEditable) return squash(el.textContent || '');
     const now = el.getAttribute('aria-valuenow');
     if (now !== null) return el.getAttribute('aria-valuetext') || now;
@@ -215,12 +218,12 @@
       const level = aria('level') || (/^H[1-6]$/.test(el.tagName) ? el.tagName[1] : '');
       if (level) states.level = Number(level);
     }
-    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
+    if (is(el, 'INPUT') && (el.type === 'checkbox' || el.type === 'radio')) {
       states.checked = el.indeterminate ? 'mixed' : el.checked;
     } else if (aria('checked') !== null) {
       states.checked = aria('checked') === 'mixed' ? 'mixed' : aria('checked') === 'true';
     }
-    if (el instanceof HTMLOptionElement ? el.selected : aria('selected') === 'true') states.selected = true;
+    if (is(el, 'OPTION') ? el.selected : aria('selected') === 'true') states.selected = true;
     if (aria('expanded') !== null) states.expanded = aria('expanded') === 'true';
     else if (el.tagName === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') states.expanded = el.parentElement.open;
     if (aria('pressed') !== null) states.pressed = aria('pressed') === 'true';
@@ -419,7 +422,7 @@
   }
 
   function composedContains(container, node) {
-    for (let n = node; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) {
+    for (let n = node; n; n = n.parentNode || (n.nodeType === Node.DOCUMENT_FRAGMENT_NODE && n.host ? n.host : null)) {
       if (n === container) return true;
     }
     return false;
@@ -518,7 +521,7 @@
     const el = element(ref);
     if (!el) return { status: 'gone' };
     el.focus();
-    const isField = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement;
+    const isField = is(el, 'INPUT') || is(el, 'TEXTAREA');
     if (isField) {
       const length = el.value.length;
       try {
@@ -544,7 +547,7 @@
   function selectOptions(ref, wanted) {
     const el = element(ref);
     if (!el) return { status: 'gone' };
-    if (!(el instanceof HTMLSelectElement)) return { status: 'not-select' };
+    if (!is(el, 'SELECT')) return { status: 'not-select' };
     const options = [...el.options];
     const chosen = [];
     const missing = [];
@@ -564,7 +567,7 @@
   function checkedState(ref) {
     const el = element(ref);
     if (!el) return null;
-    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
+    if (is(el, 'INPUT') && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
     const aria = el.getAttribute('aria-checked');
     return aria === null ? null : aria === 'true';
   }

@@ -370,3 +370,122 @@ pub async fn cross_origin_frames_are_inline_and_actionable(ctx: Ctx) {
         "{after}"
     );
 }
+
+pub async fn every_kind_of_input_reaches_frames_and_shadow_roots(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("frames.html").await;
+    assert_eq!(ctx.eval(&session, "window.crossLoaded").await, true);
+    let text = snap(&ctx, &session).await;
+    let cross = text
+        .split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned();
+    let same = text
+        .split("- iframe \"Same-origin frame\"")
+        .nth(1)
+        .unwrap()
+        .split("- iframe")
+        .next()
+        .unwrap()
+        .to_owned();
+    for (label, part) in [("cross-origin", &cross), ("same-origin", &same)] {
+        browser
+            .act(
+                &session,
+                &Target::Ref(ref_of(part, "Agree in frame")),
+                &Action::Check,
+                &cancel,
+            )
+            .await
+            .unwrap();
+        browser
+            .act(
+                &session,
+                &Target::Ref(ref_of(part, "Frame size")),
+                &Action::Select {
+                    values: vec!["Large".into()],
+                },
+                &cancel,
+            )
+            .await
+            .unwrap();
+        browser
+            .act(
+                &session,
+                &Target::Ref(ref_of(part, "Frame note")),
+                &Action::Type {
+                    text: "typed".into(),
+                    submit: false,
+                },
+                &cancel,
+            )
+            .await
+            .unwrap();
+        browser
+            .act(
+                &session,
+                &Target::Ref(ref_of(part, "Frame button")),
+                &Action::Hover,
+                &cancel,
+            )
+            .await
+            .unwrap();
+        let after = snap(&ctx, &session).await;
+        let frame = after
+            .split(&format!(
+                "- iframe \"{}\"",
+                if label == "cross-origin" {
+                    "Cross-origin frame"
+                } else {
+                    "Same-origin frame"
+                }
+            ))
+            .nth(1)
+            .unwrap()
+            .split("\n- ")
+            .next()
+            .unwrap()
+            .to_owned();
+        assert!(
+            frame.contains("checkbox \"Agree in frame\" [checked]"),
+            "{label}: {frame}"
+        );
+        assert!(
+            frame.contains("combobox \"Frame size\"") && frame.contains(": Large"),
+            "{label}: {frame}"
+        );
+        assert!(frame.contains(": typed"), "{label}: {frame}");
+    }
+    let shadow_page = ctx.session_at("shadow.html").await;
+    let text = snap(&ctx, &shadow_page).await;
+    browser
+        .act(
+            &shadow_page,
+            &Target::Ref(ref_of(&text, "Shadow input")),
+            &Action::Fill {
+                text: "in the shadow".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    browser
+        .act(
+            &shadow_page,
+            &Target::Ref(ref_of(&text, "Shadow input")),
+            &Action::Press {
+                keys: vec!["End".into(), "!".into()],
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let after = snap(&ctx, &shadow_page).await;
+    assert!(
+        after.contains("textbox \"Shadow input\"") && after.contains(": in the shadow!"),
+        "{after}"
+    );
+}
