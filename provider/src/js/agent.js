@@ -304,8 +304,10 @@
       }
       state.visited++;
       if (el.hidden || el.getAttribute('aria-hidden') === 'true' || el.inert) return;
-      if (!el.checkVisibility()) return;
+      // One check for the common case (visible); a second only to tell
+      // `display: none` (skip the subtree) from `visibility: hidden` (children may show).
       const shown = el.checkVisibility({ visibilityProperty: true });
+      if (!shown && !el.checkVisibility()) return;
       const role = shown ? roleOf(el) : null;
       if (depth >= state.maxDepth) {
         state.omitted += 1 + el.getElementsByTagName('*').length;

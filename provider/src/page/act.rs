@@ -632,6 +632,12 @@ async fn dispatch(
             }
             if now.as_bool() != Some(want) {
                 click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
+                // The goal is a state, so one more click is safe when the first
+                // changed nothing (an out-of-process frame can miss input right
+                // after it loads). Nothing else is ever retried.
+                if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
+                    click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
+                }
                 if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
                     return Err(BrowserError::NotActionable {
                         reference: reference.to_owned(),
