@@ -574,6 +574,31 @@
     return aria === null ? null : aria === 'true';
   }
 
+  // Watching whether pointer input reaches an element (used for elements in
+  // out-of-process frames, which can miss input right after they load).
+  const armed = new Map();
+  function armInput(ref) {
+    const el = element(ref);
+    if (!el) return false;
+    const state = { hit: false };
+    const mark = () => { state.hit = true; };
+    el.addEventListener('pointerdown', mark, { capture: true, once: true });
+    armed.set(ref, { state, el, mark });
+    return true;
+  }
+  async function inputArrived(ref) {
+    const entry = armed.get(ref);
+    if (!entry) return false;
+    if (!entry.state.hit) await frame();
+    armed.delete(ref);
+    entry.el.removeEventListener('pointerdown', entry.mark, { capture: true });
+    return entry.state.hit;
+  }
+  async function frames(count) {
+    for (let i = 0; i < count; i++) await frame();
+    return true;
+  }
+
   function focus(ref) {
     const el = element(ref);
     if (!el) return false;
@@ -604,6 +629,6 @@
     return !!(root && root.host);
   }
 
-  globalThis.__browserShell = { doc, slotOf, pendingHost, adoptClosedRoot, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  globalThis.__browserShell = { doc, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
   return 'installed';
 })()

@@ -488,7 +488,32 @@ async fn dispatch(
             modifiers,
         } => {
             let modifiers = modifier_bits(modifiers)?;
-            click(page, x, y, *button, (*count).clamp(1, 3), modifiers, budget).await
+            let count = (*count).clamp(1, 3);
+            if frame.is_none() {
+                return click(page, x, y, *button, count, modifiers, budget).await;
+            }
+            // In an out-of-process frame, make sure the press reached the element:
+            // a frame that has just loaded can miss input. If it did not arrive,
+            // the element never saw it, so pressing again is safe.
+            let arm = format!("__browserShell.armInput({})", json!(reference));
+            let arrived = format!("__browserShell.inputArrived({})", json!(reference));
+            world_call(page, frame, budget, &arm).await?;
+            click(page, x, y, *button, count, modifiers, budget).await?;
+            if world_call(page, frame, budget, &arrived).await?.as_bool() == Some(true) {
+                return Ok(());
+            }
+            world_call(page, frame, budget, "__browserShell.frames(2)").await?;
+            world_call(page, frame, budget, &arm).await?;
+            click(page, x, y, *button, count, modifiers, budget).await?;
+            if world_call(page, frame, budget, &arrived).await?.as_bool() == Some(true) {
+                return Ok(());
+            }
+            Err(BrowserError::NotActionable {
+                reference: reference.to_owned(),
+                role: String::new(),
+                name: String::new(),
+                reason: "its frame did not receive the click".into(),
+            })
         }
         Action::Hover => mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await,
         Action::ScrollIntoView => Ok(()),
