@@ -201,6 +201,19 @@ pub async fn act(
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let navigated = settle(page, &mut events, budget).await?;
+    // An out-of-process frame runs its handlers in its own process: let its
+    // DOM settle too before looking.
+    if let (false, Some(frame)) = (navigated, ready.frame.as_deref()) {
+        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
+        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
+        if let Err(error) = page
+            .world(Some(frame))
+            .evaluate(page, &budget.grace(bound), &quiet)
+            .await
+        {
+            tracing::debug!(%error, "the frame's settle was interrupted");
+        }
+    }
     let observation = snapshot::observe(page, limits, budget).await?;
     Ok(ActOutcome {
         reference,
