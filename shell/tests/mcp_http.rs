@@ -9,13 +9,10 @@ mod common;
 use common::{Agent, Endpoint, post};
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use axum::Router;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 use tower_http::services::ServeDir;
 
 #[tokio::test]
@@ -27,23 +24,8 @@ async fn http_needs_the_token_and_keeps_agents_apart() {
         axum::serve(fixtures, Router::new().fallback_service(ServeDir::new(dir))).await
     });
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
-        .args(["mcp", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = async || {
-        tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
-    };
-    let url_line = next().await;
-    let token_line = next().await;
+    let (mut child, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
+    let [url_line, token_line] = <[String; 2]>::try_from(printed).unwrap();
     let url = url_line
         .strip_prefix("MCP over HTTP: http://")
         .expect("the endpoint line")

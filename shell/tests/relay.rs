@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,10 +17,8 @@ use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
 use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserConfig, SessionId};
-use common::{Agent, Endpoint, get, serve_fixtures};
+use common::{Agent, Endpoint, get, serve_fixtures, start_shell};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 async fn eval(browser: &Browser, session: &SessionId, script: &str) -> serde_json::Value {
@@ -71,24 +68,8 @@ async fn save_screenshot(browser: &Browser, session: &SessionId, name: &str) {
 #[tokio::test]
 async fn a_person_watches_takes_over_and_returns_control() {
     let base = serve_fixtures().await;
-    let mut relay = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
-        .args(["relay"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(relay.stdout.take().unwrap()).lines();
-    let mut next = async || {
-        tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
-    };
-    let viewer_url = next().await;
-    let view_only_url = next().await;
-    let mcp_line = next().await;
+    let (mut relay, printed) = start_shell(&["relay"], 3).await;
+    let [viewer_url, view_only_url, mcp_line] = <[String; 3]>::try_from(printed).unwrap();
     assert!(
         viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
         "{viewer_url}"

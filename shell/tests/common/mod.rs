@@ -13,6 +13,30 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tower_http::services::ServeDir;
 
+/// Starts `browser-shell` with `args` and returns it with the first
+/// `lines` lines it prints (links, tokens), each read within a bound.
+pub async fn start_shell(args: &[&str], lines: usize) -> (tokio::process::Child, Vec<String>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut reader = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    for _ in 0..lines {
+        let line = tokio::time::timeout(Duration::from_secs(60), reader.next_line())
+            .await
+            .expect("the shell prints its links within 60 s")
+            .unwrap()
+            .expect("the shell is running");
+        printed.push(line);
+    }
+    (child, printed)
+}
+
 /// Serves `fixtures/` on 127.0.0.1; returns the base URL.
 pub async fn serve_fixtures() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
