@@ -18,6 +18,27 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth;
 
+/// `/mcp`: streamable HTTP with one agent session per MCP session. With
+/// `loopback_hosts` the `Host` header must name a loopback address;
+/// otherwise any host is accepted (the caller's token guard still applies).
+/// Callers add their own authentication layer.
+pub fn mcp_router(
+    browser: Browser,
+    options: ServerOptions,
+    cancel: &CancellationToken,
+    loopback_hosts: bool,
+) -> Router {
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
+    if !loopback_hosts {
+        config = config.with_allowed_hosts(Vec::<String>::new());
+    }
+    let factory = move || Ok(McpServer::new(browser.clone(), options.clone()));
+    let service =
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    Router::new().nest_service("/mcp", service)
+}
+
 /// Serves the tools on `address` until `cancel`; prints the endpoint and token.
 pub async fn serve(
     browser: Browser,
@@ -35,18 +56,12 @@ pub async fn serve(
     }
     let token: Arc<str> = auth::random_token()?.into();
     let token_copy = Arc::clone(&token);
-    let factory = move || Ok(McpServer::new(browser.clone(), options.clone()));
-    let mcp = StreamableHttpService::new(
-        factory,
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
-    );
-    let app = Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn(move |request: Request, next: Next| {
+    let app = mcp_router(browser, options, cancel, true).layer(middleware::from_fn(
+        move |request: Request, next: Next| {
             let token = Arc::clone(&token);
             async move { guard(&token, request, next).await }
-        }));
+        },
+    ));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("http", format!("cannot listen on {address}: {e}")))?;

@@ -164,13 +164,32 @@ pub trait ViewHostExt: ViewHost {
         command: &C,
         timeout: Duration,
     ) -> Result<C::Response> {
-        let params = serde_json::to_value(command).map_err(|e| BrowserError::Protocol {
-            method: C::METHOD.into(),
-            message: format!("cannot encode parameters: {e}"),
-        })?;
-        let value = self.send_command(view, C::METHOD, params, timeout).await?;
+        let value = self
+            .send_command(view, C::METHOD, encode(command)?, timeout)
+            .await?;
         decode(C::METHOD, value)
     }
+
+    /// Sends a typed command to an out-of-process frame of the view.
+    async fn call_frame_within<C: Command + Sync>(
+        &self,
+        view: &ViewId,
+        frame: &str,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<C::Response> {
+        let value = self
+            .send_frame_command(view, frame, C::METHOD, encode(command)?, timeout)
+            .await?;
+        decode(C::METHOD, value)
+    }
+}
+
+fn encode<C: Command>(command: &C) -> Result<Value> {
+    serde_json::to_value(command).map_err(|e| BrowserError::Protocol {
+        method: C::METHOD.into(),
+        message: format!("cannot encode parameters: {e}"),
+    })
 }
 
 impl<T: ViewHost + ?Sized> ViewHostExt for T {}

@@ -158,22 +158,13 @@ impl Page {
             return self.call(budget, command).await;
         };
         let bound = budget.command_bound(self.host.command_timeout());
-        let params =
-            serde_json::to_value(command).map_err(|e| crate::error::BrowserError::Protocol {
-                method: C::METHOD.into(),
-                message: format!("cannot encode parameters: {e}"),
-            })?;
-        let value = budget
+        budget
             .run(
                 C::METHOD,
                 self.host
-                    .send_frame_command(&self.view, frame, C::METHOD, params, bound),
+                    .call_frame_within(&self.view, frame, command, bound),
             )
-            .await?;
-        serde_json::from_value(value).map_err(|e| crate::error::BrowserError::Protocol {
-            method: C::METHOD.into(),
-            message: format!("unexpected result shape: {e}"),
-        })
+            .await
     }
 
     /// Evaluates a page-side helper expression and returns its JSON value.

@@ -19,9 +19,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use browser_provider::{BrowserError, Result};
-use browser_tools::mcp::{McpServer, ServerOptions};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use browser_tools::mcp::ServerOptions;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth;
@@ -145,33 +143,21 @@ pub async fn serve(
         view_token: Arc::clone(&view_token),
         loopback: address.ip().is_loopback(),
     };
-    let factory = move || Ok(McpServer::new(browser.clone(), options.clone()));
-    let mut mcp_config =
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
-    if !relay.loopback {
-        // Listening elsewhere was asked for explicitly; the token still guards everything.
-        mcp_config = mcp_config.with_allowed_hosts(Vec::<String>::new());
-    }
-    let mcp = StreamableHttpService::new(
-        factory,
-        Arc::new(LocalSessionManager::default()),
-        mcp_config,
-    );
+    // Listening elsewhere was asked for explicitly; the token still guards everything.
+    let mcp = crate::http::mcp_router(browser, options, cancel, relay.loopback);
     let guard_relay = relay.clone();
-    let mcp = Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: axum::middleware::Next| {
-                let relay = guard_relay.clone();
-                async move {
-                    match relay.access(request.headers(), request.uri()) {
-                        Ok(Access::Full) => next.run(request).await,
-                        Ok(Access::ViewOnly) => refuse(StatusCode::FORBIDDEN),
-                        Err(status) => refuse(status),
-                    }
+    let mcp = mcp.layer(axum::middleware::from_fn(
+        move |request: Request, next: axum::middleware::Next| {
+            let relay = guard_relay.clone();
+            async move {
+                match relay.access(request.headers(), request.uri()) {
+                    Ok(Access::Full) => next.run(request).await,
+                    Ok(Access::ViewOnly) => refuse(StatusCode::FORBIDDEN),
+                    Err(status) => refuse(status),
                 }
-            },
-        ));
+            }
+        },
+    ));
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(socket))
