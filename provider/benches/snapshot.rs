@@ -30,6 +30,11 @@ use tower_http::services::ServeDir;
 
 #[tokio::main]
 async fn main() {
+    // Diagnostics (such as per-phase action timings) go to stderr with RUST_LOG.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = if quick { 8 } else { 30 };
     let port = serve_fixtures().await;

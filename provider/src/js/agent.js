@@ -253,6 +253,7 @@
   }
 
   function walk(options) {
+    const started = performance.now();
     const state = {
       nextRef: options.nextRef,
       visited: 0,
@@ -387,6 +388,7 @@
       visited: state.visited,
       omitted: state.omitted,
       fingerprints: state.fingerprints,
+      tookMs: performance.now() - started,
     };
   }
 

@@ -190,6 +190,7 @@ pub async fn act(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<ActOutcome> {
+    let started = std::time::Instant::now();
     let ready = match target {
         Target::Page => page_point(page, action, budget).await?,
         _ => {
@@ -197,9 +198,11 @@ pub async fn act(
             prepare(page, &reference, action.name(), budget).await?
         }
     };
+    let prepared = started.elapsed();
     let reference = ready.reference.clone();
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
+    let dispatched = started.elapsed();
     let navigated = settle(page, &mut events, budget).await?;
     // An out-of-process frame runs its handlers in its own process: let its
     // DOM settle too before looking.
@@ -214,7 +217,16 @@ pub async fn act(
             tracing::debug!(%error, "the frame's settle was interrupted");
         }
     }
+    let settled = started.elapsed();
     let observation = snapshot::observe(page, limits, budget).await?;
+    tracing::debug!(
+        action = action.name(),
+        ?prepared,
+        ?dispatched,
+        ?settled,
+        observed = ?started.elapsed(),
+        "action timings"
+    );
     Ok(ActOutcome {
         reference,
         navigated,
@@ -503,7 +515,7 @@ async fn dispatch(
             let modifiers = modifier_bits(modifiers)?;
             let count = (*count).clamp(1, 3);
             if frame.is_none() {
-                return click(page, x, y, *button, count, modifiers, budget).await;
+                return click(page, ready, *button, count, modifiers, budget).await;
             }
             // In an out-of-process frame, make sure the press reached the element:
             // a frame that has just loaded can miss input. If it did not arrive,
@@ -511,13 +523,13 @@ async fn dispatch(
             let arm = format!("__browserShell.armInput({})", json!(reference));
             let arrived = format!("__browserShell.inputArrived({})", json!(reference));
             world_call(page, frame, budget, &arm).await?;
-            click(page, x, y, *button, count, modifiers, budget).await?;
+            click(page, ready, *button, count, modifiers, budget).await?;
             if world_call(page, frame, budget, &arrived).await?.as_bool() == Some(true) {
                 return Ok(());
             }
             world_call(page, frame, budget, "__browserShell.frames(2)").await?;
             world_call(page, frame, budget, &arm).await?;
-            click(page, x, y, *button, count, modifiers, budget).await?;
+            click(page, ready, *button, count, modifiers, budget).await?;
             if world_call(page, frame, budget, &arrived).await?.as_bool() == Some(true) {
                 return Ok(());
             }
@@ -669,12 +681,12 @@ async fn dispatch(
                 ));
             }
             if now.as_bool() != Some(want) {
-                click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
+                click(page, ready, MouseButton::Left, 1, 0, budget).await?;
                 // The goal is a state, so one more click is safe when the first
                 // changed nothing (an out-of-process frame can miss input right
                 // after it loads). Nothing else is ever retried.
                 if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
-                    click(page, x, y, MouseButton::Left, 1, 0, budget).await?;
+                    click(page, ready, MouseButton::Left, 1, 0, budget).await?;
                 }
                 if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
                     return Err(BrowserError::NotActionable {
@@ -770,40 +782,51 @@ async fn mouse(
     Ok(())
 }
 
+/// Moves to the element's action point and presses and releases `count`
+/// times. In the main frame's process the events are sent back to back and
+/// their acknowledgements awaited together (as Puppeteer does): the browser
+/// keeps their order, and the click does not pay one renderer round trip per
+/// event. An out-of-process frame gets them one by one: a frame that has just
+/// loaded can lose input that arrives before it is ready for it.
 async fn click(
     page: &Page,
-    x: f64,
-    y: f64,
+    ready: &Ready,
     button: MouseButton,
     count: u32,
     modifiers: u8,
     budget: &Budget,
 ) -> Result<()> {
-    let name = button.cdp_name();
-    mouse(page, "mouseMoved", x, y, "none", 0, modifiers, budget).await?;
+    let (x, y, name) = (ready.x, ready.y, button.cdp_name());
+    let mut events = vec![mouse(
+        page,
+        "mouseMoved",
+        x,
+        y,
+        "none",
+        0,
+        modifiers,
+        budget,
+    )];
     for click_count in 1..=count {
-        mouse(
-            page,
-            "mousePressed",
-            x,
-            y,
-            name,
-            click_count,
-            modifiers,
-            budget,
-        )
-        .await?;
-        mouse(
-            page,
-            "mouseReleased",
-            x,
-            y,
-            name,
-            click_count,
-            modifiers,
-            budget,
-        )
-        .await?;
+        for kind in ["mousePressed", "mouseReleased"] {
+            events.push(mouse(
+                page,
+                kind,
+                x,
+                y,
+                name,
+                click_count,
+                modifiers,
+                budget,
+            ));
+        }
+    }
+    if ready.frame.is_some() {
+        for event in events {
+            event.await?;
+        }
+    } else {
+        futures_util::future::try_join_all(events).await?;
     }
     Ok(())
 }

@@ -251,8 +251,9 @@ pub(crate) struct PageWalk {
 }
 
 /// Walks the page, then each out-of-process frame (parents first), and
-/// attaches every frame's tree under its iframe. Scoped walks stay in the
-/// main frame's process.
+/// attaches every frame's tree under its iframe. Finding where each frame
+/// sits runs while the main frame is walked. Scoped walks stay in the main
+/// frame's process.
 pub(crate) async fn walk_page(
     page: &Page,
     state: &mut TabState,
@@ -260,7 +261,11 @@ pub(crate) async fn walk_page(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<PageWalk> {
-    let main = walk(page, None, state, scope, limits, budget).await?;
+    let (main, placed) = tokio::join!(
+        walk(page, None, state, scope, limits, budget),
+        place_frames(page, budget)
+    );
+    let main = main?;
     let mut tree = main.tree;
     tag_frame_slots(&mut tree, "");
     let mut combined = PageWalk {
@@ -271,27 +276,16 @@ pub(crate) async fn walk_page(
         title: main.title,
         omitted: main.omitted,
     };
-    let frames = page.host().frames(page.view()).await.unwrap_or_default();
-    for frame in frames {
-        let parent = frame.parent.as_deref();
-        let slot = match owner_slot(page, parent, &frame.id, budget).await {
-            Ok(Some(slot)) => slot,
-            Ok(None) => continue,
-            Err(error) => {
-                tracing::debug!(frame = %frame.id, %error, "cannot place an out-of-process frame");
-                continue;
-            }
-        };
-        let key = format!("{}:{slot}", parent.unwrap_or(""));
-        let child = match walk(page, Some(&frame.id), state, &Scope::Page, limits, budget).await {
+    for (frame, key) in placed {
+        let child = match walk(page, Some(&frame), state, &Scope::Page, limits, budget).await {
             Ok(child) => child,
             Err(error) => {
-                tracing::debug!(frame = %frame.id, %error, "cannot walk an out-of-process frame");
+                tracing::debug!(%frame, %error, "cannot walk an out-of-process frame");
                 continue;
             }
         };
         let mut subtree = child.tree;
-        tag_frame_slots(&mut subtree, &frame.id);
+        tag_frame_slots(&mut subtree, &frame);
         if attach(&mut combined.tree, &key, &mut Some(subtree)) {
             combined.docs.insert(child.doc);
             combined.omitted += child.omitted;
@@ -301,6 +295,33 @@ pub(crate) async fn walk_page(
         state.prune(&combined.docs);
     }
     Ok(combined)
+}
+
+/// The page's out-of-process frames (parents first), each with the key of
+/// the iframe slot it belongs under (`parent:slot`). Frames that cannot be
+/// placed are left out.
+async fn place_frames(page: &Page, budget: &Budget) -> Vec<(String, String)> {
+    let frames = page.host().frames(page.view()).await.unwrap_or_default();
+    let slots = futures_util::future::join_all(
+        frames
+            .iter()
+            .map(|frame| owner_slot(page, frame.parent.as_deref(), &frame.id, budget)),
+    )
+    .await;
+    let mut placed = Vec::new();
+    for (frame, slot) in frames.into_iter().zip(slots) {
+        match slot {
+            Ok(Some(slot)) => {
+                let key = format!("{}:{slot}", frame.parent.as_deref().unwrap_or(""));
+                placed.push((frame.id, key));
+            }
+            Ok(None) => {}
+            Err(error) => {
+                tracing::debug!(frame = %frame.id, %error, "cannot place an out-of-process frame");
+            }
+        }
+    }
+    placed
 }
 
 /// Prefixes the frame slots found in a frame's tree with that frame's id,
@@ -520,9 +541,11 @@ fn walk_expression(scope: &Scope, limits: &SnapshotLimits, next_ref: u64) -> Str
             json!(selector)
         ),
     };
+    // The result travels as one JSON string: far cheaper for the browser to
+    // hand over than a deep object tree.
     format!(
         "(() => {{ const root = {root}; if ({scoped} && !root) return {{ missing: true }}; \
-         return __browserShell.walk(Object.assign({options}, {{ root }})); }})()",
+         return JSON.stringify(__browserShell.walk(Object.assign({options}, {{ root }}))); }})()",
         scoped = !matches!(scope, Scope::Page),
     )
 }
@@ -535,6 +558,7 @@ async fn run_walk(
     expression: &str,
     budget: &Budget,
 ) -> Result<Walk> {
+    let t0 = std::time::Instant::now();
     let value = match page.world(frame).evaluate(page, budget, expression).await {
         Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
             return Err(BrowserError::invalid("selector", message));
@@ -555,9 +579,14 @@ async fn run_walk(
             },
         });
     }
-    let walk: Walk = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+    let parsed = match value.as_str() {
+        Some(text) => serde_json::from_str::<Walk>(text),
+        None => serde_json::from_value::<Walk>(value),
+    };
+    let walk = parsed.map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the snapshot walker returned an unexpected shape: {e}"),
     })?;
+    tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), "walk");
     Ok(walk)
 }
 

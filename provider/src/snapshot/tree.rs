@@ -93,4 +93,7 @@ pub struct Walk {
     /// Custom elements seen for the first time that may hide closed shadow roots.
     #[serde(default)]
     pub pending_hosts: u32,
+    /// How long the walk took inside the page (milliseconds), for diagnostics.
+    #[serde(default)]
+    pub took_ms: f64,
 }
