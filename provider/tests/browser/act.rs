@@ -2,10 +2,10 @@
 
 use browser_provider::BrowserError;
 use browser_provider::page::act::{Action, Target};
-use browser_provider::snapshot::{Observation, Scope};
+use browser_provider::snapshot::{Observation, ResetReason, Scope};
 use tokio_util::sync::CancellationToken;
 
-use crate::snapshot::ref_of;
+use crate::snapshot::{click, ref_of};
 use crate::support::Ctx;
 
 fn by_ref(r: String) -> Target {
@@ -362,11 +362,49 @@ pub async fn clicking_a_link_navigates_and_resets(ctx: Ctx) {
         .await
         .unwrap();
     assert!(report.outcome.navigated);
-    let Observation::Reset { snapshot, .. } = report.outcome.observation else {
+    let Observation::Reset { snapshot, reason } = report.outcome.observation else {
         panic!("{:?}", report.outcome.observation)
     };
+    assert_eq!(reason, ResetReason::Navigated);
     assert_eq!(snapshot.title, "Barn owl");
     assert!(snapshot.text.contains("- heading \"Barn owl\" [level=1]"));
+}
+
+pub async fn a_change_nearly_as_large_as_the_page_is_a_reset(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("spa.html").await;
+    ctx.eval(
+        &session,
+        "document.getElementById('add').onclick = () => { \
+           document.body.innerHTML = '<h1>Checkout</h1><button>Pay now</button>'; }",
+    )
+    .await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let report = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&text, "Add item")),
+            &click(),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert!(!report.outcome.navigated);
+    let Observation::Reset { snapshot, reason } = report.outcome.observation else {
+        panic!("{:?}", report.outcome.observation)
+    };
+    assert_eq!(reason, ResetReason::LargeChange);
+    assert!(
+        snapshot.text.contains("- button \"Pay now\" [ref="),
+        "{}",
+        snapshot.text
+    );
+    assert!(!snapshot.text.contains("Add item"), "{}", snapshot.text);
 }
 
 pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {

@@ -90,6 +90,7 @@ fn main() {
         act::role_and_name_must_match_exactly_one,
         act::blocked_elements_are_not_actionable,
         act::clicking_a_link_navigates_and_resets,
+        act::a_change_nearly_as_large_as_the_page_is_a_reset,
         act::passwords_never_appear_in_snapshots_or_diffs,
         act::outcomes_report_new_tabs_dialogs_and_refused_downloads,
         act::drag_moves_an_element_onto_another,

@@ -31,7 +31,7 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
     line[start..].split(']').next().unwrap().to_owned()
 }
 
-fn click() -> Action {
+pub fn click() -> Action {
     Action::Click {
         button: Default::default(),
         count: 1,
