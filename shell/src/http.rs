@@ -11,7 +11,8 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use browser_provider::{Browser, BrowserError, Result};
-use browser_tools::mcp::{McpServer, ServerOptions};
+use browser_tools::agent::AgentOptions;
+use browser_tools::mcp::McpServer;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -24,7 +25,7 @@ use crate::auth;
 /// Callers add their own authentication layer.
 pub fn mcp_router(
     browser: Browser,
-    options: ServerOptions,
+    options: AgentOptions,
     cancel: &CancellationToken,
     loopback_hosts: bool,
 ) -> Router {
@@ -42,7 +43,7 @@ pub fn mcp_router(
 /// Serves the tools on `address` until `cancel`; prints the endpoint and token.
 pub async fn serve(
     browser: Browser,
-    options: ServerOptions,
+    options: AgentOptions,
     address: SocketAddr,
     cancel: &CancellationToken,
 ) -> Result<()> {

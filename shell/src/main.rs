@@ -144,7 +144,7 @@ async fn run(cli: Cli) -> ExitCode {
         Job::Relay(listen, _) => {
             relay::serve(
                 started.browser.clone(),
-                mcp::server_options(&config),
+                mcp::agent_options(&config),
                 listen,
                 &cancel,
             )

@@ -1,7 +1,8 @@
 //! `browser-shell mcp`: the browser tools for one agent over MCP on stdio.
 
 use browser_provider::{BrowserError, Result};
-use browser_tools::mcp::{McpServer, ServerOptions};
+use browser_tools::agent::AgentOptions;
+use browser_tools::mcp::McpServer;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -54,8 +55,8 @@ impl McpArgs {
 }
 
 /// The tool options a configuration asks for.
-pub fn server_options(config: &Config) -> ServerOptions {
-    ServerOptions {
+pub fn agent_options(config: &Config) -> AgentOptions {
+    AgentOptions {
         isolated: config.isolated,
         call_timeout: config.call_timeout(),
         tab_tools: config.tab_tools,
@@ -78,7 +79,7 @@ pub async fn run(
             BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
         })?;
     }
-    let options = server_options(config);
+    let options = agent_options(config);
     if let Some(address) = http {
         return crate::http::serve(started.browser.clone(), options, address, cancel).await;
     }

@@ -8,10 +8,13 @@
 //!   and turning the result or error into model text.
 //! * [`render`] — model-facing text: snapshots, diffs, errors, with page text
 //!   fenced by untrusted-content markers.
-//! * [`mcp`] — the MCP server (one connection = one agent session).
+//! * [`agent`] — one agent session: the tools it is offered, calls with
+//!   their bounds, the activity timeline, its tabs' lifetime.
+//! * [`mcp`] — the MCP server (one connection = one [`agent::Agent`]).
 //! * [`cli`] — command-line commands (`fetch`).
 //! * [`report`] — errors and exit status for the command line.
 
+pub mod agent;
 pub mod args;
 pub mod call;
 pub mod cli;

@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use browser_provider::{BrowserError, Result};
-use browser_tools::mcp::ServerOptions;
+use browser_tools::agent::AgentOptions;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth;
@@ -130,7 +130,7 @@ async fn socket(
 /// and the MCP endpoint, each on a line of its own.
 pub async fn serve(
     browser: browser_provider::Browser,
-    options: ServerOptions,
+    options: AgentOptions,
     address: SocketAddr,
     cancel: &CancellationToken,
 ) -> Result<()> {
