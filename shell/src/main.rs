@@ -3,44 +3,90 @@
 //!
 //! This binary only glues: it parses the command line, starts (or connects
 //! to) the browser through `browser-provider`, and runs a command from
-//! `browser-tools`. The desktop window, the relay and the MCP server join
-//! here as later subcommands.
+//! `browser-tools` — here, over MCP, in the relay, or (the tool commands)
+//! in a running instance through [`client`].
 
 mod auth;
+mod cli_endpoint;
+mod client;
 mod config;
 mod demo;
 mod http;
+mod instance;
 mod mcp;
 mod options;
 mod relay;
+mod tool_commands;
+mod usage;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use browser_tools::commands::ToolCommand;
 use browser_tools::{cli, report};
+use instance::InstanceKind;
 use options::BrowserOptions;
 
 /// A real Chromium for AI agents that a person can watch and take over.
+///
+/// Agents use it over MCP (`mcp`), people watch and take over in their own
+/// browser (`relay`), and the tool commands (`open`, `snapshot`, `act`, …)
+/// drive one persistent session from a shell: the first of them starts a
+/// headless background instance that later commands reuse and that exits
+/// when unused (or they use a running relay).
+///
+/// Examples:
+///   browser-shell open https://example.org
+///   browser-shell act click e3
+///   browser-shell content --format markdown
+///   browser-shell mcp
+///   browser-shell relay
 #[derive(Debug, Parser)]
-#[command(name = "browser-shell", version, about, long_about = None)]
+#[command(name = "browser-shell", version, about, verbatim_doc_comment)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    browser: BrowserOptions,
+    #[command(flatten)]
+    client: ClientOptions,
+}
+
+/// Options of the tool commands (open, snapshot, act, …).
+#[derive(Debug, Clone, clap::Args)]
+struct ClientOptions {
+    /// Tool commands: print one JSON object ({"ok", "text", "code", "file"}) instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Tool commands: a background instance they start exits after this long unused.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MS",
+        default_value_t = 600_000,
+        env = "BROWSER_SHELL_IDLE_EXIT_MS"
+    )]
+    idle_exit_ms: u64,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    #[command(flatten)]
+    Tool(ToolCommand),
+    /// Show the running instance (kind, pid, address, viewer link), if any.
+    Status,
+    /// Stop the background instance the tool commands started.
+    Stop,
     /// Open a URL in Chromium and print its content (markdown, html, txt or json),
-    /// optionally saving a screenshot.
+    /// optionally saving a screenshot. One-shot: its own browser, nothing kept.
     ///
     /// Example: browser-shell fetch https://example.org --format json --screenshot page.png
     Fetch {
         #[command(flatten)]
         fetch: cli::FetchArgs,
-        #[command(flatten)]
-        browser: BrowserOptions,
     },
     /// Serve the browser_* tools to one agent over MCP on stdin/stdout.
     ///
@@ -50,29 +96,32 @@ enum Command {
     Mcp {
         #[command(flatten)]
         mcp: mcp::McpArgs,
-        #[command(flatten)]
-        browser: BrowserOptions,
     },
     /// Run headless and serve the browser column to people's own browsers.
     ///
     /// Prints the viewer URL (with its token) on a line of its own, a
     /// view-only link, and the MCP-over-HTTP endpoint on the same port.
+    /// Tool commands (open, act, …) run in it while it runs.
     Relay {
         /// Where to listen. Other than loopback only on purpose; the token is still required.
         #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
         listen: std::net::SocketAddr,
         #[command(flatten)]
         mcp: mcp::McpArgs,
-        #[command(flatten)]
-        browser: BrowserOptions,
+    },
+    /// The instance tool commands start on demand (a loopback relay that
+    /// exits when unused). Not for direct use.
+    #[command(hide = true)]
+    Background {
+        /// Exit after this long without a request, viewer or tool call.
+        #[arg(long, value_name = "MS", default_value_t = 600_000)]
+        exit_when_idle_ms: u64,
     },
     /// Offline demo: serve the bundled fixtures on 127.0.0.1, turn the
     /// article page into markdown and save a screenshot of it.
     Demo {
         #[command(flatten)]
         demo: demo::DemoArgs,
-        #[command(flatten)]
-        browser: BrowserOptions,
     },
 }
 
@@ -102,17 +151,37 @@ async fn run(cli: Cli) -> ExitCode {
             cancel.cancel();
         });
     }
-    let (browser_options, outcome) = match &cli.command {
-        Command::Fetch { fetch, browser } => (browser, Job::Fetch(fetch)),
-        Command::Demo { demo, browser } => (browser, Job::Demo(demo)),
-        Command::Mcp { mcp, browser } => (browser, Job::Mcp(mcp)),
-        Command::Relay {
-            listen,
+    let outcome = match &cli.command {
+        Command::Tool(command) => {
+            let start = client::StartOptions {
+                browser_args: cli.browser.to_args(),
+                idle_exit: Duration::from_millis(cli.client.idle_exit_ms),
+            };
+            return tool_commands::run(command, &start, cli.client.json).await;
+        }
+        Command::Status => return tool_commands::status(cli.client.json),
+        Command::Stop => return tool_commands::stop(cli.client.json).await,
+        Command::Fetch { fetch } => Job::Fetch(fetch),
+        Command::Demo { demo } => Job::Demo(demo),
+        Command::Mcp { mcp } => Job::Mcp(mcp),
+        Command::Relay { listen, mcp } => Job::Relay(
+            relay::RelaySetup {
+                listen: *listen,
+                kind: InstanceKind::Relay,
+                exit_when_idle: None,
+            },
             mcp,
-            browser,
-        } => (browser, Job::Relay(*listen, mcp)),
+        ),
+        Command::Background { exit_when_idle_ms } => Job::Relay(
+            relay::RelaySetup {
+                listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+                kind: InstanceKind::Background,
+                exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
+            },
+            &DEFAULT_MCP_ARGS,
+        ),
     };
-    let mut config = match browser_options.resolve() {
+    let mut config = match cli.browser.resolve() {
         Ok(config) => config,
         Err(error) => return fail(&error),
     };
@@ -122,7 +191,7 @@ async fn run(cli: Cli) -> ExitCode {
             return fail(&error);
         }
     }
-    if browser_options.print_config {
+    if cli.browser.print_config {
         use std::io::Write;
         let _ = std::io::stdout().write_all(config.to_toml().as_bytes());
         return ExitCode::SUCCESS;
@@ -141,11 +210,11 @@ async fn run(cli: Cli) -> ExitCode {
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
         Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
-        Job::Relay(listen, _) => {
+        Job::Relay(setup, _) => {
             relay::serve(
                 started.browser.clone(),
                 mcp::agent_options(&config),
-                listen,
+                setup,
                 &cancel,
             )
             .await
@@ -158,11 +227,15 @@ async fn run(cli: Cli) -> ExitCode {
     }
 }
 
+/// The agent settings of a background instance come from its configuration only.
+static DEFAULT_MCP_ARGS: std::sync::LazyLock<mcp::McpArgs> =
+    std::sync::LazyLock::new(mcp::McpArgs::default);
+
 enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
-    Relay(std::net::SocketAddr, &'a mcp::McpArgs),
+    Relay(relay::RelaySetup, &'a mcp::McpArgs),
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

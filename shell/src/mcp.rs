@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::options::Started;
 
 /// Arguments of `mcp`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct McpArgs {
     /// Give the agent its own cookies and storage (a separate browser context).
     #[arg(long)]

@@ -69,6 +69,36 @@ impl Started {
 }
 
 impl BrowserOptions {
+    /// These options as command-line flags again, for an instance this
+    /// process starts on its behalf (paths made absolute, since it runs
+    /// elsewhere).
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(path) = &self.browser {
+            args.extend(["--browser".into(), absolute(path).into()]);
+        }
+        if let Some(endpoint) = &self.connect {
+            args.extend(["--connect".into(), endpoint.into()]);
+        }
+        if self.headed {
+            args.push("--headed".into());
+        }
+        if let Some(dir) = &self.profile {
+            args.extend(["--profile".into(), absolute(dir).into()]);
+        }
+        for host in &self.allowed_hosts {
+            args.extend(["--allow-host".into(), host.into()]);
+        }
+        for host in &self.blocked_hosts {
+            args.extend(["--block-host".into(), host.into()]);
+        }
+        if let Some(path) = &self.config {
+            args.extend(["--config".into(), absolute(path).into()]);
+        }
+        args
+    }
+
     /// The configuration: the file (if any), then these flags on top.
     pub fn resolve(&self) -> Result<Config> {
         let mut config = match &self.config {

@@ -201,6 +201,9 @@ pub struct ScreenshotArgs {
     /// The whole scrollable page instead of the viewport.
     #[serde(default)]
     pub full_page: bool,
+    /// Only this element, by ref from the latest snapshot (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
     /// Only the element matching this CSS selector.
     pub selector: Option<String>,
     /// png (default) or jpeg.
@@ -211,12 +214,20 @@ pub struct ScreenshotArgs {
     pub tab: Option<String>,
 }
 
-/// `browser_switch_tab` and `browser_close_tab`.
+/// `browser_switch_tab`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TabArgs {
     /// The tab handle from `browser_list_tabs`, such as "t2".
     pub tab: String,
+}
+
+/// `browser_close_tab`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CloseTabArgs {
+    /// The tab handle from `browser_list_tabs`, such as "t2"; default: the active tab.
+    pub tab: Option<String>,
 }
 
 /// `browser_handoff`.

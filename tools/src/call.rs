@@ -16,8 +16,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, ActionName, ButtonName, ContentArgs, ExecuteArgs, FormatName, HandoffArgs,
-    HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
+    ActArgs, ActionName, ButtonName, CloseTabArgs, ContentArgs, ExecuteArgs, FormatName,
+    HandoffArgs, HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
+    SnapshotArgs, TabArgs,
 };
 use crate::render;
 
@@ -310,6 +311,7 @@ async fn run(
                 quality: args.quality.unwrap_or(80),
                 full_page: args.full_page,
                 selector: args.selector,
+                reference: args.reference,
                 ..ScreenshotRequest::default()
             };
             let shot = browser.screenshot(session, request, cancel).await?;
@@ -383,8 +385,11 @@ async fn run(
             )))
         }
         "browser_close_tab" => {
-            let args: TabArgs = parse(arguments)?;
-            let tab = TabHandle::parse(&args.tab)?;
+            let args: CloseTabArgs = parse(arguments)?;
+            let tab = match args.tab {
+                Some(tab) => TabHandle::parse(&tab)?,
+                None => browser.active_tab(session)?,
+            };
             browser.close_tab(session, &tab).await?;
             let now = browser
                 .active_tab(session)

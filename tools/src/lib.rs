@@ -11,13 +11,16 @@
 //! * [`agent`] — one agent session: the tools it is offered, calls with
 //!   their bounds, the activity timeline, its tabs' lifetime.
 //! * [`mcp`] — the MCP server (one connection = one [`agent::Agent`]).
-//! * [`cli`] — command-line commands (`fetch`).
+//! * [`cli`] — the one-shot `fetch` command.
+//! * [`commands`] — the command line's tool commands (`open`, `act`, …),
+//!   each one `browser_*` call.
 //! * [`report`] — errors and exit status for the command line.
 
 pub mod agent;
 pub mod args;
 pub mod call;
 pub mod cli;
+pub mod commands;
 pub mod mcp;
 pub mod render;
 pub mod report;

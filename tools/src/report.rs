@@ -6,7 +6,12 @@ use browser_provider::BrowserError;
 /// Exit status for a failed command: 2 for caller mistakes (bad arguments,
 /// blocked URLs), 3 when the browser is missing or gone, 1 otherwise.
 pub fn exit_status(error: &BrowserError) -> u8 {
-    match error.code() {
+    exit_status_of_code(error.code())
+}
+
+/// Exit status for an error known only by its code (as a remote call reports it).
+pub fn exit_status_of_code(code: &str) -> u8 {
+    match code {
         "INVALID_ARGUMENT" | "NAVIGATION_BLOCKED" | "ELEMENT_NOT_FOUND" => 2,
         "BROWSER_NOT_FOUND" | "LAUNCH_FAILED" | "NOT_CONNECTED" | "BROWSER_CRASHED" => 3,
         _ => 1,

@@ -495,7 +495,7 @@
       offsetX += frameRect.left + win.frameElement.clientLeft;
       offsetY += frameRect.top + win.frameElement.clientTop;
     }
-    return { status: 'ok', x: x + offsetX, y: y + offsetY };
+    return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height };
   }
 
   // Looks for live elements with a fingerprint, to suggest a fresh ref

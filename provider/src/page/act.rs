@@ -161,6 +161,10 @@ enum Prepared {
     Ok {
         x: f64,
         y: f64,
+        #[serde(default)]
+        width: f64,
+        #[serde(default)]
+        height: f64,
     },
     Gone {
         doc: String,
@@ -245,6 +249,10 @@ struct Ready {
     x: f64,
     /// The action point in the page's viewport (CSS pixels).
     y: f64,
+    /// The element's box size (CSS pixels); zero for the page itself.
+    width: f64,
+    /// The element's box size (CSS pixels); zero for the page itself.
+    height: f64,
 }
 
 /// The middle of the viewport, for actions on the page itself.
@@ -269,6 +277,45 @@ async fn page_point(page: &Page, action: &Action, budget: &Budget) -> Result<Rea
         frame: None,
         x: size["width"].as_f64().unwrap_or(0.0) / 2.0,
         y: size["height"].as_f64().unwrap_or(0.0) / 2.0,
+        width: 0.0,
+        height: 0.0,
+    })
+}
+
+/// An element's box in the page's viewport (CSS pixels), after scrolling
+/// it into view: where a screenshot of that element is taken.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ElementBox {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+/// Finds `target` with the same checks as an action (a stale ref fails
+/// with `STALE_REF`, a hidden one with `NOT_ACTIONABLE`), scrolls it into
+/// view and returns its box.
+///
+/// # Errors
+/// `STALE_REF`, `NOT_ACTIONABLE`, `TARGET_AMBIGUOUS`, `ELEMENT_NOT_FOUND`,
+/// `INVALID_ARGUMENT`, `TIMEOUT`.
+pub async fn locate(
+    page: &Page,
+    target: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<ElementBox> {
+    let reference = resolve_target(page, target, limits, budget).await?;
+    let ready = prepare(page, &reference, "scroll", budget).await?;
+    Ok(ElementBox {
+        x: ready.x - ready.width / 2.0,
+        y: ready.y - ready.height / 2.0,
+        width: ready.width,
+        height: ready.height,
     })
 }
 
@@ -333,13 +380,20 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
         })?;
     let fingerprint = &record.fingerprint;
     match prepared {
-        Prepared::Ok { x, y } => {
+        Prepared::Ok {
+            x,
+            y,
+            width,
+            height,
+        } => {
             let (dx, dy) = frame_offset(page, frame, budget).await?;
             Ok(Ready {
                 reference: reference.to_owned(),
                 frame: record.frame.clone(),
                 x: x + dx,
                 y: y + dy,
+                width,
+                height,
             })
         }
         Prepared::Gone { doc } => {
@@ -503,6 +557,7 @@ async fn dispatch(
         frame,
         x,
         y,
+        ..
     } = ready;
     let (reference, x, y) = (reference.as_str(), *x, *y);
     let frame = frame.as_deref();

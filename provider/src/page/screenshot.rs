@@ -8,9 +8,11 @@ use base64::Engine;
 use image::{ImageFormat, imageops::FilterType};
 use serde::Deserialize;
 
+use super::act::{self, Target};
 use super::{Budget, Page};
 use crate::cdp::protocol::{PageCaptureScreenshot, PageGetLayoutMetrics, Viewport};
 use crate::error::{BrowserError, Result};
+use crate::snapshot::SnapshotLimits;
 
 /// Image formats we produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,6 +52,9 @@ pub struct ScreenshotRequest {
     pub full_page: bool,
     /// Clip to the first element matching this CSS selector.
     pub selector: Option<String>,
+    /// Clip to the element behind this ref (checked like an action's target:
+    /// a stale ref fails with `STALE_REF`).
+    pub reference: Option<String>,
     /// Ceiling on width × height of the result.
     pub max_pixels: u64,
     /// Ceiling on the encoded size.
@@ -63,6 +68,7 @@ impl Default for ScreenshotRequest {
             quality: 80,
             full_page: false,
             selector: None,
+            reference: None,
             max_pixels: 4096 * 4096,
             max_bytes: 5 * 1024 * 1024,
         }
@@ -115,11 +121,39 @@ pub async fn screenshot(
             "must be between 1 and 100",
         ));
     }
+    if request.reference.is_some() && request.selector.is_some() {
+        return Err(BrowserError::invalid(
+            "ref",
+            "give ref or selector, not both",
+        ));
+    }
+    // Locating a ref scrolls it into view: measure the viewport after that.
+    let located = match &request.reference {
+        Some(reference) => Some(
+            act::locate(
+                page,
+                &Target::Ref(reference.clone()),
+                &SnapshotLimits::default(),
+                budget,
+            )
+            .await?,
+        ),
+        None => None,
+    };
     let metrics = page.call(budget, &PageGetLayoutMetrics {}).await?;
     let viewport = metrics.css_layout_viewport;
-    let (region, beyond_viewport) = match &request.selector {
-        Some(selector) => (element_region(page, budget, selector).await?, true),
-        None if request.full_page => (
+    let (region, beyond_viewport) = match (&request.selector, located) {
+        (_, Some(found)) => (
+            Region {
+                x: viewport.page_x + found.x,
+                y: viewport.page_y + found.y,
+                width: found.width,
+                height: found.height,
+            },
+            true,
+        ),
+        (Some(selector), None) => (element_region(page, budget, selector).await?, true),
+        (None, None) if request.full_page => (
             Region {
                 x: 0.0,
                 y: 0.0,
@@ -128,7 +162,7 @@ pub async fn screenshot(
             },
             true,
         ),
-        None => (
+        (None, None) => (
             Region {
                 x: viewport.page_x,
                 y: viewport.page_y,

@@ -9,20 +9,25 @@
 mod live;
 mod viewer;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{Request, State, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use browser_provider::{BrowserError, Result};
-use browser_tools::agent::AgentOptions;
+use browser_tools::agent::{Agent, AgentOptions};
+use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth;
+use crate::instance::{self, InstanceInfo, InstanceKind};
+use crate::usage::Usage;
+use crate::{auth, cli_endpoint};
 use live::LiveView;
 
 /// The browser column page with its style and script inlined (one request).
@@ -42,6 +47,8 @@ struct Relay {
     view_token: Arc<str>,
     /// Whether `Host` must be a loopback name (when we listen on loopback).
     loopback: bool,
+    /// Uses of this instance (viewers count while connected).
+    usage: Usage,
 }
 
 /// What a request's credentials allow.
@@ -120,33 +127,55 @@ async fn socket(
                 Err(rejection) => return rejection.into_response(),
             };
             let live = Arc::clone(&relay.live);
-            upgrade.on_upgrade(move |socket| viewer::run(socket, live, access == Access::ViewOnly))
+            let watching = relay.usage.begin();
+            upgrade.on_upgrade(move |socket| async move {
+                viewer::run(socket, live, access == Access::ViewOnly).await;
+                drop(watching);
+            })
         }
         Err(status) => refuse(status),
     }
 }
 
-/// Serves the relay on `address` until `cancel`. Prints the viewer links
-/// and the MCP endpoint, each on a line of its own.
+/// How a relay runs.
+#[derive(Debug, Clone)]
+pub struct RelaySetup {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// What to write in the runtime file for local clients.
+    pub kind: InstanceKind,
+    /// Stop once nothing (request, viewer, tool call) has used it this long.
+    pub exit_when_idle: Option<Duration>,
+}
+
+/// Serves the relay until `cancel` (or until idle, when asked). Prints the
+/// viewer links and the MCP endpoint, each on a line of its own, and
+/// publishes address and token in the runtime file for local clients.
 pub async fn serve(
     browser: browser_provider::Browser,
     options: AgentOptions,
-    address: SocketAddr,
+    setup: RelaySetup,
     cancel: &CancellationToken,
 ) -> Result<()> {
+    let address = setup.listen;
     let token: Arc<str> = auth::random_token()?.into();
     let view_token: Arc<str> = auth::random_token()?.into();
+    let usage = Usage::new();
     let live = LiveView::start(browser.clone(), cancel.child_token());
     let relay = Relay {
         live,
         token: Arc::clone(&token),
         view_token: Arc::clone(&view_token),
         loopback: address.ip().is_loopback(),
+        usage: usage.clone(),
     };
+    // The command line's session lives as long as the relay.
+    let command_line = Agent::new(browser.clone(), options.clone());
     // Listening elsewhere was asked for explicitly; the token still guards everything.
-    let mcp = crate::http::mcp_router(browser, options, cancel, relay.loopback);
+    let agents = crate::http::mcp_router(browser, options, cancel, relay.loopback)
+        .merge(cli_endpoint::router(command_line.clone()));
     let guard_relay = relay.clone();
-    let mcp = mcp.layer(axum::middleware::from_fn(
+    let agents = agents.layer(axum::middleware::from_fn(
         move |request: Request, next: axum::middleware::Next| {
             let relay = guard_relay.clone();
             async move {
@@ -158,17 +187,39 @@ pub async fn serve(
             }
         },
     ));
+    let in_use = usage.clone();
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(socket))
         .with_state(relay)
-        .merge(mcp);
+        .merge(agents)
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                let usage = in_use.clone();
+                async move { count_use(&usage, request, next).await }
+            },
+        ));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("listen", format!("cannot listen on {address}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| BrowserError::invalid("listen", e.to_string()))?;
+    let info = InstanceInfo {
+        pid: std::process::id(),
+        kind: setup.kind,
+        url: format!("http://{}", local_address(bound)),
+        token: token.to_string(),
+    };
+    let _published = match instance::publish(&info) {
+        Ok(published) => Some(published),
+        // Only an instance started for local clients cannot do without it.
+        Err(error) if setup.kind == InstanceKind::Background => return Err(error),
+        Err(error) => {
+            tracing::warn!(%error, "local clients will not find this relay");
+            None
+        }
+    };
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -180,8 +231,49 @@ pub async fn serve(
         );
         let _ = out.flush();
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(cancel.clone().cancelled_owned())
+    let stop = cancel.child_token();
+    if let Some(period) = setup.exit_when_idle {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            usage.idle_for(period).await;
+            tracing::info!(
+                idle_ms = period.as_millis() as u64,
+                "nobody used this instance for a while; stopping"
+            );
+            stop.cancel();
+        });
+    }
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(stop.cancelled_owned())
         .await
-        .map_err(|e| BrowserError::invalid("listen", format!("the relay stopped: {e}")))
+        .map_err(|e| BrowserError::invalid("listen", format!("the relay stopped: {e}")));
+    command_line.close().await;
+    served
+}
+
+/// The address local clients use: loopback when listening on all interfaces.
+fn local_address(bound: SocketAddr) -> SocketAddr {
+    match bound.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from((Ipv4Addr::LOCALHOST, bound.port()))
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((Ipv6Addr::LOCALHOST, bound.port()))
+        }
+        _ => bound,
+    }
+}
+
+/// Counts a request as a use until its response body has been sent (a
+/// streamed MCP response or a viewer's socket included).
+async fn count_use(usage: &Usage, request: Request, next: Next) -> Response {
+    let in_use = usage.begin();
+    let response = next.run(request).await;
+    response.map(|body| {
+        let stream = body.into_data_stream().map(move |chunk| {
+            let _still_in_use = &in_use;
+            chunk
+        });
+        axum::body::Body::from_stream(stream)
+    })
 }

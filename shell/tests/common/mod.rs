@@ -13,12 +13,25 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tower_http::services::ServeDir;
 
+/// A private runtime directory for one test's instances, so tests never
+/// find each other's (or a developer's) running instance.
+pub fn runtime_dir() -> std::path::PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("browser-shell-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    dir
+}
+
 /// Starts `browser-shell` with `args` and returns it with the first
 /// `lines` lines it prints (links, tokens), each read within a bound.
 pub async fn start_shell(args: &[&str], lines: usize) -> (tokio::process::Child, Vec<String>) {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .args(args)
+        .env("BROWSER_SHELL_RUNTIME_DIR", runtime_dir())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .kill_on_drop(true)
@@ -35,6 +48,22 @@ pub async fn start_shell(args: &[&str], lines: usize) -> (tokio::process::Child,
         printed.push(line);
     }
     (child, printed)
+}
+
+/// Waits until process `pid` has exited, at most `within`; true if it has.
+/// Event-driven: a pidfd becomes readable when the process ends.
+pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return true; // no such process
+    }
+    // SAFETY: the descriptor was just created for us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: an OwnedFd is valid and open, and the AsyncFd owns it until dropped.
+    let fd = unsafe { tokio::io::unix::AsyncFd::register(fd) }.unwrap();
+    tokio::time::timeout(within, fd.readable()).await.is_ok()
 }
 
 /// Serves `fixtures/` on 127.0.0.1; returns the base URL.

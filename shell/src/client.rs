@@ -1,0 +1,250 @@
+//! The command line as a client of a running instance.
+//!
+//! `browser-shell open|snapshot|act|…` finds the instance named in the
+//! runtime file (a desktop shell, a relay, or a background instance), or
+//! starts a background instance on demand — headless, detached, exiting
+//! after an idle timeout — and posts the command's tool call to its
+//! `/cli/call`. Every command therefore acts on the same session.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use browser_provider::{BrowserError, Result};
+use tokio::io::AsyncBufReadExt;
+
+use crate::cli_endpoint::{CliCall, CliReply};
+use crate::instance::{self, InstanceInfo, InstanceKind};
+
+/// How long a new background instance may take to start (Chromium included).
+const START_BOUND: Duration = Duration::from_secs(60);
+
+/// How to start a background instance when none runs.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// Browser flags to pass on (`--browser`, `--profile`, …).
+    pub browser_args: Vec<OsString>,
+    /// The instance exits after this long without use.
+    pub idle_exit: Duration,
+}
+
+/// A running instance and an HTTP client for it.
+#[derive(Debug)]
+pub struct Client {
+    info: InstanceInfo,
+    http: reqwest::Client,
+}
+
+fn not_connected(reason: impl Into<String>) -> BrowserError {
+    BrowserError::NotConnected {
+        reason: reason.into(),
+    }
+}
+
+impl Client {
+    /// The instance in the runtime file, if one runs.
+    pub fn find() -> Result<Option<Self>> {
+        instance::find().map(Self::for_instance).transpose()
+    }
+
+    /// The running instance, or a background instance started now.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when no instance runs and none could be started.
+    pub async fn find_or_start(start: &StartOptions) -> Result<Self> {
+        // One starter at a time: two commands at once share one instance.
+        let _lock = StartLock::acquire().await?;
+        if let Some(found) = instance::find() {
+            return Self::for_instance(found);
+        }
+        let info = start_background(start).await?;
+        Self::for_instance(info)
+    }
+
+    fn for_instance(info: InstanceInfo) -> Result<Self> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .no_proxy()
+            .build()
+            .map_err(|e| not_connected(format!("cannot create an HTTP client: {e}")))?;
+        Ok(Self { info, http })
+    }
+
+    /// The instance this client talks to.
+    pub fn instance(&self) -> &InstanceInfo {
+        &self.info
+    }
+
+    /// Runs one tool call on the command line's session.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when the instance cannot be reached or refuses us.
+    pub async fn call(&self, tool: &str, arguments: serde_json::Value) -> Result<CliReply> {
+        let url = format!("{}/cli/call", self.info.url);
+        let response = self
+            .http
+            .post(&url)
+            .bearer_auth(&self.info.token)
+            .json(&CliCall {
+                tool: tool.to_owned(),
+                arguments,
+            })
+            .send()
+            .await
+            .map_err(|e| {
+                not_connected(format!(
+                    "cannot reach browser-shell at {} (pid {}): {e}",
+                    self.info.url, self.info.pid
+                ))
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(not_connected(format!(
+                "browser-shell at {} answered {status}: {}",
+                self.info.url,
+                body.trim()
+            )));
+        }
+        response
+            .json::<CliReply>()
+            .await
+            .map_err(|e| not_connected(format!("unreadable answer from browser-shell: {e}")))
+    }
+
+    /// Stops a background instance and waits (bounded) until it has exited.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for an instance a person started (a relay or the
+    /// desktop window); `TIMEOUT` if it does not exit.
+    pub async fn stop(&self) -> Result<()> {
+        if self.info.kind != InstanceKind::Background {
+            return Err(BrowserError::invalid(
+                "stop",
+                format!(
+                    "the running instance (pid {}) is a {:?} a person started; stop it there",
+                    self.info.pid, self.info.kind
+                ),
+            ));
+        }
+        let pid = libc::pid_t::try_from(self.info.pid)
+            .map_err(|_| BrowserError::invalid("pid", "out of range"))?;
+        // SAFETY: sending SIGTERM to a process id read from our private runtime file.
+        if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+            return Ok(());
+        }
+        let bound = Duration::from_secs(15);
+        if instance::wait_for_exit(self.info.pid, bound).await {
+            Ok(())
+        } else {
+            Err(BrowserError::timeout(
+                "stopping the background instance",
+                bound,
+            ))
+        }
+    }
+}
+
+/// Starts `browser-shell background` detached and waits until it listens.
+async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
+    let program = std::env::current_exe()
+        .map_err(|e| not_connected(format!("cannot find our own executable: {e}")))?;
+    let log_path = instance::runtime_dir()?.join("background.log");
+    let log = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&log_path)
+        .map_err(|e| not_connected(format!("cannot create {}: {e}", log_path.display())))?;
+    let mut command = tokio::process::Command::new(program);
+    command
+        .arg("background")
+        .arg("--exit-when-idle-ms")
+        .arg(start.idle_exit.as_millis().to_string())
+        .args(&start.browser_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        // Its own process group: Ctrl+C in this terminal is not for it.
+        .process_group(0)
+        .kill_on_drop(false);
+    let mut child = command
+        .spawn()
+        .map_err(|e| not_connected(format!("cannot start a background instance: {e}")))?;
+    let pid = child.id().unwrap_or_default();
+    tracing::info!(pid, "started a background instance");
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| not_connected("the background instance has no output"))?;
+    // Its first line (the viewer URL) means it listens and has written the runtime file.
+    let mut first_line = String::new();
+    let mut reader = tokio::io::BufReader::new(stdout);
+    let ready = tokio::time::timeout(START_BOUND, reader.read_line(&mut first_line)).await;
+    let log_tail = || {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().rev().take(5).collect();
+        lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+    };
+    match ready {
+        Ok(Ok(read)) if read > 0 => {}
+        Ok(_) => {
+            return Err(not_connected(format!(
+                "the background instance stopped while starting:\n{}",
+                log_tail()
+            )));
+        }
+        Err(_) => {
+            let _ = child.start_kill();
+            return Err(BrowserError::timeout(
+                "starting the background instance",
+                START_BOUND,
+            ));
+        }
+    }
+    match instance::find() {
+        Some(info) if info.pid == pid => Ok(info),
+        _ => Err(not_connected(format!(
+            "the background instance (pid {pid}) started but did not publish its address in {}",
+            instance::instance_file()?.display()
+        ))),
+    }
+}
+
+/// An exclusive lock on the runtime directory's `start.lock`, held while
+/// looking for or starting an instance.
+#[derive(Debug)]
+struct StartLock {
+    _file: std::fs::File,
+}
+
+impl StartLock {
+    async fn acquire() -> Result<Self> {
+        let path = instance::runtime_dir()?.join("start.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| not_connected(format!("cannot open {}: {e}", path.display())))?;
+        let fd = file.as_raw_fd();
+        let locked = tokio::task::spawn_blocking(move || {
+            // SAFETY: `fd` stays open: `file` outlives this call (we await it).
+            unsafe { libc::flock(fd, libc::LOCK_EX) }
+        })
+        .await
+        .map_err(|e| not_connected(format!("cannot lock {}: {e}", path.display())))?;
+        if locked != 0 {
+            return Err(not_connected(format!(
+                "cannot lock {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Self { _file: file })
+    }
+}

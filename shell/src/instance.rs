@@ -1,0 +1,202 @@
+//! The per-user runtime file that tells local clients where a running
+//! browser-shell listens.
+//!
+//! A relay or shell writes `instance.json` (address, token, kind, pid) into
+//! a private runtime directory (mode 0700, the file 0600), so the command
+//! line and `mcp --connect` find it without anyone copying tokens by hand.
+//! The file is removed when its instance stops; a file whose process is
+//! gone is ignored.
+
+use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use browser_provider::{BrowserError, Result};
+use serde::{Deserialize, Serialize};
+
+/// Overrides the runtime directory (tests, or several independent setups).
+pub const RUNTIME_DIR_VARIABLE: &str = "BROWSER_SHELL_RUNTIME_DIR";
+
+/// What kind of instance wrote the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstanceKind {
+    /// Started on demand by a command-line command; exits when idle.
+    Background,
+    /// `browser-shell relay`, started by a person.
+    Relay,
+    /// The desktop window.
+    Desktop,
+}
+
+/// Where a running instance listens and how to authenticate to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceInfo {
+    /// The instance's process id.
+    pub pid: u32,
+    /// Kind of instance.
+    pub kind: InstanceKind,
+    /// Base URL for local clients, such as `http://127.0.0.1:41234`.
+    pub url: String,
+    /// Bearer token for `/mcp` and `/cli`, and the viewer's `?token=`.
+    pub token: String,
+}
+
+impl InstanceInfo {
+    /// The browser column's address with the token, for a person.
+    pub fn viewer_url(&self) -> String {
+        format!("{}/?token={}", self.url, self.token)
+    }
+}
+
+/// The private directory for runtime files: `$BROWSER_SHELL_RUNTIME_DIR`,
+/// else `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>`.
+/// Created with mode 0700; refused when someone else owns it or others
+/// can read it.
+pub fn runtime_dir() -> Result<PathBuf> {
+    let dir = match std::env::var_os(RUNTIME_DIR_VARIABLE) {
+        Some(dir) => PathBuf::from(dir),
+        None => match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(base) => Path::new(&base).join("browser-shell"),
+            // SAFETY: getuid has no preconditions and cannot fail.
+            None => {
+                std::env::temp_dir().join(format!("browser-shell-{}", unsafe { libc::getuid() }))
+            }
+        },
+    };
+    let refuse = |why: String| BrowserError::invalid("runtime directory", why);
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+    {
+        Ok(()) => {}
+        Err(e) => return Err(refuse(format!("cannot create {}: {e}", dir.display()))),
+    }
+    let meta = std::fs::metadata(&dir)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    if meta.uid() != me {
+        return Err(refuse(format!(
+            "{} belongs to another user; set {RUNTIME_DIR_VARIABLE} to a private directory",
+            dir.display()
+        )));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(refuse(format!(
+            "{} is readable by other users; run chmod 700 on it",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The instance file's path.
+pub fn instance_file() -> Result<PathBuf> {
+    Ok(runtime_dir()?.join("instance.json"))
+}
+
+/// The instance the runtime file names, if its process is still alive.
+pub fn find() -> Option<InstanceInfo> {
+    let path = instance_file().ok()?;
+    let text = std::fs::read_to_string(&path).ok()?;
+    let info: InstanceInfo = match serde_json::from_str(&text) {
+        Ok(info) => info,
+        Err(error) => {
+            tracing::debug!(path = %path.display(), %error, "ignoring an unreadable instance file");
+            return None;
+        }
+    };
+    process_alive(info.pid).then_some(info)
+}
+
+/// Whether a process with this id exists.
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// Waits until process `pid` has exited, at most `within`; true if it has.
+/// Event-driven (a pidfd becomes readable when the process ends), so it
+/// works for processes that are not our children.
+pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
+    let Ok(raw_pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
+    let Ok(fd) = RawFd::try_from(fd) else {
+        return !process_alive(pid);
+    };
+    if fd < 0 {
+        return !process_alive(pid);
+    }
+    // SAFETY: the descriptor was just created for us and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: an OwnedFd is valid and open, and the AsyncFd owns it until dropped.
+    let Ok(fd) = (unsafe { tokio::io::unix::AsyncFd::register(fd) }) else {
+        return !process_alive(pid);
+    };
+    tokio::time::timeout(within, fd.readable()).await.is_ok()
+}
+
+/// Keeps the instance file while alive; removes it on drop if it still
+/// names this process (a newer instance may have replaced it).
+#[derive(Debug)]
+pub struct Published {
+    path: PathBuf,
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        let ours = std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<InstanceInfo>(&text).ok())
+            .is_some_and(|info| info.pid == std::process::id());
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Writes `info` as the runtime file (atomically, mode 0600).
+pub fn publish(info: &InstanceInfo) -> Result<Published> {
+    let path = instance_file()?;
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    let fail = |e: std::io::Error| {
+        BrowserError::invalid(
+            "runtime directory",
+            format!("cannot write {}: {e}", path.display()),
+        )
+    };
+    let text = serde_json::to_string_pretty(info).map_err(|e| fail(std::io::Error::other(e)))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temporary)
+        .map_err(fail)?;
+    file.write_all(text.as_bytes()).map_err(fail)?;
+    drop(file);
+    std::fs::rename(&temporary, &path).map_err(fail)?;
+    Ok(Published { path })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_id_that_does_not_exist_is_not_alive() {
+        assert!(process_alive(std::process::id()));
+        assert!(!process_alive(0));
+        assert!(!process_alive(u32::MAX));
+    }
+}

@@ -1,0 +1,192 @@
+//! Running the tool commands (`open`, `snapshot`, `act`, …) against a
+//! running instance, and `status` / `stop` for that instance; printing
+//! their results for a person (text) or a program (`--json`).
+//!
+//! Exit status: 0 on success; 2 for caller mistakes (`INVALID_ARGUMENT`,
+//! `NAVIGATION_BLOCKED`, `ELEMENT_NOT_FOUND`); 3 when no instance or browser
+//! can be reached; 1 for other failures (such as `STALE_REF`). Usage errors
+//! caught by the argument parser also exit with 2.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use base64::Engine;
+use browser_provider::{BrowserError, Result};
+use browser_tools::commands::ToolCommand;
+use browser_tools::report;
+use serde_json::json;
+
+use crate::cli_endpoint::CliReply;
+use crate::client::{Client, StartOptions};
+
+/// Runs one tool command; starts a background instance if none runs.
+pub async fn run(command: &ToolCommand, start: &StartOptions, as_json: bool) -> ExitCode {
+    let read_stdin = || std::io::read_to_string(std::io::stdin());
+    let (tool, arguments) = match command.to_call(read_stdin) {
+        Ok(call) => call,
+        Err(error) => return failed(&error, as_json),
+    };
+    let client = match Client::find_or_start(start).await {
+        Ok(client) => client,
+        Err(error) => return failed(&error, as_json),
+    };
+    let reply = match client.call(tool, arguments).await {
+        Ok(reply) => reply,
+        Err(error) => return failed(&error, as_json),
+    };
+    if reply.is_error {
+        let code = reply.code.as_deref().unwrap_or("ERROR");
+        print_out(
+            as_json,
+            &json!({ "ok": false, "code": code, "text": reply.text }),
+            None,
+            Some(&reply.text),
+        );
+        return ExitCode::from(report::exit_status_of_code(code));
+    }
+    let file = match (command.screenshot_file(), &reply) {
+        (
+            Some(path),
+            CliReply {
+                image: Some(image), ..
+            },
+        ) => match save_image(&path, &image.data) {
+            Ok(()) => Some(path),
+            Err(error) => return failed(&error, as_json),
+        },
+        _ => None,
+    };
+    let saved = file
+        .as_ref()
+        .map(|path| format!("Saved {}", path.display()));
+    print_out(
+        as_json,
+        &json!({
+            "ok": true,
+            "text": reply.text,
+            "file": file.as_ref().map(|p| p.display().to_string()),
+        }),
+        Some(&[Some(reply.text.as_str()), saved.as_deref()]),
+        None,
+    );
+    ExitCode::SUCCESS
+}
+
+/// `status`: what runs, where, and the viewer link.
+pub fn status(as_json: bool) -> ExitCode {
+    match Client::find() {
+        Ok(Some(client)) => {
+            let info = client.instance();
+            let text = format!(
+                "A {:?} instance runs (pid {}) at {}.\nWatch and take over: {}",
+                info.kind,
+                info.pid,
+                info.url,
+                info.viewer_url()
+            );
+            print_out(
+                as_json,
+                &json!({
+                    "ok": true, "running": true, "kind": info.kind, "pid": info.pid,
+                    "url": info.url, "viewer": info.viewer_url(),
+                }),
+                Some(&[Some(&text)]),
+                None,
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(None) => {
+            print_out(
+                as_json,
+                &json!({ "ok": true, "running": false }),
+                Some(&[Some(
+                    "No instance runs. The next tool command (such as `browser-shell open URL`) starts one.",
+                )]),
+                None,
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => failed(&error, as_json),
+    }
+}
+
+/// `stop`: ends the background instance (and its browser).
+pub async fn stop(as_json: bool) -> ExitCode {
+    let client = match Client::find() {
+        Ok(Some(client)) => client,
+        Ok(None) => {
+            print_out(
+                as_json,
+                &json!({ "ok": true, "stopped": false }),
+                Some(&[Some("No instance runs.")]),
+                None,
+            );
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => return failed(&error, as_json),
+    };
+    match client.stop().await {
+        Ok(()) => {
+            let pid = client.instance().pid;
+            print_out(
+                as_json,
+                &json!({ "ok": true, "stopped": true, "pid": pid }),
+                Some(&[Some(&format!(
+                    "Stopped the background instance (pid {pid})."
+                ))]),
+                None,
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => failed(&error, as_json),
+    }
+}
+
+fn save_image(path: &Path, data: &str) -> Result<()> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| BrowserError::invalid("image", format!("not base64: {e}")))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BrowserError::invalid("output", format!("cannot create {}: {e}", dir.display()))
+        })?;
+    }
+    std::fs::write(path, bytes).map_err(|e| {
+        BrowserError::invalid("output", format!("cannot write {}: {e}", path.display()))
+    })
+}
+
+fn failed(error: &BrowserError, as_json: bool) -> ExitCode {
+    let text = report::render(error);
+    print_out(
+        as_json,
+        &json!({ "ok": false, "code": error.code(), "text": text }),
+        None,
+        Some(&text),
+    );
+    ExitCode::from(report::exit_status(error))
+}
+
+/// Prints the JSON object, or the text lines to stdout and the error text to stderr.
+fn print_out(
+    as_json: bool,
+    object: &serde_json::Value,
+    lines: Option<&[Option<&str>]>,
+    error: Option<&str>,
+) {
+    if as_json {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{object}");
+        return;
+    }
+    if let Some(lines) = lines {
+        let mut out = std::io::stdout().lock();
+        for line in lines.iter().flatten() {
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+    if let Some(error) = error {
+        let _ = writeln!(std::io::stderr().lock(), "{}", error.trim_end());
+    }
+}

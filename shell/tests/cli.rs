@@ -1,0 +1,192 @@
+//! The tool commands across separate processes: one session kept by a
+//! background instance that the first command starts and that exits when
+//! unused; `--json`, exit codes, `stop`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Runs one `browser-shell` command with `runtime` as its runtime directory.
+async fn shell(runtime: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .args(args)
+            .env("BROWSER_SHELL_RUNTIME_DIR", runtime)
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("a command finishes within 90 s")
+    .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The ref on the snapshot line that contains `text`.
+fn ref_of(snapshot: &str, text: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no {text:?} in:\n{snapshot}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+/// Background instances running with this runtime directory.
+fn background_instances(runtime: &Path) -> Vec<u32> {
+    let marker = format!("BROWSER_SHELL_RUNTIME_DIR={}", runtime.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let is_background = cmdline.split(|b| *b == 0).any(|arg| arg == b"background");
+        let ours = environ
+            .split(|b| *b == 0)
+            .any(|var| var == marker.as_bytes());
+        if is_background && ours {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn instance_pid(runtime: &Path) -> u32 {
+    let text = std::fs::read_to_string(runtime.join("instance.json")).unwrap();
+    let info: Value = serde_json::from_str(&text).unwrap();
+    u32::try_from(info["pid"].as_u64().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn commands_in_separate_processes_share_one_session_until_idle() {
+    let base = common::serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let idle = ["--idle-exit-ms", "4000"];
+    let form = format!("{base}/form.html");
+
+    let (code, opened, stderr) = shell(&runtime, &[&idle[..], &["open", &form]].concat()).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(opened.contains("Opened"), "{opened}");
+    let pid = instance_pid(&runtime);
+    let file_mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(runtime.join("instance.json"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(file_mode & 0o077, 0, "the token file is private");
+
+    // A second process sees the same tab and the same refs.
+    let (code, snapshot, _) = shell(&runtime, &["snapshot"]).await;
+    assert_eq!(code, 0);
+    let add = ref_of(&snapshot, "button \"Add one\"");
+    assert_eq!(add, ref_of(&opened, "button \"Add one\""));
+
+    let (code, acted, stderr) = shell(&runtime, &["act", "click", &add]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(acted.contains("+ - text: 1"), "{acted}");
+
+    let name = ref_of(&snapshot, "textbox \"Full name\"");
+    let (code, _, stderr) = shell(&runtime, &["act", "fill", &name, "Ada Lovelace"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let (code, content, _) = shell(
+        &runtime,
+        &["--json", "execute", "document.querySelector('#name').value"],
+    )
+    .await;
+    assert_eq!(code, 0);
+    let content: Value = serde_json::from_str(content.trim()).unwrap();
+    assert_eq!(content["ok"], true);
+    assert!(
+        content["text"].as_str().unwrap().contains("Ada Lovelace"),
+        "{content}"
+    );
+
+    let (code, text, _) = shell(&runtime, &["content", "--format", "txt"]).await;
+    assert_eq!(code, 0);
+    assert!(text.contains("Sign up"), "{text}");
+
+    let shot: PathBuf = runtime.join("button.png");
+    let (code, saved, stderr) = shell(
+        &runtime,
+        &["screenshot", "--ref", &add, "-o", shot.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(saved.contains("Saved"), "{saved}");
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert!(
+        width > 10 && width < 400 && height > 5 && height < 100,
+        "{width}x{height}: only the button"
+    );
+
+    let (code, tabs, _) = shell(&runtime, &["--json", "tabs"]).await;
+    assert_eq!(code, 0);
+    let tabs: Value = serde_json::from_str(tabs.trim()).unwrap();
+    assert!(
+        tabs["text"].as_str().unwrap().contains("t1 (active)"),
+        "{tabs}"
+    );
+
+    // Exit codes: a usage mistake caught before any call, a browser-side
+    // caller mistake, a policy refusal; each with the code in --json.
+    let (code, _, stderr) = shell(&runtime, &["act", "click", "Submit"]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is not a ref"), "{stderr}");
+    let (code, out, _) = shell(&runtime, &["--json", "act", "click", "e999"]).await;
+    assert_eq!(code, 2);
+    let out: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(out["code"], "INVALID_ARGUMENT");
+    let (code, _, stderr) = shell(&runtime, &["open", "file:///etc/passwd"]).await;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("NAVIGATION_BLOCKED"), "{stderr}");
+    let (code, _, stderr) = shell(&runtime, &["bogus-command"]).await;
+    assert_eq!(code, 2, "{stderr}");
+
+    // Nobody uses it: it exits, with its browser, and says so in the runtime dir.
+    assert!(
+        common::wait_for_exit(pid, Duration::from_secs(30)).await,
+        "the background instance exits after its idle timeout"
+    );
+    assert!(!runtime.join("instance.json").exists());
+    let (code, status, _) = shell(&runtime, &["status"]).await;
+    assert_eq!(code, 0);
+    assert!(status.contains("No instance runs"), "{status}");
+}
+
+#[tokio::test]
+async fn stop_ends_the_background_instance_and_concurrent_first_commands_share_it() {
+    let base = common::serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let url = format!("{base}/article.html");
+    // Two first commands at once: both succeed, and only one instance starts.
+    let open_args = ["open", url.as_str()];
+    let (first, second) = tokio::join!(shell(&runtime, &open_args), shell(&runtime, &["tabs"]));
+    assert_eq!(first.0, 0, "{}", first.2);
+    assert_eq!(second.0, 0, "{}", second.2);
+    let pid = instance_pid(&runtime);
+    assert_eq!(background_instances(&runtime), vec![pid]);
+    let (code, again, _) = shell(&runtime, &["open", &url, "--new-tab"]).await;
+    assert_eq!(code, 0);
+    assert!(again.contains("in tab t2"), "{again}");
+    assert_eq!(instance_pid(&runtime), pid, "one instance serves both");
+
+    let (code, stopped, stderr) = shell(&runtime, &["stop"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stopped.contains(&pid.to_string()), "{stopped}");
+    assert!(common::wait_for_exit(pid, Duration::from_secs(5)).await);
+    assert!(!runtime.join("instance.json").exists());
+}
