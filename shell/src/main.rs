@@ -6,6 +6,7 @@
 //! `browser-tools` — here, over MCP, in the relay, or (the tool commands)
 //! in a running instance through [`client`].
 
+mod attach;
 mod auth;
 mod cli_endpoint;
 mod client;
@@ -91,7 +92,10 @@ enum Command {
     /// Serve the browser_* tools to one agent over MCP on stdin/stdout.
     ///
     /// Launches its own Chromium (headless unless --headed), or uses a running
-    /// one with --connect. The agent's tabs close when it disconnects.
+    /// one: `--connect` alone attaches to the running browser-shell (relay or
+    /// desktop, found in the per-user runtime file) so a person can watch;
+    /// `--connect ENDPOINT` drives any CDP endpoint. The agent's tabs close
+    /// when it disconnects.
     /// Example client config: {"command": "browser-shell", "args": ["mcp"]}
     Mcp {
         #[command(flatten)]
@@ -195,6 +199,20 @@ async fn run(cli: Cli) -> ExitCode {
         use std::io::Write;
         let _ = std::io::stdout().write_all(config.to_toml().as_bytes());
         return ExitCode::SUCCESS;
+    }
+    if let Job::Mcp(args) = &outcome
+        && config.connect.as_deref() == Some(options::RUNNING_SHELL)
+    {
+        if args.http.is_some() {
+            return fail(&browser_provider::BrowserError::invalid(
+                "connect",
+                "--http serves a browser of its own; the running shell already serves MCP over HTTP",
+            ));
+        }
+        return match attach::run(&cancel).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => fail(&error),
+        };
     }
     let started = match options::Started::start(&config).await {
         Ok(started) => started,

@@ -12,6 +12,9 @@ use browser_provider::{Browser, Result};
 
 use crate::config::Config;
 
+/// `--connect` without an endpoint: the running browser-shell.
+pub const RUNNING_SHELL: &str = "running";
+
 /// How to get a browser and which URLs it may open.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BrowserOptions {
@@ -19,12 +22,16 @@ pub struct BrowserOptions {
     /// chromium-browser, google-chrome, google-chrome-stable on PATH.
     #[arg(long, value_name = "PATH", global = true)]
     pub browser: Option<PathBuf>,
-    /// Use an already running browser instead of launching one
-    /// (ws://… or http://host:port).
+    /// Use an already running browser instead of launching one: a CDP
+    /// endpoint (ws://… or http://host:port). For `mcp`, without a value:
+    /// attach to the running browser-shell (relay or desktop) found in the
+    /// per-user runtime file.
     #[arg(
         long,
         value_name = "ENDPOINT",
         global = true,
+        num_args = 0..=1,
+        default_missing_value = RUNNING_SHELL,
         conflicts_with = "browser"
     )]
     pub connect: Option<String>,
@@ -132,6 +139,13 @@ impl Started {
     /// Launches (or connects to) the browser the configuration names.
     pub async fn start(config: &Config) -> Result<Self> {
         let host = match &config.connect {
+            Some(endpoint) if endpoint == RUNNING_SHELL => {
+                return Err(browser_provider::BrowserError::invalid(
+                    "connect",
+                    "--connect without an endpoint attaches `mcp` to a running browser-shell; \
+                     other commands need a CDP endpoint (ws://… or http://host:port)",
+                ));
+            }
             // A browser we connect to is someone else's: leave its tabs alone.
             Some(endpoint) => ChromiumHost::connect(endpoint, Duration::from_secs(30)).await?,
             None => {

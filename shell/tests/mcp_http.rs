@@ -82,6 +82,22 @@ async fn http_needs_the_token_and_keeps_agents_apart() {
     let (text, error) = first.call("browser_list_tabs", json!({})).await;
     assert!(!error && text.contains(&tab), "{text}");
 
+    // Malformed input is refused and the server keeps serving.
+    for garbage in ["{not json", "[1, 2]"] {
+        let (status, _, body) = common::post_text(
+            &endpoint,
+            &[
+                ("Authorization", &auth),
+                ("Mcp-Session-Id", first.session()),
+            ],
+            garbage,
+        )
+        .await;
+        assert!((400..500).contains(&status), "{garbage}: {status} {body}");
+    }
+    let (text, error) = first.call("browser_list_tabs", json!({})).await;
+    assert!(!error && text.contains(&tab), "{text}");
+
     // SIGTERM shuts down in order and the process exits by itself.
     let pid = child.id().unwrap() as i32;
     // SAFETY: signalling the child we started.

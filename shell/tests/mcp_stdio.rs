@@ -63,6 +63,23 @@ impl Client {
         self.stdin.flush().await.unwrap();
     }
 
+    /// Writes one raw line, valid JSON-RPC or not.
+    async fn send_raw(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next message on stdout, read within a bound.
+    async fn next_message(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("a message within 30 s")
+            .unwrap()
+            .expect("the server is still running");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
     async fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
@@ -353,5 +370,75 @@ async fn an_idle_session_ends_after_its_lease() {
     // The next call starts a fresh session: the old tabs are gone.
     let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
     assert!(text.starts_with("No tabs"), "{text}");
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn malformed_input_gets_an_error_and_the_server_keeps_serving() {
+    let mut client = Client::start().await;
+    // JSON that is not a valid JSON-RPC message gets an Invalid Request error.
+    for garbage in [
+        "[1, 2]",
+        r#"{"jsonrpc": "2.0", "id": 41, "params": {}}"#,
+        r#"{"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": "not an object"}"#,
+    ] {
+        client.send_raw(garbage).await;
+        let answer = client.next_message().await;
+        assert_eq!(answer["error"]["code"], -32600, "{garbage}: {answer}");
+    }
+    // Bytes that are not JSON at all are dropped without an answer (the SDK's
+    // choice, shared by the official MCP SDKs: answering could start an error
+    // storm with a peer that echoes); the next request is answered as usual.
+    client.send_raw("{not json").await;
+    let pong = client.request("ping", json!({})).await;
+    assert!(pong.get("result").is_some(), "{pong}");
+    // An unknown method is Method Not Found.
+    let answer = client.request("no/such/method", json!({})).await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    // And the server still serves.
+    let (text, error, _) = client.call("browser_list_tabs", json!({})).await;
+    assert!(!error && text.starts_with("No tabs"), "{text}");
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn a_long_wait_reports_progress() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .await;
+    assert!(!error, "{text}");
+    // Nobody is watching: the handoff waits out its bound, telling the client it waits.
+    let id = client.next_id;
+    client.next_id += 1;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "browser_handoff",
+                "arguments": {"reason": "Please sign in", "timeoutMs": 2500},
+                "_meta": {"progressToken": "wait-1"}
+            }}),
+        )
+        .await;
+    let mut progress = Vec::new();
+    let answer = loop {
+        let message = client.next_message().await;
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"].clone());
+        } else if message["id"] == json!(id) {
+            break message;
+        }
+    };
+    assert!(!progress.is_empty(), "no progress before {answer}");
+    assert_eq!(progress[0]["progressToken"], "wait-1");
+    assert!(
+        progress[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("waiting for the person"),
+        "{progress:?}"
+    );
+    assert!(answer.get("result").is_some(), "{answer}");
     client.finish().await;
 }

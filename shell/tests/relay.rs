@@ -305,7 +305,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
         )
         .await
         .unwrap();
-    let (_agent, (text, error)) = tokio::time::timeout(Duration::from_secs(30), handoff)
+    let (agent, (text, error)) = tokio::time::timeout(Duration::from_secs(30), handoff)
         .await
         .unwrap()
         .unwrap();
@@ -317,6 +317,15 @@ async fn a_person_watches_takes_over_and_returns_control() {
         &viewer,
         &person,
         "!document.getElementById('banner').classList.contains('open')",
+    )
+    .await;
+
+    // The agent disconnects: its tab leaves the browser column.
+    assert_eq!(agent.disconnect().await, 202);
+    wait_in_page(
+        &viewer,
+        &person,
+        "!document.getElementById('tabs').textContent.includes('Sign-up form')",
     )
     .await;
 

@@ -97,14 +97,21 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
     } else {
         arguments
     };
-    serde_json::from_value(arguments).map_err(|e| {
-        let message = e.to_string();
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|_| message.contains("field"))
-            .unwrap_or("arguments")
-            .to_owned();
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
+        let message = e.inner().to_string();
+        // A bad value is named by its path (`format`, `args[2]`); a missing
+        // or unknown field by the name serde quotes.
+        let path = e.path().to_string();
+        let field = if path != "." {
+            path
+        } else {
+            message
+                .split('`')
+                .nth(1)
+                .filter(|_| message.contains("field"))
+                .unwrap_or("arguments")
+                .to_owned()
+        };
         BrowserError::invalid(field, message)
     })
 }

@@ -351,18 +351,36 @@ async fn resolve_target(
 
 /// Checks the ref and finds the action point in the page's viewport.
 async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) -> Result<Ready> {
-    let record = {
+    let (record, retired) = {
         let state = page.agent.lock().await;
-        state.record(reference).cloned()
-    }
-    .ok_or_else(|| {
-        BrowserError::invalid(
-            "ref",
-            format!(
-                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
-            ),
+        (
+            state.record(reference).cloned(),
+            state.retired(reference).cloned(),
         )
-    })?;
+    };
+    let record = match (record, retired) {
+        (Some(record), _) => record,
+        // Its document is gone (the page navigated or reloaded).
+        (None, Some(old)) => {
+            return Err(stale(
+                page,
+                reference,
+                old.frame.as_deref(),
+                &old.fingerprint,
+                StaleReason::DocumentReplaced,
+                budget,
+            )
+            .await);
+        }
+        (None, None) => {
+            return Err(BrowserError::invalid(
+                "ref",
+                format!(
+                    "{reference} was not issued in this tab; take a snapshot and use a ref from it"
+                ),
+            ));
+        }
+    };
     let frame = record.frame.as_deref();
     let expression = format!(
         "__browserShell.prepare({}, {}, {})",

@@ -14,7 +14,7 @@ pub mod diff;
 pub mod render;
 pub mod tree;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::json;
 
@@ -130,6 +130,9 @@ pub(crate) struct RefRecord {
     pub fingerprint: Fingerprint,
 }
 
+/// How many refs of departed documents a tab remembers.
+const RETIRED_REFS_KEPT: usize = 10_000;
+
 /// The last full snapshot the session saw.
 #[derive(Debug, Clone)]
 struct Seen {
@@ -145,6 +148,11 @@ pub struct TabState {
     next_ref: u64,
     /// Every ref issued in this tab that may still resolve.
     refs: HashMap<String, RefRecord>,
+    /// Refs of documents that are gone (newest last, at most
+    /// [`RETIRED_REFS_KEPT`]): using one is `STALE_REF`, naming what it was.
+    retired: HashMap<String, RefRecord>,
+    /// Retirement order, to forget the oldest first.
+    retired_order: VecDeque<String>,
     /// Snapshots taken so far.
     generation: u64,
     /// Base for the next diff.
@@ -156,6 +164,8 @@ impl Default for TabState {
         Self {
             next_ref: 1,
             refs: HashMap::new(),
+            retired: HashMap::new(),
+            retired_order: VecDeque::new(),
             generation: 0,
             last: None,
         }
@@ -166,6 +176,11 @@ impl TabState {
     /// The record of a ref, if it was ever issued in this tab.
     pub(crate) fn record(&self, reference: &str) -> Option<&RefRecord> {
         self.refs.get(reference)
+    }
+
+    /// The record of a ref whose document is gone, if it is still remembered.
+    pub(crate) fn retired(&self, reference: &str) -> Option<&RefRecord> {
+        self.retired.get(reference)
     }
 
     /// The next ref number (passed to the page when it may hand out refs).
@@ -224,11 +239,27 @@ impl TabState {
         }
     }
 
-    /// Drops refs of documents no longer on the page: they can never
-    /// resolve again, and the table should not grow with every navigation.
+    /// Retires refs of documents no longer on the page: they can never
+    /// resolve again. The most recent are remembered (bounded, so the
+    /// table does not grow with every navigation) to say what they were.
     fn prune(&mut self, live_docs: &HashSet<String>) {
-        self.refs
-            .retain(|_, record| live_docs.contains(&record.doc));
+        let gone: Vec<String> = self
+            .refs
+            .iter()
+            .filter(|(_, record)| !live_docs.contains(&record.doc))
+            .map(|(reference, _)| reference.clone())
+            .collect();
+        for reference in gone {
+            if let Some(record) = self.refs.remove(&reference) {
+                self.retired.insert(reference.clone(), record);
+                self.retired_order.push_back(reference);
+            }
+        }
+        while self.retired_order.len() > RETIRED_REFS_KEPT {
+            if let Some(oldest) = self.retired_order.pop_front() {
+                self.retired.remove(&oldest);
+            }
+        }
     }
 }
 

@@ -217,7 +217,28 @@ pub async fn stale_refs_never_hit_another_element(ctx: Ctx) {
         "the reload restored three; none added"
     );
     let fresh = snap(&ctx, &session).await;
-    assert_ne!(ref_of(&fresh, "Add item"), add, "refs are never reused");
+    let new_add = ref_of(&fresh, "Add item");
+    assert_ne!(new_add, add, "refs are never reused");
+
+    // Still stale (not "unknown") after a snapshot of the new document,
+    // naming what it was and suggesting its successor.
+    let error = browser
+        .act(&session, &Target::Ref(add), &click(), &cancel)
+        .await
+        .unwrap_err();
+    let browser_provider::BrowserError::StaleRef {
+        reason,
+        role,
+        name,
+        suggestion,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(*reason, StaleReason::DocumentReplaced);
+    assert_eq!((role.as_str(), name.as_str()), ("button", "Add item"));
+    assert_eq!(suggestion.as_deref(), Some(new_add.as_str()));
 }
 
 pub async fn scoped_snapshots(ctx: Ctx) {

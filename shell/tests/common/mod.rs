@@ -28,10 +28,20 @@ pub fn runtime_dir() -> std::path::PathBuf {
 /// Starts `browser-shell` with `args` and returns it with the first
 /// `lines` lines it prints (links, tokens), each read within a bound.
 pub async fn start_shell(args: &[&str], lines: usize) -> (tokio::process::Child, Vec<String>) {
+    start_shell_in(&runtime_dir(), args, lines).await
+}
+
+/// [`start_shell`] with `runtime` as its runtime directory, so other
+/// processes of the test can find it.
+pub async fn start_shell_in(
+    runtime: &Path,
+    args: &[&str],
+    lines: usize,
+) -> (tokio::process::Child, Vec<String>) {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .args(args)
-        .env("BROWSER_SHELL_RUNTIME_DIR", runtime_dir())
+        .env("BROWSER_SHELL_RUNTIME_DIR", runtime)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .kill_on_drop(true)
@@ -119,8 +129,16 @@ pub async fn post(
     headers: &[(&str, &str)],
     body: &Value,
 ) -> (u16, String, String) {
+    post_text(endpoint, headers, &body.to_string()).await
+}
+
+/// Sends one POST with any body, JSON or not.
+pub async fn post_text(
+    endpoint: &Endpoint,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(&endpoint.host).await.unwrap();
-    let body = body.to_string();
     let mut request = format!(
         "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         endpoint.path,
@@ -131,7 +149,7 @@ pub async fn post(
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    request.push_str(&body);
+    request.push_str(body);
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = Vec::new();
     tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut response))
@@ -194,6 +212,28 @@ impl<'a> Agent<'a> {
         .await;
         assert_eq!(status, 202);
         agent
+    }
+
+    /// The MCP session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Ends the MCP session the way a client does (HTTP DELETE); returns the status.
+    pub async fn disconnect(self) -> u16 {
+        let mut stream = TcpStream::connect(&self.endpoint.host).await.unwrap();
+        let request = format!(
+            "DELETE {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n",
+            self.endpoint.path, self.endpoint.host, self.endpoint.token, self.session
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response))
+            .await
+            .unwrap()
+            .unwrap();
+        let text = String::from_utf8_lossy(&response).into_owned();
+        text.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 
     pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
