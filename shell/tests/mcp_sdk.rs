@@ -314,3 +314,49 @@ async fn mcp_connect_without_a_running_shell_says_so() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn isolated_agents_do_not_share_cookies() {
+    let base = common::serve_fixtures().await;
+    let (_server, lines) =
+        common::start_shell(&["mcp", "--http", "127.0.0.1:0", "--isolated"], 2).await;
+    let endpoint = lines[0]
+        .strip_prefix("MCP over HTTP: ")
+        .expect("the endpoint line")
+        .to_owned();
+    let token = lines[1]
+        .strip_prefix("Authorization: Bearer ")
+        .expect("the token line")
+        .to_owned();
+    let connect = || async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(endpoint.clone())
+                .auth_header(token.clone()),
+        );
+        ().serve(transport).await.unwrap()
+    };
+    let (first, second) = (connect().await, connect().await);
+    let page = json!({"url": format!("{base}/form.html")});
+    for client in [&first, &second] {
+        let (text, error, _) = call(client, "browser_open", page.clone()).await;
+        assert!(!error, "{text}");
+    }
+    let (text, error, _) = call(
+        &first,
+        "browser_execute",
+        json!({"script": "document.cookie = 'who=first; path=/'; return document.cookie"}),
+    )
+    .await;
+    assert!(!error && text.contains("who=first"), "{text}");
+    let (text, error, _) = call(&second, "browser_navigate", json!({"action": "reload"})).await;
+    assert!(!error, "{text}");
+    let (text, error, _) = call(
+        &second,
+        "browser_execute",
+        json!({"script": "JSON.stringify(document.cookie)"}),
+    )
+    .await;
+    assert!(!error && !text.contains("who=first"), "{text}");
+    first.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+}
