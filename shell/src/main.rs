@@ -48,8 +48,10 @@ use options::BrowserOptions;
 #[derive(Debug, Parser)]
 #[command(name = "browser-shell", version, about, verbatim_doc_comment)]
 struct Cli {
+    /// What to do; without one, start the shell for a person (the relay
+    /// where there is no display).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
     #[command(flatten)]
     browser: BrowserOptions,
     #[command(flatten)]
@@ -155,7 +157,8 @@ async fn run(cli: Cli) -> ExitCode {
             cancel.cancel();
         });
     }
-    let outcome = match &cli.command {
+    let command = cli.command.unwrap_or_else(default_command);
+    let outcome = match &command {
         Command::Tool(command) => {
             let start = client::StartOptions {
                 browser_args: cli.browser.to_args(),
@@ -242,6 +245,31 @@ async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error),
+    }
+}
+
+/// `browser-shell` alone: the shell for a person. Where there is no display
+/// that is the relay, said in one line (the desktop window is not part of
+/// this build yet, so it is the relay everywhere for now).
+fn default_command() -> Command {
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    let why = if display {
+        "this build has no desktop window yet"
+    } else {
+        "no display (DISPLAY / WAYLAND_DISPLAY unset)"
+    };
+    {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "browser-shell: {why}; starting the relay: open the first link below in your browser."
+        );
+    }
+    Command::Relay {
+        listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+        mcp: mcp::McpArgs::default(),
     }
 }
 

@@ -338,3 +338,30 @@ async fn a_person_watches_takes_over_and_returns_control() {
         .unwrap();
     assert!(status.success());
 }
+
+#[tokio::test]
+async fn the_bare_command_starts_the_relay() {
+    let (mut shell, printed) = start_shell(&[], 3).await;
+    let viewer_url = &printed[0];
+    assert!(
+        viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
+        "{viewer_url}"
+    );
+    let host = viewer_url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = viewer_url.split("token=").nth(1).unwrap();
+    let (status, page) = get(&host, &format!("/?token={token}"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Take over"));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(shell.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(30), shell.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}
