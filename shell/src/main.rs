@@ -109,9 +109,20 @@ enum Command {
     /// view-only link, and the MCP-over-HTTP endpoint on the same port.
     /// Tool commands (open, act, …) run in it while it runs.
     Relay {
-        /// Where to listen. Other than loopback only on purpose; the token is still required.
+        /// Where to listen. Other than loopback only on purpose: then with
+        /// --tls-cert/--tls-key (or --insecure-no-tls); the token is always required.
         #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
         listen: std::net::SocketAddr,
+        /// Serve HTTPS with this certificate chain (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
+        /// Allow plain HTTP on a non-loopback address (only behind a trusted
+        /// network or an SSH tunnel: the token crosses the network in clear text).
+        #[arg(long, conflicts_with = "tls_cert")]
+        insecure_no_tls: bool,
         #[command(flatten)]
         mcp: mcp::McpArgs,
     },
@@ -171,9 +182,20 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),
-        Command::Relay { listen, mcp } => Job::Relay(
+        Command::Relay {
+            listen,
+            tls_cert,
+            tls_key,
+            insecure_no_tls,
+            mcp,
+        } => Job::Relay(
             relay::RelaySetup {
                 listen: *listen,
+                tls: tls_cert
+                    .clone()
+                    .zip(tls_key.clone())
+                    .map(|(cert, key)| relay::TlsFiles { cert, key }),
+                insecure_no_tls: *insecure_no_tls,
                 kind: InstanceKind::Relay,
                 exit_when_idle: None,
             },
@@ -182,6 +204,8 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Background { exit_when_idle_ms } => Job::Relay(
             relay::RelaySetup {
                 listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+                tls: None,
+                insecure_no_tls: false,
                 kind: InstanceKind::Background,
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
             },
@@ -192,6 +216,11 @@ async fn run(cli: Cli) -> ExitCode {
         Ok(config) => config,
         Err(error) => return fail(&error),
     };
+    if let Job::Relay(setup, _) = &outcome
+        && let Err(error) = setup.check()
+    {
+        return fail(&error);
+    }
     if let Job::Mcp(args) | Job::Relay(_, args) = &outcome {
         args.apply(&mut config);
         if let Err(error) = config.validate() {
@@ -269,6 +298,9 @@ fn default_command() -> Command {
     }
     Command::Relay {
         listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+        tls_cert: None,
+        tls_key: None,
+        insecure_no_tls: false,
         mcp: mcp::McpArgs::default(),
     }
 }

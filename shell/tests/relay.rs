@@ -365,3 +365,91 @@ async fn the_bare_command_starts_the_relay() {
         .unwrap();
     assert!(status.success());
 }
+
+#[tokio::test]
+async fn other_addresses_need_tls_or_an_explicit_insecure_flag() {
+    // Plain HTTP where others can listen: refused before anything starts.
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["relay", "--listen", "0.0.0.0:0"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
+
+    // With a certificate: HTTPS, and the token is still required.
+    let dir = common::runtime_dir();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (mut relay, printed) = start_shell(
+        &[
+            "relay",
+            "--listen",
+            "0.0.0.0:0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        3,
+    )
+    .await;
+    assert!(printed[0].starts_with("https://"), "{}", printed[0]);
+    let port = printed[0]
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let token = printed[0].split("token=").nth(1).unwrap();
+    let fetch = |path: String| {
+        let cert = cert.clone();
+        async move {
+            let output = tokio::process::Command::new("curl")
+                .args(["-s", "-w", "\n%{http_code}", "--cacert"])
+                .arg(&cert)
+                .arg(format!("https://127.0.0.1:{port}{path}"))
+                .output()
+                .await
+                .unwrap();
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            let (body, status) = text.rsplit_once('\n').unwrap();
+            (status.to_owned(), body.to_owned())
+        }
+    };
+    let (status, page) = fetch(format!("/?token={token}")).await;
+    assert_eq!(status, "200");
+    assert!(page.contains("Take over"));
+    let (status, _) = fetch("/".into()).await;
+    assert_eq!(status, "401");
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(relay.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(30), relay.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}

@@ -47,6 +47,8 @@ struct Relay {
     view_token: Arc<str>,
     /// Whether `Host` must be a loopback name (when we listen on loopback).
     loopback: bool,
+    /// `https` with TLS, else `http`.
+    scheme: &'static str,
     /// Uses of this instance (viewers count while connected).
     usage: Usage,
 }
@@ -83,7 +85,7 @@ impl Relay {
         let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
             return false;
         };
-        origin == format!("http://{host}")
+        origin == format!("{}://{host}", self.scheme)
             || (self.loopback
                 && auth::origin_is_loopback(headers)
                 && origin.ends_with(host.rsplit_once(':').map_or("", |(_, port)| port)))
@@ -137,15 +139,50 @@ async fn socket(
     }
 }
 
+/// A certificate chain and its private key (PEM files) for HTTPS.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate chain.
+    pub cert: std::path::PathBuf,
+    /// The private key.
+    pub key: std::path::PathBuf,
+}
+
 /// How a relay runs.
 #[derive(Debug, Clone)]
 pub struct RelaySetup {
     /// Where to listen.
     pub listen: SocketAddr,
+    /// Serve HTTPS with these files.
+    pub tls: Option<TlsFiles>,
+    /// Serve plain HTTP on a non-loopback address anyway (a trusted network
+    /// or a tunnel protects it).
+    pub insecure_no_tls: bool,
     /// What to write in the runtime file for local clients.
     pub kind: InstanceKind,
     /// Stop once nothing (request, viewer, tool call) has used it this long.
     pub exit_when_idle: Option<Duration>,
+}
+
+impl RelaySetup {
+    /// Refuses plain HTTP where others can listen in, unless asked for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a non-loopback address without TLS or the
+    /// explicit insecure flag.
+    pub fn check(&self) -> Result<()> {
+        let address = self.listen;
+        if !address.ip().is_loopback() && self.tls.is_none() && !self.insecure_no_tls {
+            return Err(BrowserError::invalid(
+                "listen",
+                format!(
+                    "{address} is reachable from other machines, and the token would cross the network in clear text; \
+                     give --tls-cert and --tls-key, or pass --insecure-no-tls if a trusted network or an SSH tunnel protects it"
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Serves the relay until `cancel` (or until idle, when asked). Prints the
@@ -158,6 +195,26 @@ pub async fn serve(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let address = setup.listen;
+    setup.check()?;
+    // Certificates are read before anything listens, so a bad file fails at once.
+    let tls = match &setup.tls {
+        Some(files) => Some(
+            axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert, &files.key)
+                .await
+                .map_err(|e| {
+                    BrowserError::invalid(
+                        "tls",
+                        format!(
+                            "cannot use {} and {}: {e}",
+                            files.cert.display(),
+                            files.key.display()
+                        ),
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let token: Arc<str> = auth::random_token()?.into();
     let view_token: Arc<str> = auth::random_token()?.into();
     let usage = Usage::new();
@@ -167,6 +224,7 @@ pub async fn serve(
         token: Arc::clone(&token),
         view_token: Arc::clone(&view_token),
         loopback: address.ip().is_loopback(),
+        scheme,
         usage: usage.clone(),
     };
     // The command line's session lives as long as the relay.
@@ -211,7 +269,12 @@ pub async fn serve(
         url: format!("http://{}", local_address(bound)),
         token: token.to_string(),
     };
+    // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
     let _published = match instance::publish(&info) {
+        _ if tls.is_some() => {
+            tracing::info!("a TLS relay is not offered to local clients");
+            None
+        }
         Ok(published) => Some(published),
         // Only an instance started for local clients cannot do without it.
         Err(error) if setup.kind == InstanceKind::Background => return Err(error),
@@ -223,11 +286,11 @@ pub async fn serve(
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "http://{bound}/?token={token}");
-        let _ = writeln!(out, "View only: http://{bound}/?token={view_token}");
+        let _ = writeln!(out, "{scheme}://{bound}/?token={token}");
+        let _ = writeln!(out, "View only: {scheme}://{bound}/?token={view_token}");
         let _ = writeln!(
             out,
-            "MCP over HTTP: http://{bound}/mcp (Authorization: Bearer {token})"
+            "MCP over HTTP: {scheme}://{bound}/mcp (Authorization: Bearer {token})"
         );
         let _ = out.flush();
     }
@@ -243,10 +306,33 @@ pub async fn serve(
             stop.cancel();
         });
     }
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop.cancelled_owned())
-        .await
-        .map_err(|e| BrowserError::invalid("listen", format!("the relay stopped: {e}")));
+    let stopped =
+        |e: std::io::Error| BrowserError::invalid("listen", format!("the relay stopped: {e}"));
+    let served = match tls {
+        None => axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+            .map_err(stopped),
+        Some(config) => {
+            let handle = axum_server::Handle::new();
+            let shutdown = handle.clone();
+            tokio::spawn(async move {
+                stop.cancelled().await;
+                shutdown.graceful_shutdown(Some(Duration::from_secs(5)));
+            });
+            match listener.into_std() {
+                Ok(listener) => match axum_server::from_tcp_rustls(listener, config) {
+                    Ok(server) => server
+                        .handle(handle)
+                        .serve(app.into_make_service())
+                        .await
+                        .map_err(stopped),
+                    Err(error) => Err(stopped(error)),
+                },
+                Err(error) => Err(stopped(error)),
+            }
+        }
+    };
     command_line.close().await;
     served
 }
