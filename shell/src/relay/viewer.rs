@@ -111,8 +111,9 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 };
                 match request {
                     FromViewer::Ack => credits = (credits + 1).min(CREDITS),
-                    FromViewer::Show { tab } => live.show(&tab).await,
+                    // Watching only: nothing that changes what others see or the page.
                     _ if view_only => {}
+                    FromViewer::Show { tab } => live.show(&tab).await,
                     FromViewer::Takeover => {
                         browser.take_control();
                     }

@@ -1,0 +1,270 @@
+//! The relay's viewers at the WebSocket level: several at once, a view-only
+//! one that cannot act, one that stops reading without stalling anybody,
+//! frames that decode to the page's size, typing through the live view,
+//! and `/mcp` on the relay's port refusing strangers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Agent, Endpoint, get, post, serve_fixtures, start_shell};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A viewer's socket.
+async fn connect(host: &str, token: &str) -> Socket {
+    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{host}/ws?token={token}"))
+        .await
+        .unwrap();
+    socket
+}
+
+/// The next message, within a bound.
+async fn next(socket: &mut Socket) -> Message {
+    tokio::time::timeout(Duration::from_secs(30), socket.next())
+        .await
+        .expect("a message within 30 s")
+        .expect("the socket is open")
+        .unwrap()
+}
+
+/// Reads until a frame arrives (meta + JPEG), acknowledges it, and returns
+/// (meta, decoded picture). Skips state and activity messages.
+async fn next_frame(socket: &mut Socket) -> (Value, image::DynamicImage) {
+    loop {
+        let Message::Text(text) = next(socket).await else {
+            continue;
+        };
+        let meta: Value = serde_json::from_str(&text).unwrap();
+        if meta["type"] != "frame" {
+            continue;
+        }
+        let Message::Binary(jpeg) = next(socket).await else {
+            panic!("a frame's picture follows its meta")
+        };
+        socket
+            .send(Message::Text(json!({"type": "ack"}).to_string().into()))
+            .await
+            .unwrap();
+        let picture = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg)
+            .expect("the frame is a JPEG");
+        return (meta, picture);
+    }
+}
+
+/// Reads until a state message satisfies `accept`.
+async fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        if let Message::Text(text) = next(socket).await {
+            let message: Value = serde_json::from_str(&text).unwrap();
+            if message["type"] == "state" && accept(&message) {
+                return message;
+            }
+        }
+    }
+}
+
+async fn send(socket: &mut Socket, message: Value) {
+    socket
+        .send(Message::Text(message.to_string().into()))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn viewers_watch_act_and_never_stall_each_other() {
+    let base = serve_fixtures().await;
+    let (_relay, printed) = start_shell(&["relay"], 3).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let view_token = printed[1].split("token=").nth(1).unwrap().to_owned();
+
+    // /mcp on the relay's port: strangers and watchers are refused.
+    let mcp = Endpoint {
+        host: host.clone(),
+        path: "/mcp".into(),
+        token: token.clone(),
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    for (headers, expected) in [
+        (vec![], 401),
+        (vec![("Authorization", "Bearer wrong".to_owned())], 401),
+        (vec![("Authorization", format!("Bearer {view_token}"))], 403),
+        (
+            vec![
+                ("Authorization", format!("Bearer {token}")),
+                ("Origin", "https://evil.test".to_owned()),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("Authorization", format!("Bearer {token}")),
+                ("Host", "attacker.test".to_owned()),
+            ],
+            403,
+        ),
+    ] {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, _, body) = post(&mcp, &headers, &ping).await;
+        assert_eq!(status, expected, "{headers:?}: {body}");
+        assert!(!body.contains("browser-shell"), "nothing leaks: {body}");
+    }
+    let (status, _) = get(&host, &format!("/ws?token={view_token}x"), &[]).await;
+    assert_eq!(status, 401);
+
+    // An agent works a page.
+    let mut agent = Agent::connect(&mcp).await;
+    let (text, error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+
+    // Three viewers: one that acts, one that only watches, one that stops reading.
+    let mut person = connect(&host, &token).await;
+    let mut watcher = connect(&host, &view_token).await;
+    let stalled = connect(&host, &token).await;
+    let first = state_where(&mut person, |s| {
+        s["tabs"].as_array().is_some_and(|tabs| !tabs.is_empty())
+    })
+    .await;
+    assert_eq!(first["holder"], "agent");
+    assert_eq!(first["viewOnly"], false);
+    let watching = state_where(&mut watcher, |_| true).await;
+    assert_eq!(watching["viewOnly"], true);
+
+    // Frames decode to the page's size (CSS pixels, device scale 1).
+    let (meta, picture) = next_frame(&mut person).await;
+    let width = meta["cssWidth"].as_f64().unwrap();
+    let height = meta["cssHeight"].as_f64().unwrap();
+    assert!(
+        (f64::from(picture.width()) - width).abs() <= 2.0
+            && (f64::from(picture.height()) - height).abs() <= 2.0,
+        "{}x{} for {width}x{height}",
+        picture.width(),
+        picture.height()
+    );
+    next_frame(&mut watcher).await;
+
+    // The watcher's input and control requests change nothing.
+    let epoch = first["epoch"].clone();
+    send(&mut watcher, json!({"type": "takeover"})).await;
+    send(
+        &mut watcher,
+        json!({"type": "mouse", "kind": "down", "x": 0.5, "y": 0.5, "button": "left", "clicks": 1}),
+    )
+    .await;
+    send(&mut watcher, json!({"type": "text", "text": "intruder"})).await;
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "button", "name": "Add one"}),
+        )
+        .await;
+    assert!(!error, "the agent still holds control: {text}");
+
+    // The stalled viewer never reads: the agent and the others go on.
+    for round in 0..5 {
+        let started = std::time::Instant::now();
+        let (text, error) = agent
+            .call(
+                "browser_act",
+                json!({"action": "click", "role": "button", "name": "Add one"}),
+            )
+            .await;
+        assert!(!error, "{text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "round {round}: {:?}",
+            started.elapsed()
+        );
+    }
+    let before = next_frame(&mut person).await.0["sequence"]
+        .as_u64()
+        .unwrap();
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "button", "name": "Add one"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let mut later = before;
+    while later <= before {
+        later = next_frame(&mut person).await.0["sequence"]
+            .as_u64()
+            .unwrap();
+    }
+    drop(stalled);
+
+    // Typing through the live view: click the field, type; it takes control.
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "const r = document.getElementById('name').getBoundingClientRect(); \
+                return [(r.left + r.width / 2) / innerWidth, (r.top + r.height / 2) / innerHeight]"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let array = &text[text.find('[').unwrap()..=text.rfind(']').unwrap()];
+    let numbers: Vec<f64> = serde_json::from_str(array).expect("the point as a JSON array");
+    let (x, y) = (numbers[0], numbers[1]);
+    for kind in ["down", "up"] {
+        send(
+            &mut person,
+            json!({"type": "mouse", "kind": kind, "x": x, "y": y, "button": "left", "clicks": 1}),
+        )
+        .await;
+    }
+    for letter in ["G", "r", "a", "c", "e"] {
+        send(
+            &mut person,
+            json!({"type": "key", "kind": "down", "key": letter, "code": format!("Key{}", letter.to_uppercase()), "text": letter}),
+        )
+        .await;
+        send(
+            &mut person,
+            json!({"type": "key", "kind": "up", "key": letter, "code": format!("Key{}", letter.to_uppercase())}),
+        )
+        .await;
+    }
+    let human = state_where(&mut person, |s| s["holder"] == "human").await;
+    assert_ne!(human["epoch"], epoch);
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "button", "name": "Add one"}),
+        )
+        .await;
+    assert!(
+        error && text.starts_with("Error HUMAN_INTERVENED"),
+        "{text}"
+    );
+    // The viewer's messages are handled in order, so once control is back
+    // every key has reached the page.
+    send(&mut person, json!({"type": "return"})).await;
+    state_where(&mut person, |s| s["holder"] == "agent").await;
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "document.getElementById('name').value"}),
+        )
+        .await;
+    assert!(!error && text.contains("Grace"), "{text}");
+    assert!(
+        !text.contains("intruder"),
+        "the watcher typed nothing: {text}"
+    );
+}
