@@ -11,6 +11,7 @@
   let state = { holder: 'agent', viewOnly: false, tabs: [] };
   let meta = { cssWidth: 1, cssHeight: 1 };
   let lastUrl = null;
+  let shownTab = null;
 
   function send(message) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -28,6 +29,7 @@
       if (message.type === 'state') render(message);
       else if (message.type === 'frame') meta = message;
       else if (message.type === 'activity') activity(message);
+      else if (message.type === 'error') notice(message.code + ': ' + message.message);
     };
   }
 
@@ -63,17 +65,31 @@
     $('return').disabled = !human || state.viewOnly;
     const tabs = $('tabs');
     tabs.replaceChildren(...state.tabs.map((tab) => {
-      const item = document.createElement('button');
-      item.className = 'tab' + (tab.shown ? ' shown' : '');
+      const item = document.createElement('div');
+      item.className = 'tab' + (tab.shown ? ' shown' : '') + (tab.session ? '' : ' yours');
       item.title = tab.url;
-      item.innerHTML = '<span class="title"></span><span class="owner"></span>';
+      item.setAttribute('role', 'button');
+      item.innerHTML = '<span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
       item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
-      item.querySelector('.owner').textContent = tab.handle + ' · ' + tab.session;
+      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || 'you');
       item.onclick = () => send({ type: 'show', tab: tab.handle });
+      const close = item.querySelector('.close');
+      close.hidden = state.viewOnly;
+      close.onclick = (e) => { e.stopPropagation(); send({ type: 'closeTab', tab: tab.handle }); };
       return item;
     }));
     const shown = state.tabs.find((t) => t.shown);
-    $('url').textContent = shown ? shown.url : 'No page yet';
+    shownTab = shown ? shown.handle : null;
+    if (document.activeElement !== $('url')) $('url').value = shown ? shown.url : '';
+    for (const id of ['back', 'forward', 'reload', 'new-tab']) $(id).disabled = state.viewOnly || (id !== 'new-tab' && !shown);
+    $('url').readOnly = state.viewOnly || !shown;
+    // A tab of yours can go to an agent session.
+    const give = $('give');
+    const canGive = !!shown && !shown.session && !state.viewOnly && (state.sessions || []).length > 0;
+    give.hidden = !canGive;
+    if (canGive) {
+      give.replaceChildren(new Option('Hand to agent…', ''), ...state.sessions.map((s) => new Option(s, s)));
+    }
     if (!shown) { $('empty').style.display = ''; img.removeAttribute('src'); }
     $('banner').classList.toggle('open', !!state.handoff);
     $('reason').textContent = state.handoff || '';
@@ -112,6 +128,24 @@
   img.addEventListener('keydown', (e) => { send({ type: 'key', kind: 'down', key: e.key, code: e.code, keyCode: e.keyCode, text: e.key.length === 1 && !e.ctrlKey && !e.metaKey ? e.key : '' }); e.preventDefault(); });
   img.addEventListener('keyup', (e) => { send({ type: 'key', kind: 'up', key: e.key, code: e.code, keyCode: e.keyCode, text: '' }); e.preventDefault(); });
   img.addEventListener('paste', (e) => { const text = e.clipboardData.getData('text'); if (text) send({ type: 'text', text }); e.preventDefault(); });
+
+  // Tab strip and address bar.
+  function notice(text) { $('doing').textContent = text; }
+  $('new-tab').onclick = () => send({ type: 'newTab', url: '' });
+  $('back').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'back' });
+  $('forward').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'forward' });
+  $('reload').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'reload' });
+  $('address').onsubmit = (e) => {
+    e.preventDefault();
+    let url = $('url').value.trim();
+    if (!url || !shownTab) return;
+    if (!/^[a-z]+:/i.test(url)) url = 'https://' + url;
+    send({ type: 'navigate', tab: shownTab, url });
+    $('url').blur();
+  };
+  $('give').onchange = () => {
+    if ($('give').value && shownTab) send({ type: 'give', tab: shownTab, session: $('give').value });
+  };
 
   $('takeover').onclick = () => send({ type: 'takeover' });
   $('stop').onclick = () => send({ type: 'takeover' });

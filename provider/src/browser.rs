@@ -74,6 +74,11 @@ impl TabHandle {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The number in `t<number>` (handles sort by it: the order tabs opened).
+    fn number(&self) -> u64 {
+        self.0.trim_start_matches('t').parse().unwrap_or(0)
+    }
 }
 
 impl fmt::Display for TabHandle {
@@ -134,8 +139,8 @@ impl Default for BrowserConfig {
 /// One tab as the person watching sees it: whose it is and what it shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveTab {
-    /// The agent session that owns it.
-    pub session: SessionId,
+    /// The agent session that owns it; `None`: the person's.
+    pub session: Option<SessionId>,
     /// Its handle.
     pub handle: TabHandle,
     /// The view behind it.
@@ -220,7 +225,8 @@ struct Inner {
     config: BrowserConfig,
     /// Sessions and tab ownership.
     registry: Mutex<Registry>,
-    /// Bumped whenever any session's set of tabs changes.
+    /// Bumped whenever a tab opens, closes, changes hands, or shows a new
+    /// URL or title.
     tabs_changed: watch::Sender<u64>,
     /// Agents or a person.
     control: Control,
@@ -236,6 +242,9 @@ struct Registry {
     sessions: HashMap<SessionId, SessionState>,
     /// Which session owns each tab handle ever given out while it lives.
     owners: HashMap<TabHandle, SessionId>,
+    /// Tabs that belong to no agent: opened by the person, or left behind
+    /// (kept or claimed) by sessions that ended.
+    unowned: Vec<Tab>,
     /// Counters for ids; never reset, so ids are never reused.
     next_session: u64,
     next_tab: u64,
@@ -256,7 +265,8 @@ struct SessionState {
 struct Tab {
     handle: TabHandle,
     page: Arc<Page>,
-    /// Marked as a deliverable for the person: stays open when the session ends.
+    /// Stays open when the session ends and goes back to the person: a
+    /// deliverable (`keep`) or a tab the session claimed from the person.
     keep: bool,
 }
 
@@ -285,8 +295,8 @@ impl Browser {
         &self.inner.host
     }
 
-    /// Notifies whenever a tab is added to or removed from any session
-    /// (including popups adopted and tabs closed by a page or a person).
+    /// Notifies whenever a tab opens, closes, changes hands (claimed, given,
+    /// returned) or shows a new URL or title: what the tab strip shows.
     pub fn watch_tabs(&self) -> watch::Receiver<u64> {
         self.inner.tabs_changed.subscribe()
     }
@@ -493,6 +503,10 @@ impl Browser {
             for tab in &state.tabs {
                 registry.owners.remove(&tab.handle);
             }
+            // Kept and claimed tabs go back to the person, handles unchanged.
+            registry
+                .unowned
+                .extend(state.tabs.iter().filter(|t| t.keep).cloned());
         }
         self.inner
             .tabs_changed
@@ -693,9 +707,10 @@ impl Browser {
         })
     }
 
-    /// Every agent tab, for the person watching (the live view's tab strip).
+    /// Every tab, agents' and the person's, for the person watching (the
+    /// live view's tab strip), in the order they were opened.
     pub async fn live_tabs(&self) -> Result<Vec<LiveTab>> {
-        let tabs: Vec<(SessionId, TabHandle, ViewId, bool)> = {
+        let tabs: Vec<(Option<SessionId>, TabHandle, ViewId, bool)> = {
             let registry = self.inner.lock();
             let mut tabs: Vec<_> = registry
                 .sessions
@@ -703,17 +718,21 @@ impl Browser {
                 .flat_map(|(id, state)| {
                     state.tabs.iter().map(move |t| {
                         (
-                            id.clone(),
+                            Some(id.clone()),
                             t.handle.clone(),
                             t.page.view().clone(),
                             state.active.as_ref() == Some(&t.handle),
                         )
                     })
                 })
+                .chain(
+                    registry
+                        .unowned
+                        .iter()
+                        .map(|t| (None, t.handle.clone(), t.page.view().clone(), false)),
+                )
                 .collect();
-            tabs.sort_by_key(|(_, handle, ..)| {
-                handle.0.trim_start_matches('t').parse::<u64>().unwrap_or(0)
-            });
+            tabs.sort_by_key(|(_, handle, ..)| handle.number());
             tabs
         };
         let views = self.inner.host.list_views().await?;
@@ -731,6 +750,230 @@ impl Browser {
                 })
             })
             .collect())
+    }
+
+    /// The sessions open now (for the person handing a tab to one).
+    pub fn sessions(&self) -> Vec<SessionId> {
+        let mut sessions: Vec<SessionId> = self.inner.lock().sessions.keys().cloned().collect();
+        sessions.sort_by_key(|s| s.0.trim_start_matches('s').parse::<u64>().unwrap_or(0));
+        sessions
+    }
+
+    /// Tabs that belong to no agent, with their URL and title: what an
+    /// agent may claim with [`Browser::claim_tab`].
+    pub async fn unowned_tabs(&self) -> Result<Vec<TabInfo>> {
+        let tabs = self.inner.lock().unowned.clone();
+        let views = self.inner.host.list_views().await?;
+        Ok(tabs
+            .into_iter()
+            .filter_map(|tab| {
+                let view = views.iter().find(|v| &v.id == tab.page.view())?;
+                Some(TabInfo {
+                    handle: tab.handle,
+                    url: view.url.clone(),
+                    title: view.title.clone(),
+                    active: false,
+                })
+            })
+            .collect())
+    }
+
+    /// An agent takes over a tab that belongs to no agent. The caller names
+    /// the tab by handle, URL and title exactly as it last saw them; if any
+    /// of them changed meanwhile the claim fails and nothing moves. The tab
+    /// becomes the session's active tab and goes back to the person (not
+    /// closed) when the session ends.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` when no unowned tab has that handle or it changed,
+    /// `TAB_NOT_OWNED` when an agent owns it, `HUMAN_INTERVENED` while the
+    /// person has control.
+    pub async fn claim_tab(
+        &self,
+        session: &SessionId,
+        tab: &TabHandle,
+        url: &str,
+        title: &str,
+    ) -> Result<()> {
+        self.inner.control.admit_mutation()?;
+        let view = self.unowned_view(tab)?;
+        let views = self.inner.host.list_views().await?;
+        let now = views
+            .iter()
+            .find(|v| v.id == view)
+            .ok_or_else(|| BrowserError::TabNotFound { tab: tab.0.clone() })?;
+        if now.url != url || now.title != title {
+            return Err(BrowserError::TabNotFound {
+                tab: format!(
+                    "{tab} (it changed since it was listed: now {:?} titled {:?}; list the tabs again)",
+                    now.url, now.title
+                ),
+            });
+        }
+        self.move_to_session(session, tab)
+    }
+
+    /// The person hands one of their tabs to an agent session (from the
+    /// tab strip). Like a claim, it goes back to the person when the
+    /// session ends.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND`, `TAB_NOT_OWNED`, `SESSION_NOT_FOUND`.
+    pub fn give_tab(&self, tab: &TabHandle, session: &SessionId) -> Result<()> {
+        self.move_to_session(session, tab)
+    }
+
+    /// Opens a tab for the person (the tab strip's "new tab") and waits
+    /// (bounded) for it to load: it belongs to no agent. `url` is checked
+    /// by the navigation policy.
+    ///
+    /// # Errors
+    /// `NAVIGATION_BLOCKED`, or what creating the tab fails with.
+    pub async fn open_person_tab(&self, url: &str) -> Result<TabHandle> {
+        let target = self.inner.config.policy.check(url)?;
+        let host = &self.inner.host;
+        let view = host
+            .create_view(CreateViewOptions {
+                context: None,
+                background: false,
+            })
+            .await?;
+        let page = match Page::attach(Arc::clone(host), view.clone()).await {
+            Ok(page) => page,
+            Err(error) => {
+                let _ = host.destroy_view(&view).await;
+                return Err(error);
+            }
+        };
+        let page = Arc::new(page);
+        let handle = self.inner.adopt_unowned(Arc::clone(&page));
+        if target.as_str() != "about:blank" {
+            let budget = Budget::new(
+                "person navigation",
+                self.inner.config.navigation_timeout,
+                CancellationToken::new(),
+            );
+            navigate::navigate(&page, NavigationTarget::Url(target), &budget).await?;
+        }
+        Ok(handle)
+    }
+
+    /// Registers the browser's existing tabs that belong to nobody yet (a
+    /// start page, tabs of a persistent profile) as the person's.
+    ///
+    /// # Errors
+    /// What listing or attaching to the tabs fails with.
+    pub async fn adopt_unowned_views(&self) -> Result<()> {
+        let known: Vec<ViewId> = {
+            let registry = self.inner.lock();
+            registry
+                .sessions
+                .values()
+                .flat_map(|s| s.tabs.iter())
+                .chain(registry.unowned.iter())
+                .map(|t| t.page.view().clone())
+                .collect()
+        };
+        for view in self.inner.host.list_views().await? {
+            if known.contains(&view.id) {
+                continue;
+            }
+            let page = Page::attach(Arc::clone(&self.inner.host), view.id).await?;
+            self.inner.adopt_unowned(Arc::new(page));
+        }
+        Ok(())
+    }
+
+    /// The person closes any tab from the tab strip (an agent's included:
+    /// the person is in charge; the agent finds it gone).
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` for an unknown handle.
+    pub async fn close_any_tab(&self, tab: &TabHandle) -> Result<()> {
+        let view = self.view_of_any(tab)?;
+        self.inner.host.destroy_view(&view).await?;
+        self.inner.forget_view(&view);
+        Ok(())
+    }
+
+    /// The person navigates any tab from the address bar (http(s) only,
+    /// like agents). Returns once the navigation has started; the live view
+    /// shows the rest.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND`, `NAVIGATION_BLOCKED`, `INVALID_ARGUMENT` (no
+    /// history entry to go to).
+    pub async fn person_navigate(
+        &self,
+        tab: &TabHandle,
+        target: NavigationRequest<'_>,
+    ) -> Result<()> {
+        let page = self.page_of_any(tab)?;
+        let target = match target {
+            NavigationRequest::Url(url) => {
+                NavigationTarget::Url(self.inner.config.policy.check(url)?)
+            }
+            NavigationRequest::Back => NavigationTarget::Back,
+            NavigationRequest::Forward => NavigationTarget::Forward,
+            NavigationRequest::Reload => NavigationTarget::Reload,
+        };
+        let budget = Budget::new(
+            "person navigation",
+            self.inner.config.navigation_timeout,
+            CancellationToken::new(),
+        );
+        navigate::start(&page, target, &budget).await
+    }
+
+    fn unowned_view(&self, tab: &TabHandle) -> Result<ViewId> {
+        let registry = self.inner.lock();
+        if let Some(found) = registry.unowned.iter().find(|t| &t.handle == tab) {
+            return Ok(found.page.view().clone());
+        }
+        if registry.owners.contains_key(tab) {
+            return Err(BrowserError::TabNotOwned { tab: tab.0.clone() });
+        }
+        Err(BrowserError::TabNotFound { tab: tab.0.clone() })
+    }
+
+    fn page_of_any(&self, tab: &TabHandle) -> Result<Arc<Page>> {
+        let registry = self.inner.lock();
+        registry
+            .sessions
+            .values()
+            .flat_map(|s| s.tabs.iter())
+            .chain(registry.unowned.iter())
+            .find(|t| &t.handle == tab)
+            .map(|t| Arc::clone(&t.page))
+            .ok_or_else(|| BrowserError::TabNotFound { tab: tab.0.clone() })
+    }
+
+    fn view_of_any(&self, tab: &TabHandle) -> Result<ViewId> {
+        Ok(self.page_of_any(tab)?.view().clone())
+    }
+
+    fn move_to_session(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        {
+            let mut registry = self.inner.lock();
+            registry.session(session)?;
+            let index = match registry.unowned.iter().position(|t| &t.handle == tab) {
+                Some(index) => index,
+                None if registry.owners.contains_key(tab) => {
+                    return Err(BrowserError::TabNotOwned { tab: tab.0.clone() });
+                }
+                None => return Err(BrowserError::TabNotFound { tab: tab.0.clone() }),
+            };
+            let mut moved = registry.unowned.remove(index);
+            moved.keep = true;
+            registry.owners.insert(tab.clone(), session.clone());
+            let state = registry.session_mut(session)?;
+            state.tabs.push(moved);
+            state.active = Some(tab.clone());
+        }
+        self.inner
+            .tabs_changed
+            .send_modify(|generation| *generation += 1);
+        Ok(())
     }
 
     /// Asks the person to do something and waits (bounded, cancellable)
@@ -1022,7 +1265,47 @@ impl Inner {
         }
         drop(registry);
         self.tabs_changed.send_modify(|generation| *generation += 1);
+        self.follow_loads(&tab.page);
         Ok(tab)
+    }
+
+    /// Bumps the tab strip whenever `page` loads or navigates, so its title
+    /// and URL there stay current (the browser's own target notices of a
+    /// new title can lag indefinitely). Ends when the tab goes away.
+    fn follow_loads(&self, page: &Arc<Page>) {
+        let page = Arc::clone(page);
+        let tabs_changed = self.tabs_changed.clone();
+        tokio::spawn(async move {
+            let Ok(mut events) = page.events().await else {
+                return;
+            };
+            while let Some(event) = events.recv().await {
+                if matches!(
+                    event.method.as_str(),
+                    "Page.loadEventFired"
+                        | "Page.domContentEventFired"
+                        | "Page.navigatedWithinDocument"
+                ) {
+                    tabs_changed.send_modify(|generation| *generation += 1);
+                }
+            }
+        });
+    }
+
+    /// Records `page` as a tab of the person's (no agent's).
+    fn adopt_unowned(&self, page: Arc<Page>) -> TabHandle {
+        let mut registry = self.lock();
+        registry.next_tab += 1;
+        let handle = TabHandle(format!("t{}", registry.next_tab));
+        registry.unowned.push(Tab {
+            handle: handle.clone(),
+            page: Arc::clone(&page),
+            keep: false,
+        });
+        drop(registry);
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        self.follow_loads(&page);
+        handle
     }
 
     /// Removes the tab showing `view` from whichever session has it.
@@ -1039,6 +1322,11 @@ impl Inner {
             }
             removed = Some(tab.handle);
             break;
+        }
+        if removed.is_none()
+            && let Some(index) = registry.unowned.iter().position(|t| t.page.view() == view)
+        {
+            removed = Some(registry.unowned.remove(index).handle);
         }
         if let Some(handle) = removed {
             registry.owners.remove(&handle);
@@ -1119,6 +1407,15 @@ async fn follow_views(
                     continue;
                 };
                 let Some(session) = inner.owner_of(opener) else {
+                    // A popup of one of the person's tabs is the person's too.
+                    let person_opened =
+                        inner.lock().unowned.iter().any(|t| t.page.view() == opener);
+                    if person_opened
+                        && let Ok(page) =
+                            Page::attach(Arc::clone(&inner.host), info.id.clone()).await
+                    {
+                        inner.adopt_unowned(Arc::new(page));
+                    }
                     continue;
                 };
                 match Page::attach(Arc::clone(&inner.host), info.id.clone()).await {
@@ -1131,7 +1428,11 @@ async fn follow_views(
                 }
             }
             ViewEvent::Closed(view) => inner.forget_view(&view),
-            ViewEvent::Changed(_) | ViewEvent::DownloadRefused { .. } => {}
+            // A new URL or title: the tab strip shows it.
+            ViewEvent::Changed(_) => inner
+                .tabs_changed
+                .send_modify(|generation| *generation += 1),
+            ViewEvent::DownloadRefused { .. } => {}
         }
     }
 }

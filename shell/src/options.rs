@@ -165,6 +165,12 @@ impl Started {
         };
         let host = Arc::new(host);
         let browser = Browser::new(host.clone(), config.browser_config());
+        // The start page (and a persistent profile's tabs) are the person's.
+        if config.connect.is_none()
+            && let Err(error) = browser.adopt_unowned_views().await
+        {
+            tracing::debug!(%error, "could not list the first tabs");
+        }
         Ok(Self { browser, host })
     }
 }

@@ -137,7 +137,7 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
     assert_eq!(code, 0);
     let tabs: Value = serde_json::from_str(tabs.trim()).unwrap();
     assert!(
-        tabs["text"].as_str().unwrap().contains("t1 (active)"),
+        tabs["text"].as_str().unwrap().contains(" (active): http"),
         "{tabs}"
     );
 
@@ -181,7 +181,16 @@ async fn stop_ends_the_background_instance_and_concurrent_first_commands_share_i
     assert_eq!(background_instances(&runtime), vec![pid]);
     let (code, again, _) = shell(&runtime, &["open", &url, "--new-tab"]).await;
     assert_eq!(code, 0);
-    assert!(again.contains("in tab t2"), "{again}");
+    assert!(again.contains("in tab t"), "{again}");
+    assert_eq!(
+        shell(&runtime, &["tabs"])
+            .await
+            .1
+            .matches("article.html")
+            .count(),
+        2,
+        "both tabs are the session's"
+    );
     assert_eq!(instance_pid(&runtime), pid, "one instance serves both");
 
     let (code, stopped, stderr) = shell(&runtime, &["stop"]).await;

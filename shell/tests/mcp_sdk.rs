@@ -21,8 +21,9 @@ use serde_json::{Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 /// The tools every default server offers, by their seed-plugin names.
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "browser_act",
+    "browser_claim_tab",
     "browser_close_tab",
     "browser_content",
     "browser_execute",

@@ -64,6 +64,7 @@ async fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> Va
     loop {
         if let Message::Text(text) = next(socket).await {
             let message: Value = serde_json::from_str(&text).unwrap();
+
             if message["type"] == "state" && accept(&message) {
                 return message;
             }
@@ -267,4 +268,119 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         !text.contains("intruder"),
         "the watcher typed nothing: {text}"
     );
+
+    // The person's own tabs: open one, an agent claims it exactly as listed.
+    send(
+        &mut person,
+        json!({"type": "newTab", "url": format!("{base}/article.html")}),
+    )
+    .await;
+    let with_yours = state_where(&mut person, |s| {
+        s["tabs"].as_array().unwrap().iter().any(|t| {
+            t["session"].is_null() && t["title"] == "Field Guide to Owls" && t["shown"] == true
+        })
+    })
+    .await;
+    let yours = with_yours["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "Field Guide to Owls")
+        .unwrap()
+        .clone();
+    let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
+    assert!(
+        listed.contains(&format!(
+            "{}: {} | Field Guide to Owls",
+            yours["handle"].as_str().unwrap(),
+            yours["url"].as_str().unwrap()
+        )),
+        "{listed}"
+    );
+    let (text, error) = agent
+        .call(
+            "browser_claim_tab",
+            json!({"tab": yours["handle"], "url": yours["url"], "title": "Not the title"}),
+        )
+        .await;
+    assert!(error && text.starts_with("Error TAB_NOT_FOUND"), "{text}");
+    let (text, error) = agent
+        .call(
+            "browser_claim_tab",
+            json!({"tab": yours["handle"], "url": yours["url"], "title": yours["title"]}),
+        )
+        .await;
+    assert!(!error && text.contains("Claimed"), "{text}");
+    let claimed = state_where(&mut person, |s| {
+        s["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["handle"] == yours["handle"] && !t["session"].is_null())
+    })
+    .await;
+    let session = claimed["sessions"][0].clone();
+
+    // The person closes it from the tab strip; the agent finds it gone.
+    send(
+        &mut person,
+        json!({"type": "closeTab", "tab": yours["handle"]}),
+    )
+    .await;
+    state_where(&mut person, |s| {
+        !s["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["handle"] == yours["handle"])
+    })
+    .await;
+    let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
+    assert!(!listed.contains("Field Guide to Owls"), "{listed}");
+
+    // A blank tab of the person's, handed to the agent from the tab strip.
+    send(&mut person, json!({"type": "newTab", "url": ""})).await;
+    let blank = state_where(&mut person, |s| {
+        s["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["session"].is_null() && t["shown"] == true && t["url"] == "about:blank")
+    })
+    .await;
+    let blank = blank["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["shown"] == true)
+        .unwrap()["handle"]
+        .clone();
+    send(
+        &mut person,
+        json!({"type": "give", "tab": blank, "session": session}),
+    )
+    .await;
+    state_where(&mut person, |s| {
+        s["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["handle"] == blank && t["session"] == session)
+    })
+    .await;
+    // Blocked addresses are refused with a code, not opened.
+    send(
+        &mut person,
+        json!({"type": "newTab", "url": "file:///etc/passwd"}),
+    )
+    .await;
+    loop {
+        if let Message::Text(text) = next(&mut person).await {
+            let message: Value = serde_json::from_str(&text).unwrap();
+            if message["type"] == "error" {
+                assert_eq!(message["code"], "NAVIGATION_BLOCKED", "{message}");
+                break;
+            }
+        }
+    }
 }

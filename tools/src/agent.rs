@@ -19,8 +19,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, CloseTabArgs, ContentArgs, ExecuteArgs, HandoffArgs, NavigateArgs, NoArgs, OpenArgs,
-    ScreenshotArgs, SnapshotArgs, TabArgs,
+    ActArgs, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs, HandoffArgs, NavigateArgs,
+    NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 
@@ -327,6 +327,12 @@ impl Agent {
             tools.push(tool::<TabArgs>(
                 "browser_switch_tab",
                 "Make a tab active (such as t2) and return its snapshot.",
+                false,
+            ));
+            tools.push(tool::<ClaimTabArgs>(
+                "browser_claim_tab",
+                "Take over a tab the person opened (listed by browser_list_tabs): give its tab, url and title exactly \
+                 as listed; if the person changed it meanwhile, the claim fails. It returns to the person when you finish.",
                 false,
             ));
             tools.push(tool::<CloseTabArgs>(

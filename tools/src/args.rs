@@ -222,6 +222,18 @@ pub struct TabArgs {
     pub tab: String,
 }
 
+/// `browser_claim_tab`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimTabArgs {
+    /// The handle of a tab a person opened, from `browser_list_tabs` (such as "t3").
+    pub tab: String,
+    /// Its URL exactly as listed; if it changed, the claim fails.
+    pub url: String,
+    /// Its title exactly as listed; if it changed, the claim fails.
+    pub title: String,
+}
+
 /// `browser_close_tab`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

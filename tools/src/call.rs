@@ -16,9 +16,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, ActionName, ButtonName, CloseTabArgs, ContentArgs, ExecuteArgs, FormatName,
-    HandoffArgs, HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs,
-    SnapshotArgs, TabArgs,
+    ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs,
+    FormatName, HandoffArgs, HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs,
+    ScreenshotArgs, SnapshotArgs, TabArgs,
 };
 use crate::render;
 
@@ -364,21 +364,41 @@ async fn run(
         "browser_list_tabs" => {
             let _: NoArgs = parse(arguments)?;
             let tabs = browser.list_tabs(session).await?;
-            if tabs.is_empty() {
-                return Ok(ToolOutput::text(
-                    "No tabs. Open one with browser_open.".into(),
+            let unowned = browser.unowned_tabs().await?;
+            let mut text = if tabs.is_empty() {
+                "No tabs. Open one with browser_open.".to_owned()
+            } else {
+                let lines: Vec<String> = tabs
+                    .iter()
+                    .map(|t| {
+                        let marker = if t.active { " (active)" } else { "" };
+                        format!("{}{marker}: {} | {}", t.handle, t.url, t.title)
+                    })
+                    .collect();
+                format!("Tabs:\n{}", render::fenced("tabs", &lines.join("\n")))
+            };
+            if !unowned.is_empty() {
+                let lines: Vec<String> = unowned
+                    .iter()
+                    .map(|t| format!("{}: {} | {}", t.handle, t.url, t.title))
+                    .collect();
+                text.push_str(&format!(
+                    "\nThe person's tabs (take one with browser_claim_tab, giving its tab, url and title exactly as shown):\n{}",
+                    render::fenced("person-tabs", &lines.join("\n"))
                 ));
             }
-            let lines: Vec<String> = tabs
-                .iter()
-                .map(|t| {
-                    let marker = if t.active { " (active)" } else { "" };
-                    format!("{}{marker}: {} | {}", t.handle, t.url, t.title)
-                })
-                .collect();
+            Ok(ToolOutput::text(text))
+        }
+        "browser_claim_tab" => {
+            let args: ClaimTabArgs = parse(arguments)?;
+            let tab = TabHandle::parse(&args.tab)?;
+            browser
+                .claim_tab(session, &tab, &args.url, &args.title)
+                .await?;
+            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
             Ok(ToolOutput::text(format!(
-                "Tabs:\n{}",
-                render::fenced("tabs", &lines.join("\n"))
+                "Claimed {tab}; it is your active tab and goes back to the person when your session ends.\n{}",
+                render::snapshot(tab.as_str(), &snapshot)
             )))
         }
         "browser_switch_tab" => {

@@ -61,7 +61,39 @@ pub async fn navigate(
 ) -> Result<NavigationOutcome> {
     // Subscribe before acting so no lifecycle event can slip past.
     let mut events = page.events().await?;
-    let expected_loader = match &target {
+    let expected_loader = match begin(page, &target, budget).await? {
+        Begun::NewDocument(loader) => loader,
+        // Same-document navigation (fragment change): nothing to wait for.
+        Begun::SameDocument => return current_outcome(page, budget, true).await,
+    };
+    let loaded = wait_for_load(page, &mut events, expected_loader, budget).await?;
+    if loaded {
+        current_outcome(page, budget, true).await
+    } else {
+        // The deadline passed while subresources loaded; the document is there to read.
+        current_outcome(page, &budget.grace(OUTCOME_GRACE), false).await
+    }
+}
+
+/// How a navigation began.
+enum Begun {
+    /// A new document is loading (with its loader id when known).
+    NewDocument(Option<String>),
+    /// Only the fragment changed.
+    SameDocument,
+}
+
+/// Starts a navigation without waiting for it: for a person's address bar,
+/// where the live view shows the rest.
+///
+/// # Errors
+/// As [`navigate`], up to the point where the navigation has begun.
+pub async fn start(page: &Page, target: NavigationTarget, budget: &Budget) -> Result<()> {
+    begin(page, &target, budget).await.map(|_| ())
+}
+
+async fn begin(page: &Page, target: &NavigationTarget, budget: &Budget) -> Result<Begun> {
+    match target {
         NavigationTarget::Url(url) => {
             let started = page
                 .call(
@@ -77,15 +109,14 @@ pub async fn navigate(
                     error_text,
                 });
             }
-            match started.loader_id {
-                Some(loader) => Some(loader),
-                // Same-document navigation (fragment change): nothing to wait for.
-                None => return current_outcome(page, budget, true).await,
-            }
+            Ok(match started.loader_id {
+                Some(loader) => Begun::NewDocument(Some(loader)),
+                None => Begun::SameDocument,
+            })
         }
         NavigationTarget::Back | NavigationTarget::Forward => {
             let history = page.call(budget, &PageGetNavigationHistory {}).await?;
-            let back = target == NavigationTarget::Back;
+            let back = *target == NavigationTarget::Back;
             let index = if back {
                 history.current_index.checked_sub(1)
             } else {
@@ -101,19 +132,12 @@ pub async fn navigate(
             };
             page.call(budget, &PageNavigateToHistoryEntry { entry_id: entry.id })
                 .await?;
-            None
+            Ok(Begun::NewDocument(None))
         }
         NavigationTarget::Reload => {
             page.call(budget, &PageReload::default()).await?;
-            None
+            Ok(Begun::NewDocument(None))
         }
-    };
-    let loaded = wait_for_load(page, &mut events, expected_loader, budget).await?;
-    if loaded {
-        current_outcome(page, budget, true).await
-    } else {
-        // The deadline passed while subresources loaded; the document is there to read.
-        current_outcome(page, &budget.grace(OUTCOME_GRACE), false).await
     }
 }
 

@@ -45,6 +45,7 @@ fn main() {
         tabs::closing_a_session_closes_its_tabs_and_is_idempotent,
         tabs::popups_join_the_opener_session,
         tabs::isolated_sessions_do_not_share_cookies,
+        tabs::a_person_s_tab_is_claimed_exactly_and_returned_when_the_session_ends,
         tabs::kept_tabs_outlive_their_session,
         navigation::redirects_and_http_status_are_reported,
         navigation::back_forward_and_reload,

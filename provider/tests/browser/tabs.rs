@@ -277,3 +277,75 @@ pub async fn kept_tabs_outlive_their_session(ctx: Ctx) {
         .clone();
     browser.host().destroy_view(&view).await.unwrap();
 }
+
+pub async fn a_person_s_tab_is_claimed_exactly_and_returned_when_the_session_ends(ctx: Ctx) {
+    let browser = ctx.browser();
+    let url = ctx.url("article.html?person-tab");
+    let tab = browser.open_person_tab(&url).await.unwrap();
+    let listed = browser.unowned_tabs().await.unwrap();
+    let mine = listed
+        .iter()
+        .find(|t| t.handle == tab)
+        .expect("the person's tab is listed");
+    assert_eq!(mine.url, url);
+    let title = mine.title.clone();
+    assert_eq!(title, "Field Guide to Owls");
+
+    let agent = ctx.session().await;
+    assert!(browser.list_tabs(&agent).await.unwrap().is_empty());
+    // Anything changed since it was listed: the claim fails and nothing moves.
+    let error = browser
+        .claim_tab(&agent, &tab, &url, "Another title")
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TAB_NOT_FOUND", "{error}");
+    assert!(error.to_string().contains("changed"), "{error}");
+    let error = browser
+        .claim_tab(&agent, &tab, &ctx.url("index.html"), &title)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TAB_NOT_FOUND");
+    assert!(browser.list_tabs(&agent).await.unwrap().is_empty());
+
+    // Exactly as listed: it becomes the agent's active tab.
+    browser.claim_tab(&agent, &tab, &url, &title).await.unwrap();
+    assert_eq!(browser.active_tab(&agent).unwrap(), tab);
+    assert!(
+        !browser
+            .unowned_tabs()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.handle == tab)
+    );
+    let other = ctx.session().await;
+    let error = browser
+        .claim_tab(&other, &tab, &url, &title)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TAB_NOT_OWNED");
+
+    // The session ends: the tab goes back to the person, still open.
+    browser.close_session(&agent).await.unwrap();
+    assert!(
+        browser
+            .unowned_tabs()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.handle == tab)
+    );
+    // The person hands it to another agent from the tab strip.
+    browser.give_tab(&tab, &other).unwrap();
+    assert_eq!(browser.active_tab(&other).unwrap(), tab);
+    browser.close_session(&other).await.unwrap();
+    browser.close_any_tab(&tab).await.unwrap();
+    assert!(
+        !browser
+            .unowned_tabs()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.handle == tab)
+    );
+}

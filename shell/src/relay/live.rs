@@ -65,7 +65,7 @@ impl LiveView {
         }
     }
 
-    /// The agents' tabs, for the tab strip.
+    /// Every tab (agents' and the person's), for the tab strip.
     pub async fn tabs(&self) -> Vec<LiveTab> {
         self.browser.live_tabs().await.unwrap_or_default()
     }
@@ -75,18 +75,30 @@ impl LiveView {
         let mut shown_changed = self.shown.subscribe();
         let mut cast: Option<(ViewId, Screencast)> = None;
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
+        // The highest tab number seen: a higher one is a tab that just opened.
+        let mut highest_seen = 0u64;
+        let number = |tab: &LiveTab| {
+            tab.handle
+                .as_str()
+                .trim_start_matches('t')
+                .parse::<u64>()
+                .unwrap_or(0)
+        };
         loop {
-            // Keep showing a live tab: the newest when none (or a closed one) is shown.
+            // Follow the action: show a tab that just opened (the start page
+            // gives way to the agent's first page), and keep showing a live
+            // tab when the shown one closes.
             let tabs = self.browser.live_tabs().await.unwrap_or_default();
             let shown = self.shown();
-            if shown
+            let newest = tabs.iter().max_by_key(|t| number(t));
+            let opened = newest.is_some_and(|t| number(t) > highest_seen);
+            highest_seen = highest_seen.max(newest.map_or(0, number));
+            let gone = shown
                 .as_ref()
-                .is_none_or(|view| !tabs.iter().any(|t| &t.view == view))
-            {
-                let newest = tabs.last().map(|t| t.view.clone());
-                if newest != shown {
-                    self.shown.send_replace(newest);
-                }
+                .is_none_or(|view| !tabs.iter().any(|t| &t.view == view));
+            let newest = newest.map(|t| t.view.clone());
+            if (opened || gone) && newest != shown {
+                self.shown.send_replace(newest);
             }
             let want = self.shown();
             if cast.as_ref().map(|(view, _)| view) != want.as_ref() {

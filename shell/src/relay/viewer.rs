@@ -8,6 +8,8 @@
 use std::sync::Arc;
 
 use axum::extract::ws::{Message, WebSocket};
+use browser_provider::TabHandle;
+use browser_provider::browser::NavigationRequest;
 use browser_provider::cdp::protocol::{
     InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText,
 };
@@ -61,6 +63,23 @@ enum FromViewer {
     },
     /// Text to insert (paste, input methods).
     Text { text: String },
+    /// Open a tab for the person (it belongs to no agent) and show it.
+    NewTab {
+        #[serde(default)]
+        url: String,
+    },
+    /// Close a tab (any: the person is in charge).
+    CloseTab { tab: String },
+    /// Hand one of the person's tabs to an agent session.
+    Give { tab: String, session: String },
+    /// The address bar: a URL, or back / forward / reload, for a tab.
+    Navigate {
+        tab: String,
+        #[serde(default)]
+        url: String,
+        #[serde(default)]
+        action: String,
+    },
 }
 
 /// Serves one viewer until it disconnects.
@@ -120,6 +139,16 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                     FromViewer::Return => {
                         browser.return_control();
                     }
+                    FromViewer::NewTab { .. }
+                    | FromViewer::CloseTab { .. }
+                    | FromViewer::Give { .. }
+                    | FromViewer::Navigate { .. } => {
+                        let reply = manage_tabs(&live, request).await;
+                        if let Err(error) = reply {
+                            let message = json!({"type": "error", "code": error.code(), "message": error.to_string()});
+                            if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
+                        }
+                    }
                     input => forward_input(&live, last_frame.as_deref(), input).await,
                 }
             }
@@ -166,7 +195,7 @@ where
         .tabs()
         .await
         .into_iter()
-        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_str(), "title": t.title, "url": t.url, "shown": Some(&t.view) == shown.as_ref()}))
+        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "shown": Some(&t.view) == shown.as_ref()}))
         .collect();
     let control = live.browser().control();
     let holder = match control.holder {
@@ -179,8 +208,67 @@ where
         .borrow()
         .as_ref()
         .map(|request| request.reason.clone());
-    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "handoff": handoff});
+    let sessions: Vec<String> = live
+        .browser()
+        .sessions()
+        .iter()
+        .map(|s| s.as_str().to_owned())
+        .collect();
+    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "sessions": sessions, "handoff": handoff});
     outgoing.send(Message::Text(state.to_string().into())).await
+}
+
+/// The tab strip and address bar: the person opens, closes, hands over
+/// and navigates tabs. Navigating the shown tab is input to it, so it
+/// takes control like any other input.
+async fn manage_tabs(live: &LiveView, request: FromViewer) -> browser_provider::Result<()> {
+    let browser = live.browser();
+    match request {
+        FromViewer::NewTab { url } => {
+            let url = if url.trim().is_empty() {
+                "about:blank"
+            } else {
+                url.trim()
+            };
+            // Refused URLs are reported now; loading must not hold up this
+            // viewer's input (the live view shows the new tab at once).
+            browser.config().policy.check(url)?;
+            let browser = browser.clone();
+            let url = url.to_owned();
+            tokio::spawn(async move {
+                if let Err(error) = browser.open_person_tab(&url).await {
+                    tracing::debug!(%error, "the person's new tab did not load");
+                }
+            });
+        }
+        FromViewer::CloseTab { tab } => {
+            browser.close_any_tab(&TabHandle::parse(&tab)?).await?;
+        }
+        FromViewer::Give { tab, session } => {
+            let session = browser
+                .sessions()
+                .into_iter()
+                .find(|s| s.as_str() == session)
+                .ok_or(browser_provider::BrowserError::SessionNotFound { session })?;
+            browser.give_tab(&TabHandle::parse(&tab)?, &session)?;
+        }
+        FromViewer::Navigate { tab, url, action } => {
+            let target = match action.as_str() {
+                "back" => NavigationRequest::Back,
+                "forward" => NavigationRequest::Forward,
+                "reload" => NavigationRequest::Reload,
+                _ => NavigationRequest::Url(url.trim()),
+            };
+            if browser.control().holder == Holder::Agent {
+                browser.take_control();
+            }
+            browser
+                .person_navigate(&TabHandle::parse(&tab)?, target)
+                .await?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Human input: it takes control first, then goes to the shown tab as
