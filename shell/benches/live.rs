@@ -37,7 +37,10 @@ async fn main() {
     let runtime = std::env::temp_dir().join(format!("browser-shell-bench-{}", std::process::id()));
     {
         use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().mode(0o700).create(&runtime).unwrap();
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&runtime)
+            .unwrap();
     }
     let mut relay = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .arg("relay")

@@ -82,6 +82,12 @@ pub async fn serve(
         );
         let _ = out.flush();
     }
+    // No Nagle delay on small responses and streamed events.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot disable Nagle's algorithm");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(cancel.clone().cancelled_owned())
         .await

@@ -309,10 +309,19 @@ pub async fn serve(
     let stopped =
         |e: std::io::Error| BrowserError::invalid("listen", format!("the relay stopped: {e}"));
     let served = match tls {
-        None => axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await
-            .map_err(stopped),
+        // No Nagle delay: a frame's small header must not wait for an ACK
+        // before its picture goes out (tens of milliseconds per frame).
+        None => axum::serve(
+            axum::serve::ListenerExt::tap_io(listener, |stream| {
+                if let Err(error) = stream.set_nodelay(true) {
+                    tracing::debug!(%error, "cannot disable Nagle's algorithm");
+                }
+            }),
+            app,
+        )
+        .with_graceful_shutdown(stop.cancelled_owned())
+        .await
+        .map_err(stopped),
         Some(config) => {
             let handle = axum_server::Handle::new();
             let shutdown = handle.clone();
@@ -321,8 +330,12 @@ pub async fn serve(
                 shutdown.graceful_shutdown(Some(Duration::from_secs(5)));
             });
             match listener.into_std() {
-                Ok(listener) => match axum_server::from_tcp_rustls(listener, config) {
+                Ok(listener) => match axum_server::from_tcp(listener) {
                     Ok(server) => server
+                        .acceptor(
+                            axum_server::tls_rustls::RustlsAcceptor::new(config)
+                                .acceptor(axum_server::accept::NoDelayAcceptor::new()),
+                        )
                         .handle(handle)
                         .serve(app.into_make_service())
                         .await
