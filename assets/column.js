@@ -21,7 +21,7 @@
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     socket = new WebSocket(`${scheme}//${location.host}/ws?token=${encodeURIComponent(token)}`);
     socket.binaryType = 'blob';
-    socket.onopen = () => { $('conn').textContent = 'live'; };
+    socket.onopen = () => { $('conn').textContent = 'live'; sendViewport(); };
     socket.onclose = () => { $('conn').textContent = 'disconnected; retrying…'; setTimeout(connect, 1500); };
     socket.onmessage = (event) => {
       if (typeof event.data !== 'string') return showFrame(event.data);
@@ -128,6 +128,15 @@
   img.addEventListener('keydown', (e) => { send({ type: 'key', kind: 'down', key: e.key, code: e.code, keyCode: e.keyCode, text: e.key.length === 1 && !e.ctrlKey && !e.metaKey ? e.key : '' }); e.preventDefault(); });
   img.addEventListener('keyup', (e) => { send({ type: 'key', kind: 'up', key: e.key, code: e.code, keyCode: e.keyCode, text: '' }); e.preventDefault(); });
   img.addEventListener('paste', (e) => { const text = e.clipboardData.getData('text'); if (text) send({ type: 'text', text }); e.preventDefault(); });
+
+  // Frames are sized for the picture area (in device pixels), not larger.
+  function sendViewport() {
+    const stage = $('stage').getBoundingClientRect();
+    const scale = window.devicePixelRatio || 1;
+    send({ type: 'viewport', width: Math.round(stage.width * scale), height: Math.round(stage.height * scale) });
+  }
+  let resizeTimer = null;
+  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendViewport, 200); });
 
   // Tab strip and address bar.
   function notice(text) { $('doing').textContent = text; }

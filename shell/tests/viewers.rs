@@ -59,10 +59,16 @@ async fn next_frame(socket: &mut Socket) -> (Value, image::DynamicImage) {
     }
 }
 
-/// Reads until a state message satisfies `accept`.
+/// Reads until a state message satisfies `accept`, acknowledging the
+/// frames that pass by (as the browser column does).
 async fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> Value {
     loop {
-        if let Message::Text(text) = next(socket).await {
+        let message = next(socket).await;
+        if let Message::Binary(_) = message {
+            send(socket, json!({"type": "ack"})).await;
+            continue;
+        }
+        if let Message::Text(text) = message {
             let message: Value = serde_json::from_str(&text).unwrap();
 
             if message["type"] == "state" && accept(&message) {
@@ -268,6 +274,32 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         !text.contains("intruder"),
         "the watcher typed nothing: {text}"
     );
+
+    // A small viewer gets small frames: no bigger than its picture area.
+    send(
+        &mut person,
+        json!({"type": "viewport", "width": 640, "height": 360}),
+    )
+    .await;
+    let mut small = next_frame(&mut person).await.1;
+    for _ in 0..20 {
+        if small.width() <= 640 {
+            break;
+        }
+        // Frames already under way at the old size come first.
+        small = next_frame(&mut person).await.1;
+    }
+    assert!(
+        small.width() <= 640 && small.height() <= 360,
+        "{}x{}",
+        small.width(),
+        small.height()
+    );
+    send(
+        &mut person,
+        json!({"type": "viewport", "width": 1600, "height": 1000}),
+    )
+    .await;
 
     // The person's own tabs: open one, an agent claims it exactly as listed.
     send(

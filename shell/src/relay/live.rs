@@ -1,10 +1,14 @@
 //! The live view: which tab the people watching see, and its frames.
 //!
 //! One screencast runs for the shown tab, however many viewers there are;
-//! frames go out latest-frame-wins. When the shown tab closes, the newest
-//! agent tab is shown instead.
+//! frames go out latest-frame-wins, sized for the largest viewer (no
+//! bigger than it can show, so small viewers cost the browser less). It
+//! follows newly opened tabs; when the shown tab closes, the newest is
+//! shown instead.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use browser_provider::host::ViewId;
 use browser_provider::page::screencast::{self, Frame, Screencast, ScreencastOptions};
@@ -23,6 +27,43 @@ pub struct LiveView {
     shown: watch::Sender<Option<ViewId>>,
     /// The latest frame of the shown tab.
     frames: watch::Sender<Option<Arc<Frame>>>,
+    /// Each viewer's picture size in device pixels, by viewer number.
+    viewer_sizes: Mutex<HashMap<u64, (u32, u32)>>,
+    /// The frame size the screencast should use (the largest viewer's).
+    frame_size: watch::Sender<(u32, u32)>,
+    /// Numbers for viewers.
+    next_viewer: AtomicU64,
+}
+
+/// Frame size when no viewer said how big it is.
+const DEFAULT_FRAME_SIZE: (u32, u32) = (1280, 1280);
+/// Bounds on the frame size a viewer may ask for.
+const SMALLEST_FRAME: u32 = 320;
+/// See [`SMALLEST_FRAME`].
+const LARGEST_FRAME: u32 = 2560;
+
+/// A viewer's place in the frame-size choice; leaves it when dropped.
+#[derive(Debug)]
+pub struct ViewerSlot {
+    live: Arc<LiveView>,
+    id: u64,
+}
+
+impl ViewerSlot {
+    /// The viewer's picture is now `width` × `height` device pixels.
+    pub fn resize(&self, width: u32, height: u32) {
+        let size = (
+            width.clamp(SMALLEST_FRAME, LARGEST_FRAME),
+            height.clamp(SMALLEST_FRAME, LARGEST_FRAME),
+        );
+        self.live.set_viewer_size(self.id, Some(size));
+    }
+}
+
+impl Drop for ViewerSlot {
+    fn drop(&mut self) {
+        self.live.set_viewer_size(self.id, None);
+    }
 }
 
 impl LiveView {
@@ -32,9 +73,40 @@ impl LiveView {
             browser,
             shown: watch::Sender::new(None),
             frames: watch::Sender::new(None),
+            viewer_sizes: Mutex::new(HashMap::new()),
+            frame_size: watch::Sender::new(DEFAULT_FRAME_SIZE),
+            next_viewer: AtomicU64::new(1),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel));
         live
+    }
+
+    /// A new viewer's slot in the frame-size choice.
+    pub fn join(self: &Arc<Self>) -> ViewerSlot {
+        ViewerSlot {
+            live: Arc::clone(self),
+            id: self.next_viewer.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    fn set_viewer_size(&self, viewer: u64, size: Option<(u32, u32)>) {
+        let wanted = {
+            let mut sizes = self.viewer_sizes.lock().unwrap_or_else(|p| p.into_inner());
+            match size {
+                Some(size) => sizes.insert(viewer, size),
+                None => sizes.remove(&viewer),
+            };
+            sizes
+                .values()
+                .copied()
+                .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)))
+                .unwrap_or(DEFAULT_FRAME_SIZE)
+        };
+        self.frame_size.send_if_modified(|current| {
+            let changed = *current != wanted;
+            *current = wanted;
+            changed
+        });
     }
 
     /// The browser behind the view.
@@ -73,7 +145,8 @@ impl LiveView {
     async fn follow(self: Arc<Self>, cancel: CancellationToken) {
         let mut tabs_changed = self.browser.watch_tabs();
         let mut shown_changed = self.shown.subscribe();
-        let mut cast: Option<(ViewId, Screencast)> = None;
+        let mut size_changed = self.frame_size.subscribe();
+        let mut cast: Option<(ViewId, Screencast, (u32, u32))> = None;
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
         // The highest tab number seen: a higher one is a tab that just opened.
         let mut highest_seen = 0u64;
@@ -101,20 +174,34 @@ impl LiveView {
                 self.shown.send_replace(newest);
             }
             let want = self.shown();
-            if cast.as_ref().map(|(view, _)| view) != want.as_ref() {
+            let size = *size_changed.borrow_and_update();
+            if cast.as_ref().map(|(view, _, size)| (view, *size))
+                != want.as_ref().map(|v| (v, size))
+            {
                 cast = None;
                 cast_frames = None;
                 if let Some(view) = want.clone() {
                     match screencast::start(
                         self.browser.host().clone(),
                         view.clone(),
-                        ScreencastOptions::default(),
+                        ScreencastOptions {
+                            max_width: size.0,
+                            max_height: size.1,
+                            ..ScreencastOptions::default()
+                        },
                     )
                     .await
                     {
                         Ok(started) => {
-                            cast_frames = Some(started.frames());
-                            cast = Some((view, started));
+                            let frames = started.frames();
+                            // The picture taken at start: viewers need not wait
+                            // for the page to change to see the new tab or size.
+                            let first = frames.borrow().clone();
+                            if first.is_some() {
+                                self.frames.send_replace(first);
+                            }
+                            cast_frames = Some(frames);
+                            cast = Some((view, started, size));
                         }
                         Err(error) => {
                             // Usually a tab between documents; try again shortly.
@@ -133,6 +220,7 @@ impl LiveView {
                 () = cancel.cancelled() => return,
                 _ = tabs_changed.changed() => {}
                 _ = shown_changed.changed() => {}
+                _ = size_changed.changed() => {}
                 changed = async {
                     match cast_frames.as_mut() {
                         Some(frames) => frames.changed().await.is_ok(),

@@ -31,6 +31,8 @@ const CREDITS: u32 = 2;
 enum FromViewer {
     /// A frame was drawn.
     Ack,
+    /// The viewer's picture area, in device pixels (frames are sized for it).
+    Viewport { width: u32, height: u32 },
     /// Show this tab.
     Show { tab: String },
     /// Take control (Take over / Stop).
@@ -92,6 +94,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let mut shown = live.watch_shown();
     let mut activity = browser.watch_activity();
     let mut handoff = browser.watch_handoff();
+    let slot = live.join();
     let mut credits = CREDITS;
     let mut pending = frames.borrow().is_some();
     let mut last_frame: Option<Arc<Frame>> = None;
@@ -130,6 +133,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 };
                 match request {
                     FromViewer::Ack => credits = (credits + 1).min(CREDITS),
+                    FromViewer::Viewport { width, height } => slot.resize(width, height),
                     // Watching only: nothing that changes what others see or the page.
                     _ if view_only => {}
                     FromViewer::Show { tab } => live.show(&tab).await,
