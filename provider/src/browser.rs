@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::cdp::protocol::NetworkGetCookies;
+use crate::cdp::protocol::{DialogOpening, NetworkGetCookies};
 use crate::control::{Control, ControlState, Holder};
 use crate::error::{BrowserError, Result};
 use crate::host::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId};
@@ -1247,7 +1247,7 @@ impl Inner {
     }
 
     /// Records `page` as a tab of `session`.
-    fn adopt(&self, session: &SessionId, page: Page, activate: bool) -> Result<Tab> {
+    fn adopt(self: &Arc<Self>, session: &SessionId, page: Page, activate: bool) -> Result<Tab> {
         let mut registry = self.lock();
         registry.session(session)?;
         registry.next_tab += 1;
@@ -1269,31 +1269,57 @@ impl Inner {
         Ok(tab)
     }
 
-    /// Bumps the tab strip whenever `page` loads or navigates, so its title
-    /// and URL there stay current (the browser's own target notices of a
-    /// new title can lag indefinitely). Ends when the tab goes away.
-    fn follow_loads(&self, page: &Arc<Page>) {
+    /// Follows `page` for the person watching: bumps the tab strip when it
+    /// loads or navigates (so its title and URL there stay current; the
+    /// browser's own notices of a new title can lag indefinitely), and puts
+    /// JavaScript dialogs it opens on the activity timeline. Ends when the
+    /// tab goes away.
+    fn follow_loads(self: &Arc<Self>, page: &Arc<Page>) {
         let page = Arc::clone(page);
-        let tabs_changed = self.tabs_changed.clone();
+        let inner = Arc::downgrade(self);
         tokio::spawn(async move {
             let Ok(mut events) = page.events().await else {
                 return;
             };
             while let Some(event) = events.recv().await {
-                if matches!(
-                    event.method.as_str(),
+                let Some(inner) = inner.upgrade() else { return };
+                match event.method.as_str() {
                     "Page.loadEventFired"
-                        | "Page.domContentEventFired"
-                        | "Page.navigatedWithinDocument"
-                ) {
-                    tabs_changed.send_modify(|generation| *generation += 1);
+                    | "Page.domContentEventFired"
+                    | "Page.navigatedWithinDocument" => {
+                        inner
+                            .tabs_changed
+                            .send_modify(|generation| *generation += 1);
+                    }
+                    "Page.javascriptDialogOpening" => {
+                        let Some(dialog) = event.decode::<DialogOpening>() else {
+                            continue;
+                        };
+                        let Some(session) = inner.owner_of(page.view()) else {
+                            continue;
+                        };
+                        let answer = if dialog.kind == "beforeunload" {
+                            "accepted"
+                        } else {
+                            "dismissed"
+                        };
+                        let message: String = dialog.message.chars().take(120).collect();
+                        let _ = inner.activity.send(Activity {
+                            session,
+                            tool: format!("{} dialog", dialog.kind),
+                            summary: format!("{message:?} ({answer})"),
+                            outcome: Some(Ok(())),
+                            millis: None,
+                        });
+                    }
+                    _ => {}
                 }
             }
         });
     }
 
     /// Records `page` as a tab of the person's (no agent's).
-    fn adopt_unowned(&self, page: Arc<Page>) -> TabHandle {
+    fn adopt_unowned(self: &Arc<Self>, page: Arc<Page>) -> TabHandle {
         let mut registry = self.lock();
         registry.next_tab += 1;
         let handle = TabHandle(format!("t{}", registry.next_tab));

@@ -275,6 +275,34 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         "the watcher typed nothing: {text}"
     );
 
+    // A dialog the page opens shows on the timeline as it happens.
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "setTimeout(() => alert('Saved!'), 0); return 1"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    loop {
+        let message = next(&mut person).await;
+        if let Message::Binary(_) = message {
+            send(&mut person, json!({"type": "ack"})).await;
+            continue;
+        }
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(&text).unwrap();
+        if message["type"] == "activity" && message["tool"] == "alert dialog" {
+            assert!(
+                message["summary"].as_str().unwrap().contains("Saved!")
+                    && message["summary"].as_str().unwrap().contains("dismissed"),
+                "{message}"
+            );
+            break;
+        }
+    }
+
     // A small viewer gets small frames: no bigger than its picture area.
     send(
         &mut person,
