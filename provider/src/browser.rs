@@ -24,7 +24,9 @@ use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
-use crate::page::{Budget, DialogRecord, Page, content, execute, input, navigate, screenshot};
+use crate::page::{
+    Budget, DialogRecord, Page, content, execute, input, navigate, screenshot, wait,
+};
 use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
 use crate::snapshot::{self, Scope, Snapshot, SnapshotLimits};
@@ -587,6 +589,27 @@ impl Browser {
             .max_bytes
             .min(self.inner.config.screenshot_max_bytes);
         screenshot::screenshot(&tab.page, &request, &budget).await
+    }
+
+    /// Waits in the active tab until `condition` holds, at most `timeout`.
+    /// A person taking control ends the wait with `HUMAN_INTERVENED`.
+    ///
+    /// # Errors
+    /// `TIMEOUT` with what was last seen, `ABORTED`, `HUMAN_INTERVENED`,
+    /// `INVALID_ARGUMENT`, `TAB_NOT_FOUND`.
+    pub async fn wait(
+        &self,
+        session: &SessionId,
+        condition: &wait::Condition,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<wait::Waited> {
+        let tab = self.inner.active_tab(session)?;
+        // The page-side bound ends the wait; ours only guards against a stuck page.
+        let budget =
+            self.inner
+                .mutating_budget("wait", Some(timeout + Duration::from_secs(3)), cancel)?;
+        wait::wait(&tab.page, condition, timeout, &budget).await
     }
 
     /// Clicks at viewport coordinates in the active tab (fallback path).

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 /// The tools every default server offers, by their seed-plugin names.
-const TOOLS: [&str; 13] = [
+const TOOLS: [&str; 14] = [
     "browser_act",
     "browser_claim_tab",
     "browser_close_tab",
@@ -35,6 +35,7 @@ const TOOLS: [&str; 13] = [
     "browser_screenshot",
     "browser_snapshot",
     "browser_switch_tab",
+    "browser_wait",
 ];
 
 /// Calls a tool; returns (text of the first block, is_error, whole result).

@@ -443,4 +443,49 @@ async fn viewers_watch_act_and_never_stall_each_other() {
             }
         }
     }
+
+    // An agent's wait in flight ends with HUMAN_INTERVENED when the person
+    // touches the live view (the timeline says when the wait has started).
+    let started = std::time::Instant::now();
+    let (waited, ()) = tokio::join!(
+        agent.call(
+            "browser_wait",
+            json!({"text": "Never on this page", "timeoutMs": 20000}),
+        ),
+        async {
+            loop {
+                let message = next(&mut person).await;
+                if let Message::Binary(_) = message {
+                    send(&mut person, json!({"type": "ack"})).await;
+                    continue;
+                }
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let message: Value = serde_json::from_str(&text).unwrap();
+                if message["type"] == "activity"
+                    && message["tool"] == "browser_wait"
+                    && message["outcome"].is_null()
+                {
+                    break;
+                }
+            }
+            send(
+                &mut person,
+                json!({"type": "mouse", "kind": "move", "x": 0.5, "y": 0.5}),
+            )
+            .await;
+        }
+    );
+    let (text, error) = waited;
+    assert!(
+        error && text.starts_with("Error HUMAN_INTERVENED"),
+        "{text}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    send(&mut person, json!({"type": "return"})).await;
 }

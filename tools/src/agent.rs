@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{
     ActArgs, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs, HandoffArgs, NavigateArgs,
-    NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs,
+    NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 
@@ -68,7 +68,7 @@ pub struct Agent {
 /// Tools that wait for something outside the agent (a person) and so take
 /// their own bound rather than the per-call one.
 pub fn is_long_wait(tool: &str) -> bool {
-    tool == "browser_handoff"
+    matches!(tool, "browser_handoff" | "browser_wait")
 }
 
 /// Owns an agent's session: opens it on first use, ends it when the agent
@@ -193,10 +193,15 @@ impl Agent {
         if !is_long_wait(tool) {
             return self.options.call_timeout;
         }
+        let default = if tool == "browser_wait" {
+            crate::call::WAIT_DEFAULT_MS
+        } else {
+            crate::call::HANDOFF_DEFAULT_MS
+        };
         let asked = arguments
             .get("timeoutMs")
             .and_then(Value::as_u64)
-            .unwrap_or(crate::call::HANDOFF_DEFAULT_MS);
+            .unwrap_or(default);
         self.options
             .call_timeout
             .max(Duration::from_millis(asked) + Duration::from_secs(5))
@@ -303,6 +308,14 @@ impl Agent {
                  Shows your reason and gives them control; waits until they return it, then reports what changed \
                  (URL, tabs, whether cookies changed) with a fresh snapshot.",
                 false,
+            ),
+            tool::<WaitArgs>(
+                "browser_wait",
+                "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
+                 role+name to be visible / hidden / enabled, the URL to contain a string, a load state, a JavaScript \
+                 expression to be true, or the page to stop changing (stable). On timeout it fails with TIMEOUT and \
+                 says what it last saw.",
+                true,
             ),
             tool::<NoArgs>(
                 "browser_reset",

@@ -222,6 +222,61 @@ pub struct TabArgs {
     pub tab: String,
 }
 
+/// Element states for `browser_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum StateName {
+    /// On the page and visible (default).
+    Visible,
+    /// Gone or invisible.
+    Hidden,
+    /// Visible and not disabled.
+    Enabled,
+}
+
+/// Load states for `browser_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum LoadName {
+    /// The `load` event.
+    #[serde(rename = "load")]
+    Load,
+    /// The `DOMContentLoaded` event.
+    #[serde(rename = "domcontentloaded")]
+    DomContentLoaded,
+}
+
+/// `browser_wait`: give exactly one condition.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitArgs {
+    /// Wait until this text is visible on the page.
+    pub text: Option<String>,
+    /// Wait until this text is no longer on the page.
+    pub text_gone: Option<String>,
+    /// Wait for the element with this ref to reach `state`.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Wait for an element with this role (and exact `name`) to reach `state`.
+    pub role: Option<String>,
+    /// The exact accessible name, with `role`.
+    pub name: Option<String>,
+    /// For `ref` or `role`: visible (default), hidden, or enabled.
+    pub state: Option<StateName>,
+    /// Wait until the page URL contains this text.
+    pub url: Option<String>,
+    /// Wait until the page has loaded this far: load or domcontentloaded.
+    pub load: Option<LoadName>,
+    /// Wait until this JavaScript expression is truthy (it may read the page's variables).
+    pub script: Option<String>,
+    /// Wait until the page stops changing (no DOM change for 500 ms).
+    #[serde(default)]
+    pub stable: bool,
+    /// Give up after this many milliseconds (default 10000); then TIMEOUT says what was last seen.
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
 /// `browser_claim_tab`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -9,6 +9,7 @@ use browser_provider::page::act::{Action, MouseButton, Target};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
+use browser_provider::page::wait::{Condition, ElementState, LoadState};
 use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
 use serde::de::DeserializeOwned;
@@ -17,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{
     ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs,
-    FormatName, HandoffArgs, HistoryMove, ImageName, NavigateArgs, NoArgs, OpenArgs,
-    ScreenshotArgs, SnapshotArgs, TabArgs,
+    FormatName, HandoffArgs, HistoryMove, ImageName, LoadName, NavigateArgs, NoArgs, OpenArgs,
+    ScreenshotArgs, SnapshotArgs, StateName, TabArgs, WaitArgs,
 };
 use crate::render;
 
@@ -53,6 +54,60 @@ impl ToolOutput {
             is_error: true,
             code: Some(error.code()),
         }
+    }
+}
+
+/// How long `browser_wait` waits unless told otherwise.
+pub const WAIT_DEFAULT_MS: u64 = 10_000;
+
+/// The one condition a `browser_wait` call names.
+fn wait_condition(args: WaitArgs) -> Result<Condition> {
+    let state = match args.state {
+        None | Some(StateName::Visible) => ElementState::Visible,
+        Some(StateName::Hidden) => ElementState::Hidden,
+        Some(StateName::Enabled) => ElementState::Enabled,
+    };
+    let mut conditions = Vec::new();
+    if let Some(text) = args.text {
+        conditions.push(Condition::Text { text, gone: false });
+    }
+    if let Some(text) = args.text_gone {
+        conditions.push(Condition::Text { text, gone: true });
+    }
+    if let Some(reference) = args.reference {
+        conditions.push(Condition::Ref { reference, state });
+    }
+    match (args.role, args.name) {
+        (Some(role), Some(name)) => conditions.push(Condition::Role { role, name, state }),
+        (Some(_), None) => return Err(BrowserError::invalid("name", "give name with role")),
+        (None, Some(_)) => return Err(BrowserError::invalid("role", "give role with name")),
+        (None, None) => {}
+    }
+    if let Some(url) = args.url {
+        conditions.push(Condition::Url(url));
+    }
+    if let Some(load) = args.load {
+        conditions.push(Condition::Load(match load {
+            LoadName::Load => LoadState::Load,
+            LoadName::DomContentLoaded => LoadState::DomContentLoaded,
+        }));
+    }
+    if let Some(script) = args.script {
+        conditions.push(Condition::Script(script));
+    }
+    if args.stable {
+        conditions.push(Condition::Stable);
+    }
+    match conditions.len() {
+        1 => Ok(conditions.remove(0)),
+        0 => Err(BrowserError::invalid(
+            "arguments",
+            "give one condition: text, textGone, ref, role+name, url, load, script or stable",
+        )),
+        _ => Err(BrowserError::invalid(
+            "arguments",
+            "give only one condition per wait",
+        )),
     }
 }
 
@@ -388,6 +443,18 @@ async fn run(
                 ));
             }
             Ok(ToolOutput::text(text))
+        }
+        "browser_wait" => {
+            let args: WaitArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(WAIT_DEFAULT_MS));
+            let condition = wait_condition(args)?;
+            let waited = browser.wait(session, &condition, timeout, cancel).await?;
+            Ok(ToolOutput::text(format!(
+                "Waited {} ms: {}.",
+                waited.elapsed.as_millis(),
+                render::fenced("wait", &waited.detail)
+            )))
         }
         "browser_claim_tab" => {
             let args: ClaimTabArgs = parse(arguments)?;

@@ -631,6 +631,78 @@
     return !!(root && root.host);
   }
 
-  globalThis.__browserShell = { doc, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  // The state of an element for a wait: gone, hidden, disabled or ready.
+  function elementState(el) {
+    if (!el || !el.isConnected) return 'gone';
+    if (!el.checkVisibility({ visibilityProperty: true })) return 'hidden';
+    if ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') return 'disabled';
+    return 'enabled';
+  }
+
+  // Whether an element state satisfies what a wait asks for.
+  function stateMeets(state, wanted) {
+    if (wanted === 'hidden') return state === 'gone' || state === 'hidden';
+    if (wanted === 'enabled') return state === 'enabled';
+    return state === 'enabled' || state === 'disabled';
+  }
+
+  // Elements with exactly this role and accessible name.
+  function byRole(role, name) {
+    const found = [];
+    for (const el of document.querySelectorAll('*')) {
+      if (roleOf(el) === role && squash(nameOf(el, role)) === name) found.push(el);
+    }
+    return found;
+  }
+
+  // Waits until `spec` holds: checked now, then after DOM changes (batched
+  // by a short timer, never on a fixed poll), until `maxMs`. Returns
+  // { ok, seen }: `seen` says what was last observed, for a timeout.
+  function waitFor(spec, maxMs) {
+    const check = () => {
+      if (spec.kind === 'text') {
+        const body = squash((document.body && document.body.innerText) || '');
+        const found = body.includes(spec.text);
+        return { ok: spec.gone ? !found : found, seen: clip(body, 200) };
+      }
+      if (spec.kind === 'ref') {
+        const state = elementState(deref(spec.ref));
+        return { ok: stateMeets(state, spec.state), seen: state };
+      }
+      if (spec.kind === 'role') {
+        const states = byRole(spec.role, spec.name).map(elementState);
+        const ok = spec.state === 'hidden' ? states.every((s) => stateMeets(s, 'hidden')) : states.some((s) => stateMeets(s, spec.state));
+        return { ok, seen: states.length ? states.join(', ') : 'none on the page' };
+      }
+      return { ok: false, seen: 'unknown condition' };
+    };
+    return new Promise((resolve) => {
+      let last = check();
+      if (last.ok) { resolve(last); return; }
+      let timer = null;
+      const done = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(deadline); resolve(last); };
+      const observer = new MutationObserver(() => {
+        if (timer) return;
+        timer = setTimeout(() => { timer = null; last = check(); if (last.ok) done(); }, 10);
+      });
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const deadline = setTimeout(done, maxMs);
+    });
+  }
+
+  // Resolves once the DOM has not changed for `quietMs` (true), or at
+  // `maxMs` while it still changes (false).
+  function waitStable(quietMs, maxMs) {
+    return new Promise((resolve) => {
+      let quiet = null;
+      const finish = (stable) => { observer.disconnect(); clearTimeout(quiet); clearTimeout(deadline); resolve(stable); };
+      const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(() => finish(true), quietMs); });
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      quiet = setTimeout(() => finish(true), quietMs);
+      const deadline = setTimeout(() => finish(false), maxMs);
+    });
+  }
+
+  globalThis.__browserShell = { doc, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
   return 'installed';
 })()

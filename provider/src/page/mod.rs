@@ -15,6 +15,7 @@ pub mod keys;
 pub mod navigate;
 pub mod screencast;
 pub mod screenshot;
+pub mod wait;
 pub(crate) mod world;
 
 use std::collections::HashMap;

@@ -23,6 +23,7 @@ mod navigation;
 mod screenshot;
 mod snapshot;
 mod tabs;
+mod wait;
 
 use std::sync::Arc;
 
@@ -88,6 +89,9 @@ fn main() {
         snapshot::cross_origin_frames_are_inline_and_actionable,
         snapshot::every_kind_of_input_reaches_frames_and_shadow_roots,
         act::every_action_kind_works,
+        wait::each_condition_ends_the_wait_when_it_holds,
+        wait::a_wait_that_runs_out_says_what_it_saw,
+        wait::waits_end_at_once_when_cancelled_or_a_person_takes_over,
         act::role_and_name_must_match_exactly_one,
         act::blocked_elements_are_not_actionable,
         act::clicking_a_link_navigates_and_resets,

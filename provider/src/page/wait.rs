@@ -1,0 +1,337 @@
+//! Waiting for the page: an element, text, a URL, a load state, a script
+//! predicate or stillness — bounded, cancellable, and driven by events
+//! (DOM mutations, page events), not by polling. A wait that runs out
+//! fails with `TIMEOUT` saying what it last saw.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Budget, Page};
+use crate::cdp::EventStream;
+use crate::error::{BrowserError, Result};
+
+/// How long the DOM must stay unchanged to count as stable.
+const QUIET: Duration = Duration::from_millis(500);
+
+/// What an element must be for a wait on it to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ElementState {
+    /// On the page and visible (the default).
+    #[default]
+    Visible,
+    /// Gone or invisible.
+    Hidden,
+    /// Visible and not disabled.
+    Enabled,
+}
+
+impl ElementState {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Visible => "visible",
+            Self::Hidden => "hidden",
+            Self::Enabled => "enabled",
+        }
+    }
+}
+
+/// How far a page must have loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadState {
+    /// `DOMContentLoaded`.
+    DomContentLoaded,
+    /// `load`.
+    Load,
+}
+
+/// One condition to wait for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// Text appears in (or, with `gone`, disappears from) the visible page.
+    Text {
+        /// The text.
+        text: String,
+        /// Wait for it to disappear instead.
+        gone: bool,
+    },
+    /// The element behind a ref reaches a state.
+    Ref {
+        /// The ref.
+        reference: String,
+        /// The state.
+        state: ElementState,
+    },
+    /// An element with exactly this role and name reaches a state (for
+    /// `Hidden`: every such element).
+    Role {
+        /// Role.
+        role: String,
+        /// Exact accessible name.
+        name: String,
+        /// The state.
+        state: ElementState,
+    },
+    /// The page's URL contains this text.
+    Url(String),
+    /// The page has loaded this far.
+    Load(LoadState),
+    /// A JavaScript expression in the page is truthy.
+    Script(String),
+    /// The DOM has not changed for half a second.
+    Stable,
+}
+
+/// A wait that ended because its condition held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waited {
+    /// How long it took.
+    pub elapsed: Duration,
+    /// What held, for the model.
+    pub detail: String,
+}
+
+#[derive(Deserialize)]
+struct Seen {
+    ok: bool,
+    #[serde(default)]
+    seen: serde_json::Value,
+}
+
+/// Waits until `condition` holds in `page`, at most `timeout`.
+///
+/// # Errors
+/// `TIMEOUT` naming the condition and what was last seen; `ABORTED` or
+/// `HUMAN_INTERVENED` when the budget says stop; `INVALID_ARGUMENT` for a
+/// ref this tab never issued; `EXECUTE_FAILED` for a script that throws.
+pub async fn wait(
+    page: &Page,
+    condition: &Condition,
+    timeout: Duration,
+    budget: &Budget,
+) -> Result<Waited> {
+    let started = Instant::now();
+    let bound_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+    let expired = |what: String| BrowserError::timeout(what, timeout);
+    let detail = match condition {
+        Condition::Text { text, gone } => {
+            let spec = json!({"kind": "text", "text": text, "gone": gone});
+            let seen = in_world(page, None, &spec, bound_ms, budget).await?;
+            let verb = if *gone { "disappear" } else { "appear" };
+            if !seen.ok {
+                return Err(expired(format!(
+                    "waiting for the text {text:?} to {verb} (the page now reads: {})",
+                    seen.seen
+                )));
+            }
+            format!("the text {text:?} did {verb}")
+        }
+        Condition::Ref { reference, state } => {
+            let frame = {
+                let tab = page.agent.lock().await;
+                match (tab.record(reference), tab.retired(reference)) {
+                    (Some(record), _) => record.frame.clone(),
+                    // Its document is gone: it can only be hidden now.
+                    (None, Some(_)) if *state == ElementState::Hidden => {
+                        return Ok(Waited {
+                            elapsed: started.elapsed(),
+                            detail: format!("{reference} is gone (its page was replaced)"),
+                        });
+                    }
+                    (None, Some(_)) => {
+                        return Err(BrowserError::invalid(
+                            "ref",
+                            format!("{reference} belonged to a page that is gone; take a snapshot"),
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(BrowserError::invalid(
+                            "ref",
+                            format!(
+                                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
+                            ),
+                        ));
+                    }
+                }
+            };
+            let spec = json!({"kind": "ref", "ref": reference, "state": state.name()});
+            let seen = in_world(page, frame.as_deref(), &spec, bound_ms, budget).await?;
+            if !seen.ok {
+                return Err(expired(format!(
+                    "waiting for {reference} to be {} (it is {})",
+                    state.name(),
+                    seen.seen
+                )));
+            }
+            format!("{reference} is {}", state.name())
+        }
+        Condition::Role { role, name, state } => {
+            let spec = json!({"kind": "role", "role": role, "name": name, "state": state.name()});
+            let seen = in_world(page, None, &spec, bound_ms, budget).await?;
+            if !seen.ok {
+                return Err(expired(format!(
+                    "waiting for {role} {name:?} to be {} (seen: {})",
+                    state.name(),
+                    seen.seen
+                )));
+            }
+            format!("{role} {name:?} is {}", state.name())
+        }
+        Condition::Url(part) => {
+            let url =
+                wait_for_page(page, budget, timeout, |url, _| url.contains(part.as_str())).await?;
+            match url {
+                Ok(url) => format!("the URL is {url}"),
+                Err(url) => {
+                    return Err(expired(format!(
+                        "waiting for the URL to contain {part:?} (it is {url})"
+                    )));
+                }
+            }
+        }
+        Condition::Load(state) => {
+            let wanted = match state {
+                LoadState::Load => ["complete", "complete"],
+                LoadState::DomContentLoaded => ["interactive", "complete"],
+            };
+            let reached =
+                wait_for_page(page, budget, timeout, |_, ready| wanted.contains(&ready)).await?;
+            let name = match state {
+                LoadState::Load => "load",
+                LoadState::DomContentLoaded => "DOMContentLoaded",
+            };
+            if let Err(url) = reached {
+                return Err(expired(format!("waiting for {name} of {url}")));
+            }
+            format!("the page reached {name}")
+        }
+        Condition::Script(expression) => {
+            let seen = script(page, expression, bound_ms, budget).await?;
+            if !seen.ok {
+                return Err(expired(format!(
+                    "waiting for the script to be true (last value: {})",
+                    seen.seen
+                )));
+            }
+            "the script is true".to_owned()
+        }
+        Condition::Stable => {
+            let expression = format!(
+                "__browserShell.waitStable({}, {bound_ms})",
+                QUIET.as_millis()
+            );
+            let stable = page
+                .world(None)
+                .evaluate(
+                    page,
+                    &budget.grace(timeout + Duration::from_secs(2)),
+                    &expression,
+                )
+                .await?;
+            if stable.as_bool() != Some(true) {
+                return Err(expired(
+                    "waiting for the page to stop changing (it kept changing)".into(),
+                ));
+            }
+            format!("the page did not change for {} ms", QUIET.as_millis())
+        }
+    };
+    Ok(Waited {
+        elapsed: started.elapsed(),
+        detail,
+    })
+}
+
+/// Runs `__browserShell.waitFor` in our world of `frame`.
+async fn in_world(
+    page: &Page,
+    frame: Option<&str>,
+    spec: &serde_json::Value,
+    bound_ms: u64,
+    budget: &Budget,
+) -> Result<Seen> {
+    let expression = format!("__browserShell.waitFor({spec}, {bound_ms})");
+    let value = page
+        .world(frame)
+        .evaluate(page, budget, &expression)
+        .await?;
+    serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the wait returned an unexpected shape: {e}"),
+    })
+}
+
+/// A script predicate in the page's own world (it may read the page's
+/// variables), checked now, after DOM changes and once per frame.
+async fn script(page: &Page, expression: &str, bound_ms: u64, budget: &Budget) -> Result<Seen> {
+    let source = format!(
+        "new Promise((resolve, reject) => {{ \
+           const test = () => {{ const v = ({expression}); return {{ ok: !!v, seen: String(v).slice(0, 200) }}; }}; \
+           let last; try {{ last = test(); }} catch (e) {{ reject(e); return; }} \
+           if (last.ok) {{ resolve(last); return; }} \
+           let frame = 0; \
+           const finish = () => {{ observer.disconnect(); cancelAnimationFrame(frame); clearTimeout(deadline); resolve(last); }}; \
+           const again = () => {{ try {{ last = test(); }} catch (e) {{ observer.disconnect(); cancelAnimationFrame(frame); clearTimeout(deadline); reject(e); return true; }} if (last.ok) {{ finish(); return true; }} return false; }}; \
+           const observer = new MutationObserver(again); \
+           observer.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }}); \
+           const tick = () => {{ if (!again()) frame = requestAnimationFrame(tick); }}; \
+           frame = requestAnimationFrame(tick); \
+           const deadline = setTimeout(finish, {bound_ms}); \
+         }})"
+    );
+    let value = page.evaluate_value(budget, source).await?;
+    serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the wait returned an unexpected shape: {e}"),
+    })
+}
+
+/// Re-checks the page's URL and readiness after each navigation or load
+/// event until `holds` says yes. `Ok(Ok(url))` when it held, `Ok(Err(url))`
+/// at the bound.
+async fn wait_for_page(
+    page: &Page,
+    budget: &Budget,
+    timeout: Duration,
+    holds: impl Fn(&str, &str) -> bool,
+) -> Result<std::result::Result<String, String>> {
+    let mut events: EventStream = page.events().await?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let now = page
+            .evaluate_value(budget, "[location.href, document.readyState]".to_owned())
+            .await?;
+        let url = now[0].as_str().unwrap_or_default().to_owned();
+        let ready = now[1].as_str().unwrap_or_default();
+        if holds(&url, ready) {
+            return Ok(Ok(url));
+        }
+        // The next page event that could change the answer.
+        loop {
+            let event = budget
+                .run("wait", async {
+                    Ok(tokio::time::timeout_at(deadline, events.recv()).await)
+                })
+                .await?;
+            match event {
+                Err(_) => return Ok(Err(url)),
+                Ok(None) => {
+                    return Err(BrowserError::TabNotFound {
+                        tab: "(the tab closed while waiting)".into(),
+                    });
+                }
+                Ok(Some(event))
+                    if matches!(
+                        event.method.as_str(),
+                        "Page.frameNavigated"
+                            | "Page.navigatedWithinDocument"
+                            | "Page.domContentEventFired"
+                            | "Page.loadEventFired"
+                    ) =>
+                {
+                    break;
+                }
+                Ok(Some(_)) => {}
+            }
+        }
+    }
+}

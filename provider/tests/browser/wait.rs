@@ -1,0 +1,223 @@
+//! Waiting for the page: each condition, timeouts that say what they saw,
+//! cancellation mid-flight, and a person taking control.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use browser_provider::page::wait::{Condition, ElementState, LoadState};
+use browser_provider::{Browser, BrowserConfig};
+use tokio_util::sync::CancellationToken;
+
+use crate::snapshot::ref_of;
+use crate::support::Ctx;
+
+const BOUND: Duration = Duration::from_secs(10);
+
+pub async fn each_condition_ends_the_wait_when_it_holds(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let wait = |condition: Condition| {
+        let session = session.clone();
+        let cancel = cancel.clone();
+        async move { browser.wait(&session, &condition, BOUND, &cancel).await }
+    };
+
+    // Text that appears later, then goes.
+    ctx.eval(
+        &session,
+        "setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'Saved at last'; document.body.append(p); }, 200)",
+    )
+    .await;
+    let waited = wait(Condition::Text {
+        text: "Saved at last".into(),
+        gone: false,
+    })
+    .await
+    .unwrap();
+    assert!(waited.elapsed >= Duration::from_millis(100), "{waited:?}");
+    ctx.eval(
+        &session,
+        "setTimeout(() => document.getElementById('late').remove(), 100)",
+    )
+    .await;
+    wait(Condition::Text {
+        text: "Saved at last".into(),
+        gone: true,
+    })
+    .await
+    .unwrap();
+
+    // An element by ref becomes enabled, then hidden.
+    let snapshot = browser
+        .snapshot(&session, &browser_provider::snapshot::Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let disabled = ref_of(&snapshot, "button \"Disabled action\"");
+    ctx.eval(
+        &session,
+        "setTimeout(() => { document.querySelector('button[disabled]').disabled = false; }, 150)",
+    )
+    .await;
+    wait(Condition::Ref {
+        reference: disabled.clone(),
+        state: ElementState::Enabled,
+    })
+    .await
+    .unwrap();
+    ctx.eval(
+        &session,
+        "setTimeout(() => { document.getElementById('counter').style.display = 'none'; }, 150)",
+    )
+    .await;
+    wait(Condition::Ref {
+        reference: ref_of(&snapshot, "button \"Add one\""),
+        state: ElementState::Hidden,
+    })
+    .await
+    .unwrap();
+
+    // By role and name, appearing later.
+    ctx.eval(
+        &session,
+        "setTimeout(() => { const b = document.createElement('button'); b.textContent = 'Continue'; document.body.append(b); }, 150)",
+    )
+    .await;
+    wait(Condition::Role {
+        role: "button".into(),
+        name: "Continue".into(),
+        state: ElementState::Visible,
+    })
+    .await
+    .unwrap();
+
+    // The URL, changed by the page without a new document.
+    ctx.eval(
+        &session,
+        "setTimeout(() => history.pushState({}, '', '#step-2'), 150)",
+    )
+    .await;
+    let waited = wait(Condition::Url("#step-2".into())).await.unwrap();
+    assert!(waited.detail.contains("#step-2"), "{waited:?}");
+
+    // A load state that already holds, and a script predicate on a page variable.
+    wait(Condition::Load(LoadState::Load)).await.unwrap();
+    ctx.eval(
+        &session,
+        "setTimeout(() => { window.appReady = true; }, 150)",
+    )
+    .await;
+    wait(Condition::Script("window.appReady === true".into()))
+        .await
+        .unwrap();
+
+    // A still page is stable.
+    wait(Condition::Stable).await.unwrap();
+    browser.close_session(&session).await.unwrap();
+}
+
+pub async fn a_wait_that_runs_out_says_what_it_saw(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("form.html").await;
+    let started = Instant::now();
+    let error = browser
+        .wait(
+            &session,
+            &Condition::Text {
+                text: "Never there".into(),
+                gone: false,
+            },
+            Duration::from_millis(400),
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TIMEOUT");
+    assert!(
+        error.to_string().contains("Sign up"),
+        "the page text: {error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A page that keeps changing is never stable.
+    let churning = ctx.session_at("spa.html").await;
+    let error = browser
+        .wait(
+            &churning,
+            &Condition::Stable,
+            Duration::from_millis(800),
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TIMEOUT");
+    assert!(error.to_string().contains("kept changing"), "{error}");
+    browser.close_session(&session).await.unwrap();
+    browser.close_session(&churning).await.unwrap();
+}
+
+pub async fn waits_end_at_once_when_cancelled_or_a_person_takes_over(ctx: Ctx) {
+    // A browser of its own over the shared Chromium: control is per browser.
+    let browser = Browser::new(Arc::clone(ctx.browser().host()), BrowserConfig::default());
+    let cancel = CancellationToken::new();
+    let session = browser.open_session(Default::default()).await.unwrap();
+    browser
+        .open(&session, &ctx.url("form.html"), false, &cancel)
+        .await
+        .unwrap();
+    let never = Condition::Text {
+        text: "Never there".into(),
+        gone: false,
+    };
+
+    // Cancelled mid-flight.
+    let stop = CancellationToken::new();
+    let waiting = {
+        let (browser, session, never, stop) = (
+            browser.clone(),
+            session.clone(),
+            never.clone(),
+            stop.clone(),
+        );
+        tokio::spawn(async move { browser.wait(&session, &never, BOUND, &stop).await })
+    };
+    tokio::task::yield_now().await;
+    let started = Instant::now();
+    stop.cancel();
+    let error = waiting.await.unwrap().unwrap_err();
+    assert_eq!(error.code(), "ABORTED");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A person takes control mid-flight.
+    let waiting = {
+        let (browser, session, never, cancel) = (
+            browser.clone(),
+            session.clone(),
+            never.clone(),
+            cancel.clone(),
+        );
+        tokio::spawn(async move { browser.wait(&session, &never, BOUND, &cancel).await })
+    };
+    tokio::task::yield_now().await;
+    let started = Instant::now();
+    browser.take_control();
+    let error = waiting.await.unwrap().unwrap_err();
+    assert_eq!(error.code(), "HUMAN_INTERVENED");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    browser.return_control();
+    browser.close_session(&session).await.unwrap();
+}
