@@ -147,6 +147,52 @@ pub enum ToolCommand {
         #[arg(long)]
         tab: Option<String>,
     },
+    /// Wait (bounded) for one condition; fails with TIMEOUT saying what it saw.
+    ///
+    /// Examples:
+    ///   browser-shell wait --text "Saved"
+    ///   browser-shell wait --ref e12 --state hidden
+    ///   browser-shell wait --url /checkout --timeout-ms 20000
+    ///   browser-shell wait --stable
+    #[command(verbatim_doc_comment)]
+    Wait {
+        /// Until this text is visible on the page.
+        #[arg(long)]
+        text: Option<String>,
+        /// Until this text is gone from the page.
+        #[arg(long)]
+        text_gone: Option<String>,
+        /// Until the element with this ref reaches --state.
+        #[arg(long = "ref", value_name = "REF")]
+        reference: Option<String>,
+        /// Until an element with this role (and --name) reaches --state.
+        #[arg(long, requires = "name")]
+        role: Option<String>,
+        /// The exact accessible name, with --role.
+        #[arg(long, requires = "role")]
+        name: Option<String>,
+        /// visible (default), hidden or enabled.
+        #[arg(long, value_parser = ["visible", "hidden", "enabled"])]
+        state: Option<String>,
+        /// Until the URL contains this text.
+        #[arg(long)]
+        url: Option<String>,
+        /// Until the page has loaded this far: load or domcontentloaded.
+        #[arg(long, value_parser = ["load", "domcontentloaded"])]
+        load: Option<String>,
+        /// Until this JavaScript expression is truthy.
+        #[arg(long)]
+        script: Option<String>,
+        /// Until the page stops changing for 500 ms.
+        #[arg(long)]
+        stable: bool,
+        /// Give up after this many milliseconds (default 10000).
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+        /// The tab (such as t2); default: the active tab.
+        #[arg(long)]
+        tab: Option<String>,
+    },
     /// List the session's tabs.
     Tabs,
     /// Make a tab active and print its snapshot.
@@ -306,6 +352,27 @@ impl ToolCommand {
                 object(json!({
                     "fullPage": full_page, "ref": reference, "selector": selector,
                     "format": format, "quality": quality, "tab": tab,
+                })),
+            ),
+            Self::Wait {
+                text,
+                text_gone,
+                reference,
+                role,
+                name,
+                state,
+                url,
+                load,
+                script,
+                stable,
+                timeout_ms,
+                tab,
+            } => (
+                "browser_wait",
+                object(json!({
+                    "text": text, "textGone": text_gone, "ref": reference, "role": role,
+                    "name": name, "state": state, "url": url, "load": load, "script": script,
+                    "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
                 })),
             ),
             Self::Tabs => ("browser_list_tabs", json!({})),
@@ -472,6 +539,10 @@ mod tests {
             json!({"script": "document.title", "args": [21]})
         );
         assert_eq!(call(&["close"]).unwrap(), ("browser_close_tab", json!({})));
+        assert_eq!(
+            call(&["wait", "--ref", "e4", "--state", "hidden"]).unwrap(),
+            ("browser_wait", json!({"ref": "e4", "state": "hidden"}))
+        );
     }
 
     #[test]
