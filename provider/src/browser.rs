@@ -591,6 +591,30 @@ impl Browser {
         screenshot::screenshot(&tab.page, &request, &budget).await
     }
 
+    /// Console messages and uncaught exceptions of the active tab after
+    /// cursor `since`, at `min_level` or above, at most `limit`.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab.
+    pub fn console(
+        &self,
+        session: &SessionId,
+        since: u64,
+        min_level: crate::page::console::Level,
+        limit: usize,
+    ) -> Result<crate::page::console::ConsoleRead> {
+        let tab = self.inner.active_tab(session)?;
+        Ok(tab.page.console(since, min_level, limit))
+    }
+
+    /// Follows the active tab's console: changes with every new entry.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab.
+    pub fn watch_console(&self, session: &SessionId) -> Result<watch::Receiver<u64>> {
+        Ok(self.inner.active_tab(session)?.page.watch_console())
+    }
+
     /// Waits in the active tab until `condition` holds, at most `timeout`.
     /// A person taking control ends the wait with `HUMAN_INTERVENED`.
     ///

@@ -21,10 +21,11 @@ use serde_json::{Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 /// The tools every default server offers, by their seed-plugin names.
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 15] = [
     "browser_act",
     "browser_claim_tab",
     "browser_close_tab",
+    "browser_console",
     "browser_content",
     "browser_execute",
     "browser_handoff",

@@ -19,8 +19,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs, HandoffArgs, NavigateArgs,
-    NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
+    ActArgs, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs, ExecuteArgs, HandoffArgs,
+    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 
@@ -315,6 +315,12 @@ impl Agent {
                  role+name to be visible / hidden / enabled, the URL to contain a string, a load state, a JavaScript \
                  expression to be true, or the page to stop changing (stable). On timeout it fails with TIMEOUT and \
                  says what it last saw.",
+                true,
+            ),
+            tool::<ConsoleArgs>(
+                "browser_console",
+                "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
+                 Pass the returned cursor as since next time to get only what is new; filter with level.",
                 true,
             ),
             tool::<NoArgs>(

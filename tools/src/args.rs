@@ -277,6 +277,34 @@ pub struct WaitArgs {
     pub tab: Option<String>,
 }
 
+/// Console levels, least serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum LevelName {
+    /// Everything.
+    Debug,
+    /// Logs and above.
+    Info,
+    /// Warnings and errors.
+    Warning,
+    /// Errors and uncaught exceptions only.
+    Error,
+}
+
+/// `browser_console`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConsoleArgs {
+    /// Only this level and more serious: debug (default, everything), info, warning, error.
+    pub level: Option<LevelName>,
+    /// Only entries after this cursor (the "next cursor" of your last read): read only what is new.
+    pub since: Option<u64>,
+    /// At most this many entries (default 100).
+    pub limit: Option<usize>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
 /// `browser_claim_tab`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -6,6 +6,7 @@ use std::time::Duration;
 use base64::Engine;
 use browser_provider::browser::NavigationRequest;
 use browser_provider::page::act::{Action, MouseButton, Target};
+use browser_provider::page::console::{CONSOLE_CAP, Level};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
@@ -17,9 +18,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
-    ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ContentArgs, ExecuteArgs,
-    FormatName, HandoffArgs, HistoryMove, ImageName, LoadName, NavigateArgs, NoArgs, OpenArgs,
-    ScreenshotArgs, SnapshotArgs, StateName, TabArgs, WaitArgs,
+    ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs,
+    ExecuteArgs, FormatName, HandoffArgs, HistoryMove, ImageName, LevelName, LoadName,
+    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, StateName, TabArgs, WaitArgs,
 };
 use crate::render;
 
@@ -455,6 +456,51 @@ async fn run(
                 waited.elapsed.as_millis(),
                 render::fenced("wait", &waited.detail)
             )))
+        }
+        "browser_console" => {
+            let args: ConsoleArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let level = match args.level.unwrap_or(LevelName::Debug) {
+                LevelName::Debug => Level::Debug,
+                LevelName::Info => Level::Info,
+                LevelName::Warning => Level::Warning,
+                LevelName::Error => Level::Error,
+            };
+            let limit = args.limit.unwrap_or(100).clamp(1, CONSOLE_CAP);
+            let read = browser.console(session, args.since.unwrap_or(0), level, limit)?;
+            let tab = browser.active_tab(session)?;
+            let mut text = format!(
+                "Console of {tab}: {} entr{} (next cursor: {}; pass it as since to read only what is new).",
+                read.entries.len(),
+                if read.entries.len() == 1 { "y" } else { "ies" },
+                read.cursor
+            );
+            if read.dropped > 0 {
+                text.push_str(&format!(
+                    " {} earlier entries were dropped (a tab keeps the last {CONSOLE_CAP}).",
+                    read.dropped
+                ));
+            }
+            if !read.entries.is_empty() {
+                let lines: Vec<String> = read
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let mut line = format!("[{}] {} {}", e.seq, e.level.name(), e.text);
+                        if let Some(source) = &e.source {
+                            line.push_str(&format!(" ({source})"));
+                        }
+                        if let Some(stack) = &e.stack {
+                            line.push('\n');
+                            line.push_str(stack);
+                        }
+                        line
+                    })
+                    .collect();
+                text.push('\n');
+                text.push_str(&render::fenced("console", &lines.join("\n")));
+            }
+            Ok(ToolOutput::text(text))
         }
         "browser_claim_tab" => {
             let args: ClaimTabArgs = parse(arguments)?;

@@ -466,6 +466,13 @@ pub struct DialogOpening {
     pub kind: String,
 }
 
+// ---- Log --------------------------------------------------------------------
+
+/// `Log.enable`: browser messages for the page (failed loads, violations).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LogEnable {}
+command!(LogEnable => "Log.enable", Empty);
+
 // ---- Runtime ----------------------------------------------------------------
 
 /// `Runtime.enable`: execution context and console events.

@@ -8,6 +8,7 @@
 
 pub mod act;
 mod budget;
+pub mod console;
 pub mod content;
 pub mod execute;
 pub mod input;
@@ -27,8 +28,8 @@ use serde_json::Value;
 pub use budget::Budget;
 
 use crate::cdp::protocol::{
-    DialogOpening, PageEnable, PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled,
-    RuntimeEnable,
+    DialogOpening, LogEnable, PageEnable, PageHandleJavaScriptDialog,
+    PageSetLifecycleEventsEnabled, RuntimeEnable,
 };
 use crate::cdp::{Command, EventStream};
 use crate::error::Result;
@@ -60,6 +61,8 @@ pub struct Page {
     view: ViewId,
     /// Dialogs answered since the last [`Page::take_dialogs`].
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+    /// Console messages and exceptions since the page was prepared.
+    console: Arc<Mutex<console::ConsoleLog>>,
     /// Our isolated worlds for snapshots and actions: the main frame's
     /// (`None`) and one per out-of-process frame.
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
@@ -72,9 +75,14 @@ impl Page {
     /// starts answering JavaScript dialogs so they never block an operation.
     pub async fn attach(host: Arc<dyn ViewHost>, view: ViewId) -> Result<Self> {
         let events = host.subscribe(&view).await?;
+        // Subscribed before Runtime and Log are enabled, so nothing logged is missed.
+        let console_events = host.subscribe(&view).await?;
+        let console = Arc::new(Mutex::new(console::ConsoleLog::default()));
+        tokio::spawn(console::collect(console_events, Arc::clone(&console)));
         host.call(&view, &PageEnable {}).await?;
-        // Needed for syntax checks (`Runtime.compileScript`) and, later, console capture.
+        // Console capture, and syntax checks (`Runtime.compileScript`).
         host.call(&view, &RuntimeEnable {}).await?;
+        host.call(&view, &LogEnable {}).await?;
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
@@ -88,6 +96,7 @@ impl Page {
             host,
             view,
             dialogs,
+            console,
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
         })
@@ -118,6 +127,27 @@ impl Page {
     /// A fresh subscription to this page's events (subscribe before acting).
     pub async fn events(&self) -> Result<EventStream> {
         self.host.subscribe(&self.view).await
+    }
+
+    /// Console entries after `since` at `min_level` or above, at most `limit`.
+    pub fn console(
+        &self,
+        since: u64,
+        min_level: console::Level,
+        limit: usize,
+    ) -> console::ConsoleRead {
+        self.console
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .read(since, min_level, limit)
+    }
+
+    /// Follows the console's last sequence number (changes with every entry).
+    pub fn watch_console(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.console
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .watch()
     }
 
     /// Returns and forgets the dialogs answered since the last call.

@@ -1,0 +1,388 @@
+//! The console of a tab: messages and uncaught exceptions captured from the
+//! moment the tab was prepared, in a ring buffer with a cap. Every entry has
+//! a sequence number, so a reader asks for what is new since its cursor and
+//! nothing is lost or repeated between reads (what the cap pushed out is
+//! counted).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cdp::EventStream;
+
+/// Entries a tab keeps; older ones are dropped (and counted).
+pub const CONSOLE_CAP: usize = 1000;
+
+/// How serious an entry is, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// `console.debug`, verbose browser messages.
+    Debug,
+    /// `console.log`, `console.info` and friends.
+    Info,
+    /// `console.warn`, browser warnings.
+    Warning,
+    /// `console.error`, uncaught exceptions, failed loads.
+    Error,
+}
+
+impl Level {
+    /// The level's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+
+    fn of_console_call(kind: &str) -> Self {
+        match kind {
+            "debug" | "trace" => Self::Debug,
+            "warning" | "warn" => Self::Warning,
+            "error" | "assert" => Self::Error,
+            _ => Self::Info,
+        }
+    }
+
+    fn of_log_entry(level: &str) -> Self {
+        match level {
+            "verbose" => Self::Debug,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            _ => Self::Info,
+        }
+    }
+}
+
+/// One console message or exception.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleEntry {
+    /// Its number in this tab (1, 2, …), for cursors.
+    pub seq: u64,
+    /// How serious.
+    pub level: Level,
+    /// The message, or the exception's description.
+    pub text: String,
+    /// Where it came from: `url:line:column` when known.
+    pub source: Option<String>,
+    /// The stack, for exceptions and errors that carry one.
+    pub stack: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub timestamp_ms: u64,
+}
+
+/// What a read returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleRead {
+    /// Matching entries after the cursor, oldest first.
+    pub entries: Vec<ConsoleEntry>,
+    /// The cursor for the next read (the last sequence number seen).
+    pub cursor: u64,
+    /// Entries after the cursor that the cap dropped before this read.
+    pub dropped: u64,
+}
+
+/// A tab's console buffer.
+#[derive(Debug)]
+pub struct ConsoleLog {
+    entries: VecDeque<ConsoleEntry>,
+    last_seq: u64,
+    /// The last sequence number, for readers that wait for news.
+    news: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for ConsoleLog {
+    fn default() -> Self {
+        Self {
+            entries: VecDeque::new(),
+            last_seq: 0,
+            news: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
+
+impl ConsoleLog {
+    /// Follows the last sequence number (it changes with every new entry).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.news.subscribe()
+    }
+
+    fn push(&mut self, mut entry: ConsoleEntry) {
+        self.last_seq += 1;
+        self.news.send_replace(self.last_seq);
+        entry.seq = self.last_seq;
+        if self.entries.len() == CONSOLE_CAP {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(entry);
+    }
+
+    /// Entries after `since` at `min_level` or above, at most `limit`.
+    pub fn read(&self, since: u64, min_level: Level, limit: usize) -> ConsoleRead {
+        let oldest_kept = self.entries.front().map_or(self.last_seq + 1, |e| e.seq);
+        let dropped = oldest_kept.saturating_sub(since + 1);
+        let mut entries: Vec<ConsoleEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.seq > since && e.level >= min_level)
+            .take(limit)
+            .cloned()
+            .collect();
+        // A full page of results ends the cursor at its last entry, so the
+        // next read continues there; otherwise everything up to now was read.
+        let cursor = if entries.len() == limit {
+            entries.last().map_or(since, |e| e.seq)
+        } else {
+            self.last_seq
+        };
+        entries.shrink_to_fit();
+        ConsoleRead {
+            entries,
+            cursor,
+            dropped,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConsoleApiCalled {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    args: Vec<RemoteValue>,
+    #[serde(default)]
+    stack_trace: Option<StackTrace>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RemoteValue {
+    #[serde(default)]
+    value: Option<Value>,
+    #[serde(default)]
+    unserializable_value: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+impl RemoteValue {
+    fn text(&self) -> String {
+        match (&self.value, &self.unserializable_value, &self.description) {
+            (Some(Value::String(text)), _, _) => text.clone(),
+            (Some(value), _, _) => value.to_string(),
+            (None, Some(text), _) | (None, None, Some(text)) => text.clone(),
+            (None, None, None) => self.kind.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StackTrace {
+    #[serde(default)]
+    call_frames: Vec<CallFrame>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallFrame {
+    #[serde(default)]
+    function_name: String,
+    #[serde(default)]
+    url: String,
+    line_number: i64,
+    column_number: i64,
+}
+
+impl StackTrace {
+    fn top(&self) -> Option<String> {
+        self.call_frames
+            .first()
+            .map(|f| format!("{}:{}:{}", f.url, f.line_number + 1, f.column_number + 1))
+    }
+
+    fn render(&self) -> String {
+        self.call_frames
+            .iter()
+            .map(|f| {
+                let name = if f.function_name.is_empty() {
+                    "(anonymous)"
+                } else {
+                    &f.function_name
+                };
+                format!(
+                    "    at {name} ({}:{}:{})",
+                    f.url,
+                    f.line_number + 1,
+                    f.column_number + 1
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExceptionThrown {
+    exception_details: ExceptionDetails,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExceptionDetails {
+    text: String,
+    #[serde(default)]
+    url: Option<String>,
+    line_number: i64,
+    column_number: i64,
+    #[serde(default)]
+    exception: Option<RemoteValue>,
+    #[serde(default)]
+    stack_trace: Option<StackTrace>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogEntryAdded {
+    entry: LogEntry,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogEntry {
+    level: String,
+    text: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    line_number: Option<i64>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Fills `log` from a tab's events until the tab goes away.
+pub(crate) async fn collect(mut events: EventStream, log: Arc<Mutex<ConsoleLog>>) {
+    while let Some(event) = events.recv().await {
+        let entry = match event.method.as_str() {
+            "Runtime.consoleAPICalled" => {
+                let Some(call) = event.decode::<ConsoleApiCalled>() else {
+                    continue;
+                };
+                let text: Vec<String> = call.args.iter().map(RemoteValue::text).collect();
+                let level = Level::of_console_call(&call.kind);
+                ConsoleEntry {
+                    seq: 0,
+                    level,
+                    text: text.join(" "),
+                    source: call.stack_trace.as_ref().and_then(StackTrace::top),
+                    stack: (level == Level::Error)
+                        .then(|| call.stack_trace.as_ref().map(StackTrace::render))
+                        .flatten()
+                        .filter(|s| !s.is_empty()),
+                    timestamp_ms: now_ms(),
+                }
+            }
+            "Runtime.exceptionThrown" => {
+                let Some(thrown) = event.decode::<ExceptionThrown>() else {
+                    continue;
+                };
+                let details = thrown.exception_details;
+                let description = details
+                    .exception
+                    .as_ref()
+                    .and_then(|e| e.description.clone())
+                    .unwrap_or_else(|| details.text.clone());
+                let first_line = description.lines().next().unwrap_or_default().to_owned();
+                let source = details.url.as_ref().map(|url| {
+                    format!(
+                        "{url}:{}:{}",
+                        details.line_number + 1,
+                        details.column_number + 1
+                    )
+                });
+                ConsoleEntry {
+                    seq: 0,
+                    level: Level::Error,
+                    text: format!("Uncaught {first_line}"),
+                    source,
+                    stack: details
+                        .stack_trace
+                        .as_ref()
+                        .map(StackTrace::render)
+                        .filter(|s| !s.is_empty()),
+                    timestamp_ms: now_ms(),
+                }
+            }
+            "Log.entryAdded" => {
+                let Some(added) = event.decode::<LogEntryAdded>() else {
+                    continue;
+                };
+                let entry = added.entry;
+                ConsoleEntry {
+                    seq: 0,
+                    level: Level::of_log_entry(&entry.level),
+                    text: entry.text,
+                    source: entry.url.map(|url| match entry.line_number {
+                        Some(line) => format!("{url}:{}", line + 1),
+                        None => url,
+                    }),
+                    stack: None,
+                    timestamp_ms: now_ms(),
+                }
+            }
+            _ => continue,
+        };
+        log.lock().unwrap_or_else(|p| p.into_inner()).push(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(level: Level, text: &str) -> ConsoleEntry {
+        ConsoleEntry {
+            seq: 0,
+            level,
+            text: text.into(),
+            source: None,
+            stack: None,
+            timestamp_ms: 0,
+        }
+    }
+
+    #[test]
+    fn cursors_never_lose_or_repeat_and_count_what_the_cap_dropped() {
+        let mut log = ConsoleLog::default();
+        for i in 0..CONSOLE_CAP + 5 {
+            log.push(entry(Level::Info, &format!("m{i}")));
+        }
+        let first = log.read(0, Level::Debug, 10);
+        assert_eq!(first.dropped, 5);
+        assert_eq!(first.entries[0].text, "m5");
+        assert_eq!(first.cursor, first.entries[9].seq);
+        let second = log.read(first.cursor, Level::Debug, 10);
+        assert_eq!(second.dropped, 0);
+        assert_eq!(second.entries[0].seq, first.cursor + 1);
+        let rest = log.read(second.cursor, Level::Debug, usize::MAX);
+        assert_eq!(rest.entries.len(), CONSOLE_CAP - 20);
+        assert_eq!(rest.cursor, log.last_seq);
+        log.push(entry(Level::Error, "boom"));
+        let errors = log.read(rest.cursor, Level::Error, 10);
+        assert_eq!(errors.entries.len(), 1);
+        assert_eq!(errors.entries[0].text, "boom");
+    }
+}
