@@ -78,7 +78,7 @@ impl TabHandle {
     }
 
     /// The number in `t<number>` (handles sort by it: the order tabs opened).
-    fn number(&self) -> u64 {
+    pub fn number(&self) -> u64 {
         self.0.trim_start_matches('t').parse().unwrap_or(0)
     }
 }

@@ -335,6 +335,13 @@ impl BrowserError {
         }
     }
 
+    /// Shorthand for a [`BrowserError::NotConnected`].
+    pub fn not_connected(reason: impl Into<String>) -> Self {
+        Self::NotConnected {
+            reason: reason.into(),
+        }
+    }
+
     /// Shorthand for a [`BrowserError::Timeout`].
     pub fn timeout(operation: impl Into<String>, after: Duration) -> Self {
         Self::Timeout {

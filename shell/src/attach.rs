@@ -16,12 +16,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::instance;
 
-fn not_connected(reason: impl Into<String>) -> BrowserError {
-    BrowserError::NotConnected {
-        reason: reason.into(),
-    }
-}
-
 /// Relays MCP between stdio and the running instance until either side
 /// closes or we are interrupted.
 ///
@@ -29,7 +23,7 @@ fn not_connected(reason: impl Into<String>) -> BrowserError {
 /// `NOT_CONNECTED` when no instance runs or it cannot be reached.
 pub async fn run(cancel: &CancellationToken) -> Result<()> {
     let info = instance::find().ok_or_else(|| {
-        not_connected(
+        BrowserError::not_connected(
             "no running browser-shell found; start one with `browser-shell relay` (or the desktop shell) first",
         )
     })?;
@@ -38,7 +32,7 @@ pub async fn run(cancel: &CancellationToken) -> Result<()> {
     let http = reqwest::Client::builder()
         .no_proxy()
         .build()
-        .map_err(|e| not_connected(format!("cannot create an HTTP client: {e}")))?;
+        .map_err(|e| BrowserError::not_connected(format!("cannot create an HTTP client: {e}")))?;
     let mut upstream = StreamableHttpClientTransport::with_client(
         http,
         StreamableHttpClientTransportConfig::with_uri(endpoint.clone()).auth_header(info.token),
@@ -51,12 +45,12 @@ pub async fn run(cancel: &CancellationToken) -> Result<()> {
             from_agent = downstream.receive() => {
                 let Some(message) = from_agent else { break };
                 if let Err(error) = upstream.send(message).await {
-                    return Err(not_connected(format!("{endpoint} refused a message: {error}")));
+                    return Err(BrowserError::not_connected(format!("{endpoint} refused a message: {error}")));
                 }
             }
             from_shell = upstream.receive() => {
                 let Some(message) = from_shell else {
-                    return Err(not_connected(format!("{endpoint} closed the session")));
+                    return Err(BrowserError::not_connected(format!("{endpoint} closed the session")));
                 };
                 if let Err(error) = downstream.send(message).await {
                     tracing::debug!(%error, "the agent went away");

@@ -37,12 +37,6 @@ pub struct Client {
     http: reqwest::Client,
 }
 
-fn not_connected(reason: impl Into<String>) -> BrowserError {
-    BrowserError::NotConnected {
-        reason: reason.into(),
-    }
-}
-
 impl Client {
     /// The instance in the runtime file, if one runs.
     pub fn find() -> Result<Option<Self>> {
@@ -68,7 +62,9 @@ impl Client {
             .connect_timeout(Duration::from_secs(5))
             .no_proxy()
             .build()
-            .map_err(|e| not_connected(format!("cannot create an HTTP client: {e}")))?;
+            .map_err(|e| {
+                BrowserError::not_connected(format!("cannot create an HTTP client: {e}"))
+            })?;
         Ok(Self { info, http })
     }
 
@@ -94,7 +90,7 @@ impl Client {
             .send()
             .await
             .map_err(|e| {
-                not_connected(format!(
+                BrowserError::not_connected(format!(
                     "cannot reach browser-shell at {} (pid {}): {e}",
                     self.info.url, self.info.pid
                 ))
@@ -102,16 +98,15 @@ impl Client {
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
-            return Err(not_connected(format!(
+            return Err(BrowserError::not_connected(format!(
                 "browser-shell at {} answered {status}: {}",
                 self.info.url,
                 body.trim()
             )));
         }
-        response
-            .json::<CliReply>()
-            .await
-            .map_err(|e| not_connected(format!("unreadable answer from browser-shell: {e}")))
+        response.json::<CliReply>().await.map_err(|e| {
+            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
+        })
     }
 
     /// Stops a background instance and waits (bounded) until it has exited.
@@ -150,7 +145,7 @@ impl Client {
 /// Starts `browser-shell background` detached and waits until it listens.
 async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
     let program = std::env::current_exe()
-        .map_err(|e| not_connected(format!("cannot find our own executable: {e}")))?;
+        .map_err(|e| BrowserError::not_connected(format!("cannot find our own executable: {e}")))?;
     let log_path = instance::runtime_dir()?.join("background.log");
     let log = std::fs::OpenOptions::new()
         .write(true)
@@ -158,7 +153,9 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
         .truncate(true)
         .mode(0o600)
         .open(&log_path)
-        .map_err(|e| not_connected(format!("cannot create {}: {e}", log_path.display())))?;
+        .map_err(|e| {
+            BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
+        })?;
     let mut command = tokio::process::Command::new(program);
     command
         .arg("background")
@@ -171,15 +168,15 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
         // Its own process group: Ctrl+C in this terminal is not for it.
         .process_group(0)
         .kill_on_drop(false);
-    let mut child = command
-        .spawn()
-        .map_err(|e| not_connected(format!("cannot start a background instance: {e}")))?;
+    let mut child = command.spawn().map_err(|e| {
+        BrowserError::not_connected(format!("cannot start a background instance: {e}"))
+    })?;
     let pid = child.id().unwrap_or_default();
     tracing::info!(pid, "started a background instance");
     let stdout = child
         .stdout
         .take()
-        .ok_or_else(|| not_connected("the background instance has no output"))?;
+        .ok_or_else(|| BrowserError::not_connected("the background instance has no output"))?;
     // Its first line (the viewer URL) means it listens and has written the runtime file.
     let mut first_line = String::new();
     let mut reader = tokio::io::BufReader::new(stdout);
@@ -192,7 +189,7 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
     match ready {
         Ok(Ok(read)) if read > 0 => {}
         Ok(_) => {
-            return Err(not_connected(format!(
+            return Err(BrowserError::not_connected(format!(
                 "the background instance stopped while starting:\n{}",
                 log_tail()
             )));
@@ -207,7 +204,7 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
     }
     match instance::find() {
         Some(info) if info.pid == pid => Ok(info),
-        _ => Err(not_connected(format!(
+        _ => Err(BrowserError::not_connected(format!(
             "the background instance (pid {pid}) started but did not publish its address in {}",
             instance::instance_file()?.display()
         ))),
@@ -230,16 +227,18 @@ impl StartLock {
             .write(true)
             .mode(0o600)
             .open(&path)
-            .map_err(|e| not_connected(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| {
+                BrowserError::not_connected(format!("cannot open {}: {e}", path.display()))
+            })?;
         let fd = file.as_raw_fd();
         let locked = tokio::task::spawn_blocking(move || {
             // SAFETY: `fd` stays open: `file` outlives this call (we await it).
             unsafe { libc::flock(fd, libc::LOCK_EX) }
         })
         .await
-        .map_err(|e| not_connected(format!("cannot lock {}: {e}", path.display())))?;
+        .map_err(|e| BrowserError::not_connected(format!("cannot lock {}: {e}", path.display())))?;
         if locked != 0 {
-            return Err(not_connected(format!(
+            return Err(BrowserError::not_connected(format!(
                 "cannot lock {}: {}",
                 path.display(),
                 std::io::Error::last_os_error()

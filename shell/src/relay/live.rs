@@ -150,13 +150,7 @@ impl LiveView {
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
         // The highest tab number seen: a higher one is a tab that just opened.
         let mut highest_seen = 0u64;
-        let number = |tab: &LiveTab| {
-            tab.handle
-                .as_str()
-                .trim_start_matches('t')
-                .parse::<u64>()
-                .unwrap_or(0)
-        };
+        let number = |tab: &LiveTab| tab.handle.number();
         loop {
             // Follow the action: show a tab that just opened (the start page
             // gives way to the agent's first page), and keep showing a live
