@@ -230,6 +230,9 @@ struct Inner {
     /// Bumped whenever a tab opens, closes, changes hands, or shows a new
     /// URL or title.
     tabs_changed: watch::Sender<u64>,
+    /// Whether people watch (a live view runs): then every tab is followed
+    /// for the tab strip and the timeline (see [`Browser::follow_pages_for_people`]).
+    people_watch: std::sync::atomic::AtomicBool,
     /// Agents or a person.
     control: Control,
     /// What agents are doing, for people watching.
@@ -281,6 +284,7 @@ impl Browser {
             config,
             registry: Mutex::new(Registry::default()),
             tabs_changed: watch::Sender::new(0),
+            people_watch: std::sync::atomic::AtomicBool::new(false),
             control: Control::default(),
             activity: tokio::sync::broadcast::Sender::new(256),
             handoff: watch::Sender::new(None),
@@ -799,6 +803,34 @@ impl Browser {
             .collect())
     }
 
+    /// People watch from now on (a live view runs): every tab, present and
+    /// future, is followed so the tab strip shows current titles and the
+    /// timeline shows JavaScript dialogs. Off by default, because following
+    /// costs agents time on every page (measured: about 8 ms per click on a
+    /// large page).
+    pub fn follow_pages_for_people(&self) {
+        if self
+            .inner
+            .people_watch
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let pages: Vec<Arc<Page>> = {
+            let registry = self.inner.lock();
+            registry
+                .sessions
+                .values()
+                .flat_map(|s| s.tabs.iter())
+                .chain(registry.unowned.iter())
+                .map(|t| Arc::clone(&t.page))
+                .collect()
+        };
+        for page in &pages {
+            self.inner.follow_loads(page);
+        }
+    }
+
     /// The sessions open now (for the person handing a tab to one).
     pub fn sessions(&self) -> Vec<SessionId> {
         let mut sessions: Vec<SessionId> = self.inner.lock().sessions.keys().cloned().collect();
@@ -1312,7 +1344,9 @@ impl Inner {
         }
         drop(registry);
         self.tabs_changed.send_modify(|generation| *generation += 1);
-        self.follow_loads(&tab.page);
+        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+            self.follow_loads(&tab.page);
+        }
         Ok(tab)
     }
 
@@ -1377,7 +1411,9 @@ impl Inner {
         });
         drop(registry);
         self.tabs_changed.send_modify(|generation| *generation += 1);
-        self.follow_loads(&page);
+        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+            self.follow_loads(&page);
+        }
         handle
     }
 

@@ -69,6 +69,7 @@ impl Drop for ViewerSlot {
 impl LiveView {
     /// Starts following the agents' tabs; stops with `cancel`.
     pub fn start(browser: Browser, cancel: CancellationToken) -> Arc<Self> {
+        browser.follow_pages_for_people();
         let live = Arc::new(Self {
             browser,
             shown: watch::Sender::new(None),
