@@ -406,14 +406,7 @@ impl Browser {
         target: NavigationRequest<'_>,
         cancel: &CancellationToken,
     ) -> Result<NavigationOutcome> {
-        let target = match target {
-            NavigationRequest::Url(url) => {
-                NavigationTarget::Url(self.inner.config.policy.check(url)?)
-            }
-            NavigationRequest::Back => NavigationTarget::Back,
-            NavigationRequest::Forward => NavigationTarget::Forward,
-            NavigationRequest::Reload => NavigationTarget::Reload,
-        };
+        let target = self.inner.checked_target(target)?;
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.mutating_budget(
             "navigate",
@@ -927,11 +920,7 @@ impl Browser {
         let page = Arc::new(page);
         let handle = self.inner.adopt_unowned(Arc::clone(&page));
         if target.as_str() != "about:blank" {
-            let budget = Budget::new(
-                "person navigation",
-                self.inner.config.navigation_timeout,
-                CancellationToken::new(),
-            );
+            let budget = self.inner.person_budget();
             navigate::navigate(&page, NavigationTarget::Url(target), &budget).await?;
         }
         Ok(handle)
@@ -988,19 +977,8 @@ impl Browser {
         target: NavigationRequest<'_>,
     ) -> Result<()> {
         let page = self.page_of_any(tab)?;
-        let target = match target {
-            NavigationRequest::Url(url) => {
-                NavigationTarget::Url(self.inner.config.policy.check(url)?)
-            }
-            NavigationRequest::Back => NavigationTarget::Back,
-            NavigationRequest::Forward => NavigationTarget::Forward,
-            NavigationRequest::Reload => NavigationTarget::Reload,
-        };
-        let budget = Budget::new(
-            "person navigation",
-            self.inner.config.navigation_timeout,
-            CancellationToken::new(),
-        );
+        let target = self.inner.checked_target(target)?;
+        let budget = self.inner.person_budget();
         navigate::start(&page, target, &budget).await
     }
 
@@ -1311,6 +1289,26 @@ impl Inner {
         Ok(self
             .budget(operation, timeout, cancel)?
             .with_interrupt(interrupt))
+    }
+
+    /// Where a navigation request goes, with its URL checked by the policy.
+    fn checked_target(&self, request: NavigationRequest<'_>) -> Result<NavigationTarget> {
+        Ok(match request {
+            NavigationRequest::Url(url) => NavigationTarget::Url(self.config.policy.check(url)?),
+            NavigationRequest::Back => NavigationTarget::Back,
+            NavigationRequest::Forward => NavigationTarget::Forward,
+            NavigationRequest::Reload => NavigationTarget::Reload,
+        })
+    }
+
+    /// A budget for the person's own navigations: not interrupted by a
+    /// takeover (the person is the one acting), bounded like any navigation.
+    fn person_budget(&self) -> Budget {
+        Budget::new(
+            "person navigation",
+            self.config.navigation_timeout,
+            CancellationToken::new(),
+        )
     }
 
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {
