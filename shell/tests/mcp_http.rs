@@ -9,7 +9,6 @@ mod common;
 use common::{Agent, Endpoint, post};
 
 use std::path::Path;
-use std::time::Duration;
 
 use axum::Router;
 use serde_json::json;
@@ -24,7 +23,7 @@ async fn http_needs_the_token_and_keeps_agents_apart() {
         axum::serve(fixtures, Router::new().fallback_service(ServeDir::new(dir))).await
     });
 
-    let (mut child, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
+    let (child, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
     let [url_line, token_line] = <[String; 2]>::try_from(printed).unwrap();
     let url = url_line
         .strip_prefix("MCP over HTTP: http://")
@@ -99,12 +98,5 @@ async fn http_needs_the_token_and_keeps_agents_apart() {
     assert!(!error && text.contains(&tab), "{text}");
 
     // SIGTERM shuts down in order and the process exits by itself.
-    let pid = child.id().unwrap() as i32;
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("exits on SIGTERM")
-        .unwrap();
-    assert!(status.success(), "{status}");
+    common::stop_shell(child).await;
 }

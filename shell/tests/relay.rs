@@ -68,7 +68,7 @@ async fn save_screenshot(browser: &Browser, session: &SessionId, name: &str) {
 #[tokio::test]
 async fn a_person_watches_takes_over_and_returns_control() {
     let base = serve_fixtures().await;
-    let (mut relay, printed) = start_shell(&["relay"], 3).await;
+    let (relay, printed) = start_shell(&["relay"], 3).await;
     let [viewer_url, view_only_url, mcp_line] = <[String; 3]>::try_from(printed).unwrap();
     assert!(
         viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
@@ -330,18 +330,12 @@ async fn a_person_watches_takes_over_and_returns_control() {
     .await;
 
     viewer_host.shutdown().await;
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(relay.id().unwrap() as i32, libc::SIGTERM) };
-    let status = tokio::time::timeout(Duration::from_secs(30), relay.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success());
+    common::stop_shell(relay).await;
 }
 
 #[tokio::test]
 async fn the_bare_command_starts_the_relay() {
-    let (mut shell, printed) = start_shell(&[], 3).await;
+    let (shell, printed) = start_shell(&[], 3).await;
     let viewer_url = &printed[0];
     assert!(
         viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
@@ -357,13 +351,7 @@ async fn the_bare_command_starts_the_relay() {
     let (status, page) = get(&host, &format!("/?token={token}"), &[]).await;
     assert_eq!(status, 200);
     assert!(page.contains("Take over"));
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(shell.id().unwrap() as i32, libc::SIGTERM) };
-    let status = tokio::time::timeout(Duration::from_secs(30), shell.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success());
+    common::stop_shell(shell).await;
 }
 
 #[tokio::test]
@@ -403,7 +391,7 @@ async fn other_addresses_need_tls_or_an_explicit_insecure_flag() {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let (mut relay, printed) = start_shell(
+    let (relay, printed) = start_shell(
         &[
             "relay",
             "--listen",
@@ -445,11 +433,5 @@ async fn other_addresses_need_tls_or_an_explicit_insecure_flag() {
     assert!(page.contains("Take over"));
     let (status, _) = fetch("/".into()).await;
     assert_eq!(status, "401");
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(relay.id().unwrap() as i32, libc::SIGTERM) };
-    let status = tokio::time::timeout(Duration::from_secs(30), relay.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success());
+    common::stop_shell(relay).await;
 }

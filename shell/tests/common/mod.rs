@@ -60,6 +60,18 @@ pub async fn start_shell_in(
     (child, printed)
 }
 
+/// Sends SIGTERM to a shell we started and checks that it shuts down in
+/// order and exits cleanly, within a bound.
+pub async fn stop_shell(mut shell: tokio::process::Child) {
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(shell.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(30), shell.wait())
+        .await
+        .expect("exits on SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
 /// Waits until process `pid` has exited, at most `within`; true if it has.
 /// Event-driven: a pidfd becomes readable when the process ends.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
