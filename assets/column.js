@@ -69,8 +69,9 @@
       item.className = 'tab' + (tab.shown ? ' shown' : '') + (tab.session ? '' : ' yours');
       item.title = tab.url;
       item.setAttribute('role', 'button');
-      item.innerHTML = '<span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
+      item.innerHTML = '<span class="icon" aria-hidden="true"></span><span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
       item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
+      item.querySelector('.icon').replaceChildren(tabIcon(tab));
       item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || 'you');
       item.onclick = () => send({ type: 'show', tab: tab.handle });
       const close = item.querySelector('.close');
@@ -93,6 +94,24 @@
     if (!shown) { $('empty').style.display = ''; img.removeAttribute('src'); }
     $('banner').classList.toggle('open', !!state.handoff);
     $('reason').textContent = state.handoff || '';
+  }
+
+  // The page's icon, loaded by this browser without a referrer; the
+  // first letter of the site while it loads or when it has none.
+  function tabIcon(tab) {
+    let host = '';
+    try { host = new URL(tab.url).hostname; } catch (e) { /* about:blank and the like */ }
+    const letter = document.createElement('span');
+    letter.className = 'letter';
+    const first = host.replace(/^www\./, '')[0] || '';
+    letter.textContent = /[a-z]/i.test(first) ? first.toUpperCase() : '•';
+    if (!tab.icon) return letter;
+    const icon = new Image(16, 16);
+    icon.alt = '';
+    icon.referrerPolicy = 'no-referrer';
+    icon.onerror = () => icon.replaceWith(letter);
+    icon.src = tab.icon;
+    return icon;
   }
 
   const running = new Map(); // session|tool|summary → the row of a call still running
@@ -120,14 +139,26 @@
     return { x: (event.clientX - box.left) / box.width, y: (event.clientY - box.top) / box.height };
   }
   const buttons = ['left', 'middle', 'right'];
-  img.addEventListener('mousedown', (e) => { img.focus(); send({ type: 'mouse', kind: 'down', button: buttons[e.button] || 'left', clicks: e.detail || 1, ...position(e) }); e.preventDefault(); });
+  // Keys go through a hidden text field that holds the focus, so input
+  // methods (composition) and paste work as they do in any text box.
+  const keys = $('keys');
+  img.addEventListener('mousedown', (e) => { keys.focus({ preventScroll: true }); send({ type: 'mouse', kind: 'down', button: buttons[e.button] || 'left', clicks: e.detail || 1, ...position(e) }); e.preventDefault(); });
   img.addEventListener('mouseup', (e) => send({ type: 'mouse', kind: 'up', button: buttons[e.button] || 'left', clicks: e.detail || 1, ...position(e) }));
   img.addEventListener('mousemove', (e) => { if (state.holder === 'human') send({ type: 'mouse', kind: 'move', button: 'none', clicks: 0, ...position(e) }); });
   img.addEventListener('wheel', (e) => { send({ type: 'mouse', kind: 'wheel', button: 'none', clicks: 0, dx: e.deltaX, dy: e.deltaY, ...position(e) }); e.preventDefault(); }, { passive: false });
   img.addEventListener('contextmenu', (e) => e.preventDefault());
-  img.addEventListener('keydown', (e) => { send({ type: 'key', kind: 'down', key: e.key, code: e.code, keyCode: e.keyCode, text: e.key.length === 1 && !e.ctrlKey && !e.metaKey ? e.key : '' }); e.preventDefault(); });
-  img.addEventListener('keyup', (e) => { send({ type: 'key', kind: 'up', key: e.key, code: e.code, keyCode: e.keyCode, text: '' }); e.preventDefault(); });
-  img.addEventListener('paste', (e) => { const text = e.clipboardData.getData('text'); if (text) send({ type: 'text', text }); e.preventDefault(); });
+  // Keys an input method is handling (keyCode 229) are its business.
+  const composing = (e) => e.isComposing || e.keyCode === 229;
+  keys.addEventListener('keydown', (e) => {
+    if (composing(e)) return;
+    send({ type: 'key', kind: 'down', key: e.key, code: e.code, keyCode: e.keyCode, text: e.key.length === 1 && !e.ctrlKey && !e.metaKey ? e.key : '' });
+    // Ctrl+V goes on to this field too: its paste event carries the text.
+    if (!((e.ctrlKey || e.metaKey) && e.key === 'v')) e.preventDefault();
+  });
+  keys.addEventListener('keyup', (e) => { if (composing(e)) return; send({ type: 'key', kind: 'up', key: e.key, code: e.code, keyCode: e.keyCode, text: '' }); e.preventDefault(); });
+  keys.addEventListener('compositionupdate', (e) => send({ type: 'compose', text: e.data || '' }));
+  keys.addEventListener('compositionend', (e) => { send(e.data ? { type: 'text', text: e.data } : { type: 'compose', text: '' }); keys.value = ''; });
+  keys.addEventListener('paste', (e) => { const text = e.clipboardData.getData('text'); if (text) send({ type: 'text', text }); e.preventDefault(); });
 
   // Frames are sized for the picture area (in device pixels), not larger.
   function sendViewport() {

@@ -151,6 +151,8 @@ pub struct LiveTab {
     pub url: String,
     /// Current title.
     pub title: String,
+    /// The page's icon address (http(s) or data), known while people watch.
+    pub icon: Option<String>,
     /// Whether it is its session's active tab.
     pub active: bool,
 }
@@ -754,7 +756,7 @@ impl Browser {
     /// Every tab, agents' and the person's, for the person watching (the
     /// live view's tab strip), in the order they were opened.
     pub async fn live_tabs(&self) -> Result<Vec<LiveTab>> {
-        let tabs: Vec<(Option<SessionId>, TabHandle, ViewId, bool)> = {
+        let tabs: Vec<(Option<SessionId>, TabHandle, Arc<Page>, bool)> = {
             let registry = self.inner.lock();
             let mut tabs: Vec<_> = registry
                 .sessions
@@ -764,7 +766,7 @@ impl Browser {
                         (
                             Some(id.clone()),
                             t.handle.clone(),
-                            t.page.view().clone(),
+                            Arc::clone(&t.page),
                             state.active.as_ref() == Some(&t.handle),
                         )
                     })
@@ -773,7 +775,7 @@ impl Browser {
                     registry
                         .unowned
                         .iter()
-                        .map(|t| (None, t.handle.clone(), t.page.view().clone(), false)),
+                        .map(|t| (None, t.handle.clone(), Arc::clone(&t.page), false)),
                 )
                 .collect();
             tabs.sort_by_key(|(_, handle, ..)| handle.number());
@@ -782,14 +784,15 @@ impl Browser {
         let views = self.inner.host.list_views().await?;
         Ok(tabs
             .into_iter()
-            .filter_map(|(session, handle, view, active)| {
-                let info = views.iter().find(|v| v.id == view)?;
+            .filter_map(|(session, handle, page, active)| {
+                let info = views.iter().find(|v| &v.id == page.view())?;
                 Some(LiveTab {
                     session,
                     handle,
                     url: info.url.clone(),
                     title: info.title.clone(),
-                    view,
+                    icon: page.icon(),
+                    view: page.view().clone(),
                     active,
                 })
             })
@@ -1349,8 +1352,8 @@ impl Inner {
     }
 
     /// Follows `page` for the person watching: bumps the tab strip when it
-    /// loads or navigates (so its title and URL there stay current; the
-    /// browser's own notices of a new title can lag indefinitely), and puts
+    /// loads or navigates (so its title, URL and icon there stay current;
+    /// the browser's own notices of a new title can lag indefinitely), and puts
     /// JavaScript dialogs it opens on the activity timeline. Ends when the
     /// tab goes away.
     fn follow_loads(self: &Arc<Self>, page: &Arc<Page>) {
@@ -1360,6 +1363,14 @@ impl Inner {
             let Ok(mut events) = page.events().await else {
                 return;
             };
+            // A page loaded before people watched has an icon already.
+            if page.refresh_icon().await
+                && let Some(inner) = inner.upgrade()
+            {
+                inner
+                    .tabs_changed
+                    .send_modify(|generation| *generation += 1);
+            }
             while let Some(event) = events.recv().await {
                 let Some(inner) = inner.upgrade() else { return };
                 match event.method.as_str() {
@@ -1369,6 +1380,19 @@ impl Inner {
                         inner
                             .tabs_changed
                             .send_modify(|generation| *generation += 1);
+                        if event.method != "Page.navigatedWithinDocument" {
+                            let page = Arc::clone(&page);
+                            let inner = Arc::downgrade(&inner);
+                            tokio::spawn(async move {
+                                if page.refresh_icon().await
+                                    && let Some(inner) = inner.upgrade()
+                                {
+                                    inner
+                                        .tabs_changed
+                                        .send_modify(|generation| *generation += 1);
+                                }
+                            });
+                        }
                     }
                     "Page.javascriptDialogOpening" => {
                         let Some(dialog) = event.decode::<DialogOpening>() else {

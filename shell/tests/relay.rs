@@ -11,7 +11,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use browser_provider::host::{ChromiumHost, LaunchOptions};
+use browser_provider::cdp::protocol::{
+    InputDispatchMouseEvent, InputImeSetComposition, InputInsertText,
+};
+use browser_provider::host::{ChromiumHost, LaunchOptions, ViewHostExt};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
@@ -305,7 +308,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
         )
         .await
         .unwrap();
-    let (agent, (text, error)) = tokio::time::timeout(Duration::from_secs(30), handoff)
+    let (mut agent, (text, error)) = tokio::time::timeout(Duration::from_secs(30), handoff)
         .await
         .unwrap()
         .unwrap();
@@ -319,6 +322,131 @@ async fn a_person_watches_takes_over_and_returns_control() {
         "!document.getElementById('banner').classList.contains('open')",
     )
     .await;
+
+    // The person clicks into the page's name field through the picture,
+    // types, and composes with an input method; the page gets all of it.
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "(() => { const f = document.getElementById('name'); f.value = ''; const r = f.getBoundingClientRect(); return [(r.left + r.width / 2) / innerWidth, (r.top + r.height / 2) / innerHeight]; })()"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let field: Vec<f64> =
+        serde_json::from_str(&text[text.find('[').unwrap()..=text.rfind(']').unwrap()]).unwrap();
+    let picture = eval(
+        &viewer,
+        &person,
+        "(() => { const r = document.getElementById('frame').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()",
+    )
+    .await;
+    let picture: Vec<f64> = serde_json::from_value(picture).unwrap();
+    let (x, y) = (
+        picture[0] + field[0] * picture[2],
+        picture[1] + field[1] * picture[3],
+    );
+    let viewer_tab = viewer.live_tabs().await.unwrap().remove(0).view;
+    for kind in ["mousePressed", "mouseReleased"] {
+        viewer_host
+            .call(
+                &viewer_tab,
+                &InputDispatchMouseEvent {
+                    kind,
+                    x,
+                    y,
+                    button: "left",
+                    click_count: 1,
+                    ..InputDispatchMouseEvent::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('holder-text').textContent === 'You have control' && document.activeElement === document.getElementById('keys')",
+    )
+    .await;
+    viewer
+        .act(
+            &person,
+            &Target::Page,
+            &Action::Press {
+                keys: vec!["Shift+K".into(), "a".into(), "y".into()],
+            },
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    for (composed, commit) in [("ほ", false), ("ほっぱ", false), ("ホッパー", true)] {
+        if commit {
+            viewer_host
+                .call(
+                    &viewer_tab,
+                    &InputInsertText {
+                        text: composed.into(),
+                    },
+                )
+                .await
+                .unwrap();
+        } else {
+            viewer_host
+                .call(
+                    &viewer_tab,
+                    &InputImeSetComposition {
+                        text: composed.into(),
+                        selection_start: 0,
+                        selection_end: 0,
+                    },
+                )
+                .await
+                .unwrap();
+        }
+    }
+    viewer
+        .act(
+            &person,
+            &Target::Role {
+                role: "button".into(),
+                name: "Return control".into(),
+            },
+            &click,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    // The viewer's messages reach the relay in order: once control is back,
+    // every key has reached the page.
+    wait_in_page(
+        &viewer,
+        &person,
+        "document.getElementById('holder-text').textContent === 'Agent has control'",
+    )
+    .await;
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "document.getElementById('name').value"}),
+        )
+        .await;
+    assert!(!error && text.contains("\"Kayホッパー\""), "{text}");
+
+    // A second tab: the strip shows the page's own icon, loaded by the viewer.
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html"), "newTab": true}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    wait_in_page(
+        &viewer,
+        &person,
+        "[...document.querySelectorAll('#tabs .icon img')].some((i) => i.src.endsWith('/favicon.svg') && i.complete && i.naturalWidth > 0)",
+    )
+    .await;
+    save_screenshot(&viewer, &person, "relay-viewer-tabs.png").await;
 
     // The agent disconnects: its tab leaves the browser column.
     assert_eq!(agent.disconnect().await, 202);

@@ -247,6 +247,11 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         )
         .await;
     }
+    // An input method: text shown while composed, then committed in its place.
+    for composed in ["ほ", "ほっぱ"] {
+        send(&mut person, json!({"type": "compose", "text": composed})).await;
+    }
+    send(&mut person, json!({"type": "text", "text": "ホッパー"})).await;
     let human = state_where(&mut person, |s| s["holder"] == "human").await;
     assert_ne!(human["epoch"], epoch);
     let (text, error) = agent
@@ -269,7 +274,7 @@ async fn viewers_watch_act_and_never_stall_each_other() {
             json!({"script": "document.getElementById('name').value"}),
         )
         .await;
-    assert!(!error && text.contains("Grace"), "{text}");
+    assert!(!error && text.contains("\"Graceホッパー\""), "{text}");
     assert!(
         !text.contains("intruder"),
         "the watcher typed nothing: {text}"
@@ -335,12 +340,29 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         json!({"type": "newTab", "url": format!("{base}/article.html")}),
     )
     .await;
+    // Its icon is the page's own; the agent's form page, which names
+    // none, gets its site's /favicon.ico.
+    let article_icon = format!("{base}/favicon.svg");
     let with_yours = state_where(&mut person, |s| {
         s["tabs"].as_array().unwrap().iter().any(|t| {
-            t["session"].is_null() && t["title"] == "Field Guide to Owls" && t["shown"] == true
+            t["session"].is_null()
+                && t["title"] == "Field Guide to Owls"
+                && t["shown"] == true
+                && t["icon"] == article_icon.as_str()
         })
     })
     .await;
+    let form_tab = with_yours["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["url"].as_str().unwrap().ends_with("/form.html"))
+        .unwrap();
+    assert_eq!(
+        form_tab["icon"],
+        format!("{base}/favicon.ico"),
+        "{form_tab}"
+    );
     let yours = with_yours["tabs"]
         .as_array()
         .unwrap()

@@ -767,3 +767,17 @@ pub struct InputInsertText {
     pub text: String,
 }
 command!(InputInsertText => "Input.insertText", Empty);
+
+/// `Input.imeSetComposition`: shows text an input method is composing
+/// (underlined, not yet committed); empty text cancels the composition.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputImeSetComposition {
+    /// The text being composed.
+    pub text: String,
+    /// Where the caret selection starts within `text`.
+    pub selection_start: u32,
+    /// Where it ends.
+    pub selection_end: u32,
+}
+command!(InputImeSetComposition => "Input.imeSetComposition", Empty);

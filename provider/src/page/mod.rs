@@ -11,6 +11,7 @@ mod budget;
 pub mod console;
 pub mod content;
 pub mod execute;
+mod icon;
 pub mod input;
 pub mod keys;
 pub mod navigate;
@@ -63,6 +64,8 @@ pub struct Page {
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
     /// Console messages and exceptions since the page was prepared.
     console: Arc<Mutex<console::ConsoleLog>>,
+    /// The page's icon address, looked up while people watch.
+    icon: Mutex<Option<String>>,
     /// Our isolated worlds for snapshots and actions: the main frame's
     /// (`None`) and one per out-of-process frame.
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
@@ -97,6 +100,7 @@ impl Page {
             view,
             dialogs,
             console,
+            icon: Mutex::new(None),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
         })
@@ -153,6 +157,21 @@ impl Page {
     /// Returns and forgets the dialogs answered since the last call.
     pub fn take_dialogs(&self) -> Vec<DialogRecord> {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The page's icon address (for the tab strip), as last looked up by
+    /// [`Page::refresh_icon`].
+    pub fn icon(&self) -> Option<String> {
+        self.icon.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Looks the page's icon up again; says whether it changed.
+    pub async fn refresh_icon(&self) -> bool {
+        let icon = icon::look_up(self).await;
+        let mut current = self.icon.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = *current != icon;
+        *current = icon;
+        changed
     }
 
     /// Evaluates `expression` in our isolated world of the main frame (see [`world`]).

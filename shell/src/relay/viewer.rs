@@ -11,7 +11,7 @@ use axum::extract::ws::{Message, WebSocket};
 use browser_provider::TabHandle;
 use browser_provider::browser::NavigationRequest;
 use browser_provider::cdp::protocol::{
-    InputDispatchKeyEvent, InputDispatchMouseEvent, InputInsertText,
+    InputDispatchKeyEvent, InputDispatchMouseEvent, InputImeSetComposition, InputInsertText,
 };
 use browser_provider::control::Holder;
 use browser_provider::host::ViewHostExt;
@@ -63,8 +63,15 @@ enum FromViewer {
         #[serde(default)]
         text: String,
     },
-    /// Text to insert (paste, input methods).
+    /// Text to insert (paste, an input method's committed text).
     Text { text: String },
+    /// An input method's text being composed (not yet committed); empty
+    /// cancels. The caret is at `caret` characters into it.
+    Compose {
+        text: String,
+        #[serde(default)]
+        caret: Option<u32>,
+    },
     /// Open a tab for the person (it belongs to no agent) and show it.
     NewTab {
         #[serde(default)]
@@ -199,7 +206,7 @@ where
         .tabs()
         .await
         .into_iter()
-        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "shown": Some(&t.view) == shown.as_ref()}))
+        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "shown": Some(&t.view) == shown.as_ref()}))
         .collect();
     let control = live.browser().control();
     let holder = match control.holder {
@@ -356,6 +363,21 @@ async fn forward_input(live: &LiveView, frame: Option<&Frame>, input: FromViewer
             .call(&view, &InputInsertText { text })
             .await
             .map(|_| ()),
+        FromViewer::Compose { text, caret } => {
+            // Offsets count UTF-16 code units, as the page's own do.
+            let length = u32::try_from(text.encode_utf16().count()).unwrap_or(u32::MAX);
+            let caret = caret.unwrap_or(length).min(length);
+            host.call(
+                &view,
+                &InputImeSetComposition {
+                    text,
+                    selection_start: caret,
+                    selection_end: caret,
+                },
+            )
+            .await
+            .map(|_| ())
+        }
         _ => Ok(()),
     };
     if let Err(error) = result {
