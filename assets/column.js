@@ -81,6 +81,8 @@
     }));
     const shown = state.tabs.find((t) => t.shown);
     shownTab = shown ? shown.handle : null;
+    // The window (desktop) or browser tab (relay) says what is shown and who drives.
+    document.title = (shown ? (shown.title || shown.url) + ' — ' : '') + (human ? 'You have control' : 'Agent has control') + ' — browser-shell';
     if (document.activeElement !== $('url')) $('url').value = shown ? shown.url : '';
     for (const id of ['back', 'forward', 'reload', 'new-tab']) $(id).disabled = state.viewOnly || (id !== 'new-tab' && !shown);
     $('url').readOnly = state.viewOnly || !shown;

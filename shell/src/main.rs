@@ -12,6 +12,8 @@ mod cli_endpoint;
 mod client;
 mod config;
 mod demo;
+#[cfg(feature = "desktop")]
+mod desktop;
 mod http;
 mod instance;
 mod mcp;
@@ -33,11 +35,14 @@ use options::BrowserOptions;
 
 /// A real Chromium for AI agents that a person can watch and take over.
 ///
-/// Agents use it over MCP (`mcp`), people watch and take over in their own
-/// browser (`relay`), and the tool commands (`open`, `snapshot`, `act`, …)
-/// drive one persistent session from a shell: the first of them starts a
-/// headless background instance that later commands reuse and that exits
-/// when unused (or they use a running relay).
+/// Without a command it opens the desktop window (the relay where there
+/// is no display), on URL if given. Agents use it over MCP (`mcp`; with
+/// `mcp --connect` inside the running window or relay); people watch and
+/// take over in their own browser (`relay`); the tool commands (`open`,
+/// `snapshot`, `act`, …) drive one persistent session from a shell: the
+/// first of them starts a headless background instance that later
+/// commands reuse and that exits when unused (or they use a running
+/// window or relay).
 ///
 /// Examples:
 ///   browser-shell open https://example.org
@@ -45,13 +50,24 @@ use options::BrowserOptions;
 ///   browser-shell content --format markdown
 ///   browser-shell mcp
 ///   browser-shell relay
+///   browser-shell https://example.org
 #[derive(Debug, Parser)]
-#[command(name = "browser-shell", version, about, verbatim_doc_comment)]
+#[command(
+    name = "browser-shell",
+    version,
+    about,
+    verbatim_doc_comment,
+    override_usage = "browser-shell [OPTIONS] [URL]\n       browser-shell [OPTIONS] <COMMAND>"
+)]
 struct Cli {
     /// What to do; without one, start the shell for a person (the relay
     /// where there is no display).
     #[command(subcommand)]
     command: Option<Command>,
+    /// Without a command: the http(s) URL the shell opens first (default:
+    /// the start page).
+    #[arg(value_name = "URL")]
+    url: Option<String>,
     #[command(flatten)]
     browser: BrowserOptions,
     #[command(flatten)]
@@ -123,8 +139,19 @@ enum Command {
         /// network or an SSH tunnel: the token crosses the network in clear text).
         #[arg(long, conflicts_with = "tls_cert")]
         insecure_no_tls: bool,
+        /// The http(s) URL to open first (default: the start page).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
         #[command(flatten)]
         mcp: mcp::McpArgs,
+    },
+    /// The desktop window (what `browser-shell` alone opens where there is
+    /// a display). Not for direct use.
+    #[cfg(feature = "desktop")]
+    #[command(hide = true)]
+    Desktop {
+        /// The http(s) URL to open first.
+        url: Option<String>,
     },
     /// The instance tool commands start on demand (a loopback relay that
     /// exits when unused). Not for direct use.
@@ -155,10 +182,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli))
+    // The window, when one is wanted, needs the main thread.
+    #[cfg(feature = "desktop")]
+    return desktop::run(move |window| runtime.block_on(run(cli, Some(window))));
+    #[cfg(not(feature = "desktop"))]
+    runtime.block_on(run(cli, None))
 }
 
-async fn run(cli: Cli) -> ExitCode {
+#[cfg(feature = "desktop")]
+use desktop::WindowOpener;
+/// Without the `desktop` feature there is never a window to open.
+#[cfg(not(feature = "desktop"))]
+#[derive(Debug)]
+enum WindowOpener {}
+
+async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
+    // Only the desktop job opens the window.
+    #[cfg(not(feature = "desktop"))]
+    let _ = window;
     let cancel = CancellationToken::new();
     {
         let cancel = cancel.clone();
@@ -168,7 +209,9 @@ async fn run(cli: Cli) -> ExitCode {
             cancel.cancel();
         });
     }
-    let command = cli.command.unwrap_or_else(default_command);
+    let command = cli
+        .command
+        .unwrap_or_else(|| default_command(cli.url.clone()));
     let outcome = match &command {
         Command::Tool(command) => {
             let start = client::StartOptions {
@@ -182,11 +225,14 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),
+        #[cfg(feature = "desktop")]
+        Command::Desktop { url } => Job::Desktop(url.as_deref()),
         Command::Relay {
             listen,
             tls_cert,
             tls_key,
             insecure_no_tls,
+            url,
             mcp,
         } => Job::Relay(
             relay::RelaySetup {
@@ -200,6 +246,7 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: None,
             },
             mcp,
+            url.as_deref(),
         ),
         Command::Background { exit_when_idle_ms } => Job::Relay(
             relay::RelaySetup {
@@ -210,18 +257,25 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
             },
             &DEFAULT_MCP_ARGS,
+            None,
         ),
     };
     let mut config = match cli.browser.resolve() {
         Ok(config) => config,
         Err(error) => return fail(&error),
     };
-    if let Job::Relay(setup, _) = &outcome
+    if let Job::Relay(setup, ..) = &outcome
         && let Err(error) = setup.check()
     {
         return fail(&error);
     }
-    if let Job::Mcp(args) | Job::Relay(_, args) = &outcome {
+    // A refused first URL fails now, before Chromium starts.
+    if let Some(url) = outcome.first_url()
+        && let Err(error) = config.browser_config().policy.check(url)
+    {
+        return fail(&error);
+    }
+    if let Job::Mcp(args) | Job::Relay(_, args, _) = &outcome {
         args.apply(&mut config);
         if let Err(error) = config.validate() {
             return fail(&error);
@@ -260,14 +314,19 @@ async fn run(cli: Cli) -> ExitCode {
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
         Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
-        Job::Relay(setup, _) => {
-            relay::serve(
-                started.browser.clone(),
-                mcp::agent_options(&config),
-                setup,
-                &cancel,
-            )
-            .await
+        Job::Relay(setup, _, url) => {
+            serve_people(&started, &config, setup, url, None, &cancel).await
+        }
+        #[cfg(feature = "desktop")]
+        Job::Desktop(url) => {
+            let setup = relay::RelaySetup {
+                listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+                tls: None,
+                insecure_no_tls: false,
+                kind: InstanceKind::Desktop,
+                exit_when_idle: None,
+            };
+            serve_people(&started, &config, setup, url, window.as_ref(), &cancel).await
         }
     };
     started.shutdown().await;
@@ -277,17 +336,62 @@ async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// `browser-shell` alone: the shell for a person. Where there is no display
-/// that is the relay, said in one line (the desktop window is not part of
-/// this build yet, so it is the relay everywhere for now).
-fn default_command() -> Command {
-    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
-    let why = if display {
-        "this build has no desktop window yet"
-    } else {
+/// The shell for people: the live-view server (with MCP and the command
+/// line's endpoint) and, in the desktop, the window on it. Opens `url`
+/// first when given.
+async fn serve_people(
+    started: &options::Started,
+    config: &config::Config,
+    setup: relay::RelaySetup,
+    url: Option<&str>,
+    window: Option<&WindowOpener>,
+    cancel: &CancellationToken,
+) -> browser_provider::Result<()> {
+    let relay = relay::bind(
+        started.browser.clone(),
+        mcp::agent_options(config),
+        setup,
+        cancel,
+    )
+    .await?;
+    relay.print_links();
+    // Loaded while the shell already serves (a slow site holds nothing up).
+    // A page that fails to load is the page's problem, shown in its tab;
+    // the shell goes on (a refused URL failed before Chromium started).
+    if let Some(url) = url {
+        let browser = started.browser.clone();
+        let url = url.to_owned();
+        tokio::spawn(async move {
+            if let Err(error) = options::show_first_page(&browser, &url).await {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{}", report::render(&error));
+            }
+        });
+    }
+    #[cfg(feature = "desktop")]
+    if let Some(window) = window {
+        window.open(desktop::WindowRequest {
+            viewer_url: relay.viewer_url(),
+            close: cancel.clone(),
+        })?;
+    }
+    #[cfg(not(feature = "desktop"))]
+    let _ = window;
+    relay.serve().await
+}
+
+/// `browser-shell` alone: the shell for a person. That is the desktop
+/// window where there is a display (and this build has one), else the
+/// relay, said in one line.
+fn default_command(url: Option<String>) -> Command {
+    #[cfg(feature = "desktop")]
+    if desktop::display_available() {
+        return Command::Desktop { url };
+    }
+    let why = if cfg!(feature = "desktop") {
         "no display (DISPLAY / WAYLAND_DISPLAY unset)"
+    } else {
+        "this build has no desktop window (built without the `desktop` feature)"
     };
     {
         use std::io::Write;
@@ -301,6 +405,7 @@ fn default_command() -> Command {
         tls_cert: None,
         tls_key: None,
         insecure_no_tls: false,
+        url,
         mcp: mcp::McpArgs::default(),
     }
 }
@@ -313,7 +418,21 @@ enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
-    Relay(relay::RelaySetup, &'a mcp::McpArgs),
+    Relay(relay::RelaySetup, &'a mcp::McpArgs, Option<&'a str>),
+    #[cfg(feature = "desktop")]
+    Desktop(Option<&'a str>),
+}
+
+impl Job<'_> {
+    /// The URL a person's shell opens first, if one was given.
+    fn first_url(&self) -> Option<&str> {
+        match self {
+            Job::Relay(_, _, url) => *url,
+            #[cfg(feature = "desktop")]
+            Job::Desktop(url) => *url,
+            _ => None,
+        }
+    }
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

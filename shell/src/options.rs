@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use browser_provider::browser::NavigationRequest;
 use browser_provider::cdp::protocol::PageSetDocumentContent;
 use browser_provider::host::{
     ChromiumHost, CreateViewOptions, LaunchOptions, ProfileDir, ViewHost, ViewHostExt,
@@ -172,6 +173,23 @@ impl Started {
             tracing::debug!(%error, "could not list the first tabs");
         }
         Ok(Self { browser, host })
+    }
+}
+
+/// Shows `url` in the person's first tab (the start page), or in a new
+/// tab of theirs when there is none.
+///
+/// # Errors
+/// `NAVIGATION_BLOCKED` for a URL the policy refuses; navigation errors.
+pub async fn show_first_page(browser: &Browser, url: &str) -> Result<()> {
+    let first = browser.unowned_tabs().await?.into_iter().next();
+    match first {
+        Some(tab) => {
+            browser
+                .person_navigate(&tab.handle, NavigationRequest::Url(url))
+                .await
+        }
+        None => browser.open_person_tab(url).await.map(|_| ()),
     }
 }
 

@@ -63,12 +63,23 @@ pub struct Frame {
 pub struct Screencast {
     frames: watch::Receiver<Option<Arc<Frame>>>,
     stop: CancellationToken,
+    /// The task that acks frames, and stops the stream when it ends.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Screencast {
     /// Follows frames (latest wins). The current value is the last frame, if any.
     pub fn frames(&self) -> watch::Receiver<Option<Arc<Frame>>> {
         self.frames.clone()
+    }
+
+    /// Stops the stream and waits (briefly) until the browser has stopped
+    /// it, so a new stream on the same tab can start at once.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), task).await;
+        }
     }
 }
 
@@ -125,6 +136,11 @@ impl crate::cdp::Command for StopScreencast {
     type Response = crate::cdp::protocol::Empty;
 }
 
+/// How long the first picture may take. It is a courtesy: a capture can
+/// stall while the tab is between documents, and the stream's own frames
+/// follow anyway.
+const INITIAL_FRAME_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A one-off JPEG of the viewport at full size (no clip: a scaled capture
 /// would briefly change the metrics the stream reports).
 async fn initial_frame(
@@ -132,10 +148,13 @@ async fn initial_frame(
     view: &ViewId,
     options: ScreencastOptions,
 ) -> Option<Frame> {
-    let metrics = host.call(view, &PageGetLayoutMetrics {}).await.ok()?;
+    let metrics = host
+        .call_within(view, &PageGetLayoutMetrics {}, INITIAL_FRAME_BOUND)
+        .await
+        .ok()?;
     let viewport = metrics.css_layout_viewport;
     let shot = host
-        .call(
+        .call_within(
             view,
             &PageCaptureScreenshot {
                 format: "jpeg",
@@ -143,6 +162,7 @@ async fn initial_frame(
                 clip: None,
                 capture_beyond_viewport: false,
             },
+            INITIAL_FRAME_BOUND,
         )
         .await
         .ok()?;
@@ -197,7 +217,7 @@ pub async fn start(
     let (publish, frames) = watch::channel(first.map(Arc::new));
     let stop = CancellationToken::new();
     let stopped = stop.clone();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         loop {
             let event = tokio::select! {
                 () = stopped.cancelled() => break,
@@ -240,5 +260,9 @@ pub async fn start(
         }
         let _ = host.call(&view, &StopScreencast {}).await;
     });
-    Ok(Screencast { frames, stop })
+    Ok(Screencast {
+        frames,
+        stop,
+        task: Some(task),
+    })
 }

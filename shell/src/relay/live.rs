@@ -7,7 +7,7 @@
 //! shown instead.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use browser_provider::host::ViewId;
@@ -33,6 +33,12 @@ pub struct LiveView {
     frame_size: watch::Sender<(u32, u32)>,
     /// Numbers for viewers.
     next_viewer: AtomicU64,
+    /// Frames sent to viewers, all together (for `/status`).
+    frames_sent: AtomicU64,
+    /// Viewers connected now.
+    viewers: AtomicUsize,
+    /// The tab the latest frame shows (it lags the shown tab briefly).
+    pictured: Mutex<Option<ViewId>>,
 }
 
 /// Frame size when no viewer said how big it is.
@@ -62,6 +68,7 @@ impl ViewerSlot {
 
 impl Drop for ViewerSlot {
     fn drop(&mut self) {
+        self.live.viewers.fetch_sub(1, Ordering::Relaxed);
         self.live.set_viewer_size(self.id, None);
     }
 }
@@ -77,6 +84,9 @@ impl LiveView {
             viewer_sizes: Mutex::new(HashMap::new()),
             frame_size: watch::Sender::new(DEFAULT_FRAME_SIZE),
             next_viewer: AtomicU64::new(1),
+            frames_sent: AtomicU64::new(0),
+            viewers: AtomicUsize::new(0),
+            pictured: Mutex::new(None),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel));
         live
@@ -84,6 +94,7 @@ impl LiveView {
 
     /// A new viewer's slot in the frame-size choice.
     pub fn join(self: &Arc<Self>) -> ViewerSlot {
+        self.viewers.fetch_add(1, Ordering::Relaxed);
         ViewerSlot {
             live: Arc::clone(self),
             id: self.next_viewer.fetch_add(1, Ordering::Relaxed),
@@ -108,6 +119,35 @@ impl LiveView {
             *current = wanted;
             changed
         });
+    }
+
+    /// How many viewers are connected.
+    pub fn viewers(&self) -> usize {
+        self.viewers.load(Ordering::Relaxed)
+    }
+
+    /// Counts a frame sent to a viewer.
+    pub fn count_frame_sent(&self) {
+        self.frames_sent.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Frames sent to viewers since the start.
+    pub fn frames_sent(&self) -> u64 {
+        self.frames_sent.load(Ordering::Relaxed)
+    }
+
+    /// The tab the latest frame shows.
+    pub fn pictured(&self) -> Option<ViewId> {
+        self.pictured
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Publishes `frame`, a picture of `view`, to every viewer.
+    fn publish(&self, view: Option<&ViewId>, frame: Option<Arc<Frame>>) {
+        *self.pictured.lock().unwrap_or_else(|p| p.into_inner()) = view.cloned();
+        self.frames.send_replace(frame);
     }
 
     /// The browser behind the view.
@@ -173,7 +213,9 @@ impl LiveView {
             if cast.as_ref().map(|(view, _, size)| (view, *size))
                 != want.as_ref().map(|v| (v, size))
             {
-                cast = None;
+                if let Some((_, old, _)) = cast.take() {
+                    old.stop().await;
+                }
                 cast_frames = None;
                 if let Some(view) = want.clone() {
                     match screencast::start(
@@ -193,7 +235,7 @@ impl LiveView {
                             // for the page to change to see the new tab or size.
                             let first = frames.borrow().clone();
                             if first.is_some() {
-                                self.frames.send_replace(first);
+                                self.publish(Some(&view), first);
                             }
                             cast_frames = Some(frames);
                             cast = Some((view, started, size));
@@ -208,7 +250,7 @@ impl LiveView {
                         }
                     }
                 } else {
-                    self.frames.send_replace(None);
+                    self.publish(None, None);
                 }
             }
             tokio::select! {
@@ -227,9 +269,9 @@ impl LiveView {
                         cast_frames = None;
                         continue;
                     }
-                    if let Some(frames) = cast_frames.as_mut() {
+                    if let (Some(frames), Some((view, ..))) = (cast_frames.as_mut(), cast.as_ref()) {
                         let frame = frames.borrow_and_update().clone();
-                        self.frames.send_replace(frame);
+                        self.publish(Some(view), frame);
                     }
                 }
             }

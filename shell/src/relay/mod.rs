@@ -139,6 +139,33 @@ async fn socket(
     }
 }
 
+/// `/status`: what the instance is doing, for scripts and tests (how many
+/// people watch, how many frames went out, which tab is shown and which
+/// one the latest frame pictures).
+async fn status(State(relay): State<Relay>) -> Response {
+    let live = &relay.live;
+    let holder = match live.browser().control().holder {
+        browser_provider::control::Holder::Agent => "agent",
+        browser_provider::control::Holder::Human => "human",
+    };
+    let tabs = live.tabs().await;
+    let handle_of = |view: Option<browser_provider::host::ViewId>| {
+        let view = view?;
+        tabs.iter()
+            .find(|t| t.view == view)
+            .map(|t| t.handle.as_str().to_owned())
+    };
+    axum::Json(serde_json::json!({
+        "viewers": live.viewers(),
+        "framesSent": live.frames_sent(),
+        "holder": holder,
+        "tabs": tabs.len(),
+        "shown": handle_of(live.shown()),
+        "pictured": handle_of(live.pictured()),
+    }))
+    .into_response()
+}
+
 /// A certificate chain and its private key (PEM files) for HTTPS.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
@@ -185,15 +212,44 @@ impl RelaySetup {
     }
 }
 
-/// Serves the relay until `cancel` (or until idle, when asked). Prints the
-/// viewer links and the MCP endpoint, each on a line of its own, and
-/// publishes address and token in the runtime file for local clients.
-pub async fn serve(
+/// A relay listening on its port, not yet serving: its address and
+/// tokens are known (to print, or to show in the desktop window).
+pub struct BoundRelay {
+    app: Router,
+    listener: tokio::net::TcpListener,
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    scheme: &'static str,
+    bound: SocketAddr,
+    token: Arc<str>,
+    view_token: Arc<str>,
+    usage: Usage,
+    command_line: Agent,
+    setup: RelaySetup,
+    stop: CancellationToken,
+    published: Option<instance::Published>,
+}
+
+impl std::fmt::Debug for BoundRelay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundRelay")
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Listens for the relay (and publishes address and token in the runtime
+/// file for local clients); [`BoundRelay::serve`] then serves it until
+/// `cancel` (or until idle, when asked).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an address refused by [`RelaySetup::check`], one
+/// that cannot be bound, or unusable certificate files.
+pub async fn bind(
     browser: browser_provider::Browser,
     options: AgentOptions,
     setup: RelaySetup,
     cancel: &CancellationToken,
-) -> Result<()> {
+) -> Result<BoundRelay> {
     let address = setup.listen;
     setup.check()?;
     // Certificates are read before anything listens, so a bad file fails at once.
@@ -231,7 +287,12 @@ pub async fn serve(
     let command_line = Agent::new(browser.clone(), options.clone());
     // Listening elsewhere was asked for explicitly; the token still guards everything.
     let agents = crate::http::mcp_router(browser, options, cancel, relay.loopback)
-        .merge(cli_endpoint::router(command_line.clone()));
+        .merge(cli_endpoint::router(command_line.clone()))
+        .merge(
+            Router::new()
+                .route("/status", get(status))
+                .with_state(relay.clone()),
+        );
     let guard_relay = relay.clone();
     let agents = agents.layer(axum::middleware::from_fn(
         move |request: Request, next: axum::middleware::Next| {
@@ -270,7 +331,7 @@ pub async fn serve(
         token: token.to_string(),
     };
     // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
-    let _published = match instance::publish(&info) {
+    let published = match instance::publish(&info) {
         _ if tls.is_some() => {
             tracing::info!("a TLS relay is not offered to local clients");
             None
@@ -283,71 +344,117 @@ pub async fn serve(
             None
         }
     };
-    {
+    Ok(BoundRelay {
+        app,
+        listener,
+        tls,
+        scheme,
+        bound,
+        token,
+        view_token,
+        usage,
+        command_line,
+        setup,
+        stop: cancel.child_token(),
+        published,
+    })
+}
+
+impl BoundRelay {
+    /// The browser column's address with the full-access token.
+    pub fn viewer_url(&self) -> String {
+        format!("{}://{}/?token={}", self.scheme, self.bound, self.token)
+    }
+
+    /// Prints the viewer links and the MCP endpoint, each on a line of its
+    /// own, for a person (and for scripts that read the first line).
+    pub fn print_links(&self) {
         use std::io::Write;
+        let (scheme, bound) = (self.scheme, self.bound);
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{scheme}://{bound}/?token={token}");
-        let _ = writeln!(out, "View only: {scheme}://{bound}/?token={view_token}");
+        let _ = writeln!(out, "{}", self.viewer_url());
         let _ = writeln!(
             out,
-            "MCP over HTTP: {scheme}://{bound}/mcp (Authorization: Bearer {token})"
+            "View only: {scheme}://{bound}/?token={}",
+            self.view_token
+        );
+        let _ = writeln!(
+            out,
+            "MCP over HTTP: {scheme}://{bound}/mcp (Authorization: Bearer {})",
+            self.token
         );
         let _ = out.flush();
     }
-    let stop = cancel.child_token();
-    if let Some(period) = setup.exit_when_idle {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            usage.idle_for(period).await;
-            tracing::info!(
-                idle_ms = period.as_millis() as u64,
-                "nobody used this instance for a while; stopping"
-            );
-            stop.cancel();
-        });
-    }
-    let stopped =
-        |e: std::io::Error| BrowserError::invalid("listen", format!("the relay stopped: {e}"));
-    let served = match tls {
-        // No Nagle delay: a frame's small header must not wait for an ACK
-        // before its picture goes out (tens of milliseconds per frame).
-        None => axum::serve(
-            axum::serve::ListenerExt::tap_io(listener, |stream| {
-                if let Err(error) = stream.set_nodelay(true) {
-                    tracing::debug!(%error, "cannot disable Nagle's algorithm");
-                }
-            }),
+
+    /// Serves until cancelled (or idle, when asked); then ends the command
+    /// line's session and withdraws the runtime file.
+    pub async fn serve(self) -> Result<()> {
+        let Self {
             app,
-        )
-        .with_graceful_shutdown(stop.cancelled_owned())
-        .await
-        .map_err(stopped),
-        Some(config) => {
-            let handle = axum_server::Handle::new();
-            let shutdown = handle.clone();
+            listener,
+            tls,
+            usage,
+            command_line,
+            setup,
+            stop,
+            published,
+            ..
+        } = self;
+        if let Some(period) = setup.exit_when_idle {
+            let stop = stop.clone();
             tokio::spawn(async move {
-                stop.cancelled().await;
-                shutdown.graceful_shutdown(Some(Duration::from_secs(5)));
+                usage.idle_for(period).await;
+                tracing::info!(
+                    idle_ms = period.as_millis() as u64,
+                    "nobody used this instance for a while; stopping"
+                );
+                stop.cancel();
             });
-            match listener.into_std() {
-                Ok(listener) => match axum_server::from_tcp(listener) {
-                    Ok(server) => server
-                        .acceptor(
-                            axum_server::tls_rustls::RustlsAcceptor::new(config)
-                                .acceptor(axum_server::accept::NoDelayAcceptor::new()),
-                        )
-                        .handle(handle)
-                        .serve(app.into_make_service())
-                        .await
-                        .map_err(stopped),
-                    Err(error) => Err(stopped(error)),
-                },
-                Err(error) => Err(stopped(error)),
-            }
         }
-    };
-    command_line.close().await;
-    served
+        let stopped =
+            |e: std::io::Error| BrowserError::invalid("listen", format!("the relay stopped: {e}"));
+        let served = match tls {
+            // No Nagle delay: a frame's small header must not wait for an ACK
+            // before its picture goes out (tens of milliseconds per frame).
+            None => axum::serve(
+                axum::serve::ListenerExt::tap_io(listener, |stream| {
+                    if let Err(error) = stream.set_nodelay(true) {
+                        tracing::debug!(%error, "cannot disable Nagle's algorithm");
+                    }
+                }),
+                app,
+            )
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+            .map_err(stopped),
+            Some(config) => {
+                let handle = axum_server::Handle::new();
+                let shutdown = handle.clone();
+                tokio::spawn(async move {
+                    stop.cancelled().await;
+                    shutdown.graceful_shutdown(Some(Duration::from_secs(5)));
+                });
+                match listener.into_std() {
+                    Ok(listener) => match axum_server::from_tcp(listener) {
+                        Ok(server) => server
+                            .acceptor(
+                                axum_server::tls_rustls::RustlsAcceptor::new(config)
+                                    .acceptor(axum_server::accept::NoDelayAcceptor::new()),
+                            )
+                            .handle(handle)
+                            .serve(app.into_make_service())
+                            .await
+                            .map_err(stopped),
+                        Err(error) => Err(stopped(error)),
+                    },
+                    Err(error) => Err(stopped(error)),
+                }
+            }
+        };
+        command_line.close().await;
+        drop(published);
+        served
+    }
 }
 
 /// The address local clients use: loopback when listening on all interfaces.

@@ -127,6 +127,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 {
                     return;
                 }
+                live.count_frame_sent();
                 last_frame = Some(frame);
             }
         }

@@ -38,8 +38,26 @@ pub async fn start_shell_in(
     args: &[&str],
     lines: usize,
 ) -> (tokio::process::Child, Vec<String>) {
+    start_shell_on_display(runtime, None, args, lines).await
+}
+
+/// [`start_shell_in`] on X display `display` (such as `:5`); with `None`,
+/// without any display (so it never opens a window).
+pub async fn start_shell_on_display(
+    runtime: &Path,
+    display: Option<&str>,
+    args: &[&str],
+    lines: usize,
+) -> (tokio::process::Child, Vec<String>) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+    command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    if let Some(display) = display {
+        command
+            .env("DISPLAY", display)
+            .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
+    }
+    let mut child = command
         .args(args)
         .env("BROWSER_SHELL_RUNTIME_DIR", runtime)
         .stdout(std::process::Stdio::piped())

@@ -1,0 +1,280 @@
+//! The desktop window under a virtual X display (Xvfb): it opens on the
+//! browser column, its webview connects as a viewer and draws frames, the
+//! window title follows the page and who holds control, and closing the
+//! window shuts everything down (Chromium gone, temporary profile removed).
+//! A screenshot of the display is saved as `target/desktop-window.png`.
+
+#![cfg(feature = "desktop")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Endpoint, serve_fixtures, start_shell_on_display};
+use serde_json::{Value, json};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{
+    ClientMessageEvent, ConnectionExt, EventMask, ImageFormat, MapState, Window,
+};
+use x11rb::rust_connection::RustConnection;
+
+/// A private X display; the server stops when this is dropped.
+struct VirtualDisplay {
+    server: std::process::Child,
+    name: String,
+}
+
+impl VirtualDisplay {
+    /// Starts Xvfb on a free display number (it picks one and tells us).
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut server = std::process::Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1400x900x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("Xvfb is installed (apt install xvfb)");
+        let mut number = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut number)
+            .unwrap();
+        let name = format!(":{}", number.trim());
+        assert!(name.len() > 1, "Xvfb names its display");
+        Self { server, name }
+    }
+}
+
+impl Drop for VirtualDisplay {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// The X atom named `name`.
+fn atom(x: &RustConnection, name: &str) -> u32 {
+    x.intern_atom(false, name.as_bytes())
+        .unwrap()
+        .reply()
+        .unwrap()
+        .atom
+}
+
+/// Shown top-level windows and their titles.
+fn windows(x: &RustConnection) -> Vec<(Window, String)> {
+    let root = x.setup().roots[0].root;
+    let (name, utf8) = (atom(x, "_NET_WM_NAME"), atom(x, "UTF8_STRING"));
+    x.query_tree(root)
+        .unwrap()
+        .reply()
+        .unwrap()
+        .children
+        .into_iter()
+        .filter(|&window| {
+            x.get_window_attributes(window)
+                .unwrap()
+                .reply()
+                .is_ok_and(|a| a.map_state == MapState::VIEWABLE)
+        })
+        .filter_map(|window| {
+            let title = x
+                .get_property(false, window, name, utf8, 0, 1024)
+                .ok()?
+                .reply()
+                .ok()?;
+            Some((window, String::from_utf8_lossy(&title.value).into_owned()))
+        })
+        .collect()
+}
+
+/// Waits (bounded) until a shown window's title satisfies `accept`.
+async fn window_titled(x: &RustConnection, accept: impl Fn(&str) -> bool) -> (Window, String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(found) = windows(x).into_iter().find(|(_, title)| accept(title)) {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no such window; shown: {:?}",
+            windows(x)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The whole screen as an image.
+fn screenshot(x: &RustConnection) -> image::RgbImage {
+    let screen = &x.setup().roots[0];
+    let (width, height) = (screen.width_in_pixels, screen.height_in_pixels);
+    let shot = x
+        .get_image(ImageFormat::Z_PIXMAP, screen.root, 0, 0, width, height, !0)
+        .unwrap()
+        .reply()
+        .unwrap();
+    // 24-bit depth comes as 32 bits per pixel, blue first.
+    let pixels = shot
+        .data
+        .chunks_exact(4)
+        .flat_map(|p| [p[2], p[1], p[0]])
+        .collect();
+    image::RgbImage::from_raw(u32::from(width), u32::from(height), pixels).unwrap()
+}
+
+/// `GET /status` of the running shell.
+async fn status(endpoint: &Endpoint) -> Value {
+    let (code, body) = common::get(
+        &endpoint.host,
+        "/status",
+        &[("Authorization", &format!("Bearer {}", endpoint.token))],
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // The body comes chunked: the JSON object is between the chunk sizes.
+    serde_json::from_str(&body[body.find('{').unwrap()..=body.rfind('}').unwrap()]).unwrap()
+}
+
+/// Child processes of `pid` (Chromium, for the shell).
+fn children(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_window_shows_the_column_and_closing_it_stops_everything() {
+    let display = VirtualDisplay::start();
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let url = format!("{base}/form.html");
+    let (mut shell, printed) =
+        start_shell_on_display(&runtime, Some(&display.name), &[&url], 3).await;
+    assert!(printed[2].starts_with("MCP over HTTP: "), "{printed:?}");
+
+    // The runtime file says where the shell is: local clients need no token by hand.
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
+            .unwrap();
+    assert_eq!(info["kind"], "desktop");
+    let endpoint = Endpoint {
+        host: info["url"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("http://")
+            .to_owned(),
+        path: "/mcp".into(),
+        token: info["token"].as_str().unwrap().to_owned(),
+    };
+
+    // The window's title follows the page and who holds control.
+    let x = RustConnection::connect(Some(&display.name)).unwrap().0;
+    let (window, title) = window_titled(&x, |t| t.starts_with("Sign-up form")).await;
+    assert_eq!(title, "Sign-up form — Agent has control — browser-shell");
+
+    // Its webview is a viewer of the live view, and frames reach it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = status(&endpoint).await;
+        if now["viewers"].as_u64() >= Some(1) && now["framesSent"].as_u64() >= Some(1) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no frames reached the window: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // An agent works in it over MCP, found through the runtime file.
+    let endpoint: &'static Endpoint = Box::leak(Box::new(endpoint));
+    let mut agent = common::Agent::connect(endpoint).await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    window_titled(&x, |t| t.starts_with("Field Guide to Owls")).await;
+    // The picture switches to the new tab a frame later.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = status(endpoint).await;
+        if now["pictured"] == "t2" && now["shown"] == "t2" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the picture stays on the old tab: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // What a person sees: the column drawn, with the page in it (not blank).
+    let picture = screenshot(&x);
+    picture
+        .save(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/desktop-window.png"))
+        .unwrap();
+    let colours: std::collections::HashSet<[u8; 3]> = picture.pixels().map(|p| p.0).collect();
+    assert!(colours.len() > 50, "only {} colours", colours.len());
+
+    // Closing the window stops the shell in order: Chromium exits and its
+    // temporary profile goes.
+    let shell_pid = shell.id().unwrap();
+    let chromium: Vec<u32> = children(shell_pid);
+    assert!(!chromium.is_empty(), "Chromium runs under the shell");
+    let profiles: Vec<String> = chromium
+        .iter()
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+        .flat_map(|cmdline| {
+            cmdline
+                .split(|&b| b == 0)
+                .filter_map(|arg| arg.strip_prefix(b"--user-data-dir="))
+                .map(|dir| String::from_utf8_lossy(dir).into_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    let protocols = atom(&x, "WM_PROTOCOLS");
+    let delete = atom(&x, "WM_DELETE_WINDOW");
+    let close = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+    x.send_event(false, window, EventMask::NO_EVENT, close)
+        .unwrap();
+    x.flush().unwrap();
+    let exited = tokio::time::timeout(Duration::from_secs(30), shell.wait())
+        .await
+        .expect("the shell exits when its window closes")
+        .unwrap();
+    assert!(exited.success(), "{exited}");
+    for pid in chromium {
+        assert!(
+            common::wait_for_exit(pid, Duration::from_secs(10)).await,
+            "Chromium ({pid}) outlived the window"
+        );
+    }
+    assert!(
+        !std::path::Path::new(&profiles[0]).exists(),
+        "the temporary profile {} was removed",
+        profiles[0]
+    );
+    assert!(
+        !runtime.join("instance.json").exists(),
+        "the runtime file goes with the shell"
+    );
+}
