@@ -102,14 +102,19 @@ fn finish(worker: JoinHandle<ExitCode>) -> ExitCode {
 
 /// Shows the window until the shell stops.
 fn show(request: WindowRequest, worker: JoinHandle<ExitCode>) -> ExitCode {
-    // tao panics when GTK cannot start (a display that is set but not
-    // reachable): the shell then goes on without a window, as the relay.
-    let built =
-        std::panic::catch_unwind(|| EventLoopBuilder::<UserEvent>::with_user_event().build());
-    let Ok(mut event_loop) = built else {
-        warn_no_window(&request.viewer_url, "the display cannot be opened");
+    // A display that is set but cannot be opened: the shell goes on
+    // without a window, as the relay (tao would panic on it).
+    if let Err(error) = gtk::init() {
+        let display = std::env::var("DISPLAY")
+            .or_else(|_| std::env::var("WAYLAND_DISPLAY"))
+            .unwrap_or_default();
+        warn_no_window(
+            &request.viewer_url,
+            &format!("display {display:?}: {error}"),
+        );
         return finish(worker);
-    };
+    }
+    let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
     let proxy = event_loop.create_proxy();
     let (window, _webview) = match build_window(&event_loop, &request.viewer_url, proxy.clone()) {
         Ok(built) => built,
@@ -196,7 +201,6 @@ fn window_icon() -> Option<Icon> {
 /// Says (once, on stderr) that there is no window and where the column is.
 fn warn_no_window(viewer_url: &str, why: &str) {
     use std::io::Write;
-    tracing::warn!(why, "no desktop window");
     let _ = writeln!(
         std::io::stderr(),
         "browser-shell: cannot open a window ({why}); the browser column is at {viewer_url}"
