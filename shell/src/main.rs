@@ -8,6 +8,7 @@
 
 mod attach;
 mod auth;
+mod cdp_endpoint;
 mod cli_endpoint;
 mod client;
 mod config;
@@ -68,6 +69,10 @@ struct Cli {
     /// the start page).
     #[arg(value_name = "URL")]
     url: Option<String>,
+    /// Without a command: also serve an authenticated CDP endpoint
+    /// (loopback) for Playwright, Puppeteer and other CDP clients.
+    #[arg(long)]
+    cdp_endpoint: bool,
     #[command(flatten)]
     browser: BrowserOptions,
     #[command(flatten)]
@@ -142,6 +147,11 @@ enum Command {
         /// The http(s) URL to open first (default: the start page).
         #[arg(value_name = "URL")]
         url: Option<String>,
+        /// Also serve an authenticated CDP endpoint on loopback (printed as
+        /// `CDP endpoint: ws://…`) that Playwright's connectOverCDP and
+        /// Puppeteer's connect take as is.
+        #[arg(long)]
+        cdp_endpoint: bool,
         #[command(flatten)]
         mcp: mcp::McpArgs,
     },
@@ -152,6 +162,9 @@ enum Command {
     Desktop {
         /// The http(s) URL to open first.
         url: Option<String>,
+        /// Also serve the CDP endpoint.
+        #[arg(long)]
+        cdp_endpoint: bool,
     },
     /// The instance tool commands start on demand (a loopback relay that
     /// exits when unused). Not for direct use.
@@ -211,7 +224,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
     }
     let command = cli
         .command
-        .unwrap_or_else(|| default_command(cli.url.clone()));
+        .unwrap_or_else(|| default_command(cli.url.clone(), cli.cdp_endpoint));
     let outcome = match &command {
         Command::Tool(command) => {
             let start = client::StartOptions {
@@ -226,13 +239,17 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),
         #[cfg(feature = "desktop")]
-        Command::Desktop { url } => Job::Desktop(url.as_deref()),
+        Command::Desktop { url, cdp_endpoint } => Job::Desktop(ForPeople {
+            url: url.as_deref(),
+            cdp_endpoint: *cdp_endpoint,
+        }),
         Command::Relay {
             listen,
             tls_cert,
             tls_key,
             insecure_no_tls,
             url,
+            cdp_endpoint,
             mcp,
         } => Job::Relay(
             relay::RelaySetup {
@@ -246,7 +263,10 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 exit_when_idle: None,
             },
             mcp,
-            url.as_deref(),
+            ForPeople {
+                url: url.as_deref(),
+                cdp_endpoint: *cdp_endpoint,
+            },
         ),
         Command::Background { exit_when_idle_ms } => Job::Relay(
             relay::RelaySetup {
@@ -257,7 +277,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
             },
             &DEFAULT_MCP_ARGS,
-            None,
+            ForPeople::default(),
         ),
     };
     let mut config = match cli.browser.resolve() {
@@ -314,11 +334,11 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
         Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
-        Job::Relay(setup, _, url) => {
-            serve_people(&started, &config, setup, url, None, &cancel).await
+        Job::Relay(setup, _, people) => {
+            serve_people(&started, &config, setup, people, None, &cancel).await
         }
         #[cfg(feature = "desktop")]
-        Job::Desktop(url) => {
+        Job::Desktop(people) => {
             let setup = relay::RelaySetup {
                 listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
                 tls: None,
@@ -326,7 +346,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 kind: InstanceKind::Desktop,
                 exit_when_idle: None,
             };
-            serve_people(&started, &config, setup, url, window.as_ref(), &cancel).await
+            serve_people(&started, &config, setup, people, window.as_ref(), &cancel).await
         }
     };
     started.shutdown().await;
@@ -337,13 +357,13 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
 }
 
 /// The shell for people: the live-view server (with MCP and the command
-/// line's endpoint) and, in the desktop, the window on it. Opens `url`
-/// first when given.
+/// line's endpoint), the CDP endpoint when asked for, and, in the desktop,
+/// the window on it. Opens the first URL when given.
 async fn serve_people(
     started: &options::Started,
     config: &config::Config,
     setup: relay::RelaySetup,
-    url: Option<&str>,
+    people: ForPeople<'_>,
     window: Option<&WindowOpener>,
     cancel: &CancellationToken,
 ) -> browser_provider::Result<()> {
@@ -355,10 +375,18 @@ async fn serve_people(
     )
     .await?;
     relay.print_links();
+    if people.cdp_endpoint {
+        let endpoint =
+            cdp_endpoint::start(started.connection(), started.browser.clone(), cancel).await?;
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "CDP endpoint: {}", endpoint.websocket_url);
+        let _ = out.flush();
+    }
     // Loaded while the shell already serves (a slow site holds nothing up).
     // A page that fails to load is the page's problem, shown in its tab;
     // the shell goes on (a refused URL failed before Chromium started).
-    if let Some(url) = url {
+    if let Some(url) = people.url {
         let browser = started.browser.clone();
         let url = url.to_owned();
         tokio::spawn(async move {
@@ -383,10 +411,10 @@ async fn serve_people(
 /// `browser-shell` alone: the shell for a person. That is the desktop
 /// window where there is a display (and this build has one), else the
 /// relay, said in one line.
-fn default_command(url: Option<String>) -> Command {
+fn default_command(url: Option<String>, cdp_endpoint: bool) -> Command {
     #[cfg(feature = "desktop")]
     if desktop::display_available() {
-        return Command::Desktop { url };
+        return Command::Desktop { url, cdp_endpoint };
     }
     let why = if cfg!(feature = "desktop") {
         "no display (DISPLAY / WAYLAND_DISPLAY unset)"
@@ -406,6 +434,7 @@ fn default_command(url: Option<String>) -> Command {
         tls_key: None,
         insecure_no_tls: false,
         url,
+        cdp_endpoint,
         mcp: mcp::McpArgs::default(),
     }
 }
@@ -418,18 +447,27 @@ enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
-    Relay(relay::RelaySetup, &'a mcp::McpArgs, Option<&'a str>),
+    Relay(relay::RelaySetup, &'a mcp::McpArgs, ForPeople<'a>),
     #[cfg(feature = "desktop")]
-    Desktop(Option<&'a str>),
+    Desktop(ForPeople<'a>),
+}
+
+/// What a person's shell (relay or desktop) adds to serving the column.
+#[derive(Debug, Clone, Copy, Default)]
+struct ForPeople<'a> {
+    /// Open this URL first (else the start page).
+    url: Option<&'a str>,
+    /// Serve the CDP endpoint too.
+    cdp_endpoint: bool,
 }
 
 impl Job<'_> {
     /// The URL a person's shell opens first, if one was given.
     fn first_url(&self) -> Option<&str> {
         match self {
-            Job::Relay(_, _, url) => *url,
+            Job::Relay(_, _, people) => people.url,
             #[cfg(feature = "desktop")]
-            Job::Desktop(url) => *url,
+            Job::Desktop(people) => people.url,
             _ => None,
         }
     }

@@ -70,6 +70,11 @@ pub struct Started {
 }
 
 impl Started {
+    /// The CDP connection to the browser (for the CDP endpoint).
+    pub fn connection(&self) -> browser_provider::cdp::Connection {
+        self.host.connection().clone()
+    }
+
     /// Closes the browser (or the connection to it) and removes a temporary profile.
     pub async fn shutdown(self) {
         self.host.shutdown().await;

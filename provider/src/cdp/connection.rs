@@ -116,12 +116,76 @@ struct State {
 struct Pending {
     method: String,
     session: Option<SessionId>,
-    reply: oneshot::Sender<Result<Value>>,
+    reply: Reply,
+}
+
+/// Where a command's answer goes.
+enum Reply {
+    /// One of ours: the decoded outcome.
+    Waiter(oneshot::Sender<Result<Value>>),
+    /// Relayed for another client: the answer as the browser wrote it, into
+    /// that client's stream, in wire order with the events.
+    Relayed {
+        relay: u64,
+        sender: mpsc::UnboundedSender<Relayed>,
+    },
+}
+
+impl Reply {
+    /// Fails the command with `error` (a relayed one gets a CDP error object).
+    fn fail(self, id: u64, error: BrowserError) {
+        match self {
+            Self::Waiter(sender) => {
+                let _ = sender.send(Err(error));
+            }
+            Self::Relayed { sender, .. } => {
+                let mut body = serde_json::Map::new();
+                body.insert(
+                    "error".into(),
+                    serde_json::json!({"code": -32000, "message": error.to_string()}),
+                );
+                let _ = sender.send(Relayed::Answer { id, body });
+            }
+        }
+    }
 }
 
 struct Subscriber {
     filter: EventFilter,
-    sender: mpsc::UnboundedSender<Arc<CdpEvent>>,
+    sender: Sink,
+}
+
+/// A subscriber's channel.
+enum Sink {
+    Events(mpsc::UnboundedSender<Arc<CdpEvent>>),
+    Relay(mpsc::UnboundedSender<Relayed>),
+}
+
+impl Sink {
+    /// Delivers `event`; false once the subscriber is gone.
+    fn deliver(&self, event: &Arc<CdpEvent>) -> bool {
+        match self {
+            Self::Events(sender) => sender.send(Arc::clone(event)).is_ok(),
+            Self::Relay(sender) => sender.send(Relayed::Event(Arc::clone(event))).is_ok(),
+        }
+    }
+}
+
+/// What a relay (see [`Connection::open_relay`]) receives, in the order the
+/// browser sent it.
+#[derive(Debug)]
+pub enum Relayed {
+    /// The answer to a command sent with [`RelayLink::send`]: its `id` as
+    /// returned there, and `{"result": …}` or `{"error": …}` as the browser
+    /// wrote it.
+    Answer {
+        /// The id [`RelayLink::send`] returned.
+        id: u64,
+        /// `result` or `error`, untouched.
+        body: serde_json::Map<String, Value>,
+    },
+    /// An event, of any session (the relay decides what its client sees).
+    Event(Arc<CdpEvent>),
 }
 
 /// The shape of every inbound message: a response has an `id`, an event a `method`.
@@ -130,7 +194,7 @@ struct Subscriber {
 struct InboundMessage {
     id: Option<u64>,
     result: Option<Value>,
-    error: Option<ErrorBody>,
+    error: Option<Value>,
     method: Option<String>,
     #[serde(default)]
     params: Value,
@@ -244,7 +308,7 @@ impl Connection {
                 Pending {
                     method: method.to_owned(),
                     session: session.cloned(),
-                    reply,
+                    reply: Reply::Waiter(reply),
                 },
             );
         }
@@ -277,9 +341,36 @@ impl Connection {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut state = self.inner.lock();
         if state.closed.is_none() {
-            state.subscribers.push(Subscriber { filter, sender });
+            state.subscribers.push(Subscriber {
+                filter,
+                sender: Sink::Events(sender),
+            });
         }
         receiver
+    }
+
+    /// Opens a relay for another CDP client (the shell's CDP endpoint): it
+    /// sends raw commands with [`RelayLink::send`] and receives their
+    /// answers and every event through one stream, in the order the
+    /// browser sent them (a client may rely on an event arriving before
+    /// the answer that follows it). The stream ends when the connection
+    /// closes.
+    pub fn open_relay(&self) -> (RelayLink, mpsc::UnboundedReceiver<Relayed>) {
+        static NEXT_RELAY: AtomicU64 = AtomicU64::new(1);
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut state = self.inner.lock();
+        if state.closed.is_none() {
+            state.subscribers.push(Subscriber {
+                filter: EventFilter::All,
+                sender: Sink::Relay(sender.clone()),
+            });
+        }
+        let link = RelayLink {
+            inner: Arc::clone(&self.inner),
+            relay: NEXT_RELAY.fetch_add(1, Ordering::Relaxed),
+            sender,
+        };
+        (link, receiver)
     }
 
     /// Closes the connection from our side: the transport stops and every
@@ -337,7 +428,13 @@ impl Inner {
             )
         };
         for (_, waiter) in pending {
-            let _ = waiter.reply.send(Err(error.clone()));
+            match waiter.reply {
+                Reply::Waiter(sender) => {
+                    let _ = sender.send(Err(error.clone()));
+                }
+                // A relay's stream simply ends.
+                Reply::Relayed { .. } => {}
+            }
         }
         drop(subscribers);
     }
@@ -356,17 +453,39 @@ impl Inner {
                 tracing::debug!(target: "cdp", id, "response for a command nobody waits for");
                 return;
             };
-            let outcome = match (message.error, message.result) {
-                (Some(error), _) => Err(BrowserError::Protocol {
-                    method: waiter.method,
-                    message: match error.data {
-                        Some(data) if !data.is_empty() => format!("{} ({data})", error.message),
-                        _ => error.message,
-                    },
-                }),
-                (None, result) => Ok(result.unwrap_or(Value::Null)),
-            };
-            let _ = waiter.reply.send(outcome);
+            match waiter.reply {
+                Reply::Waiter(sender) => {
+                    let outcome = match (message.error, message.result) {
+                        (Some(error), _) => {
+                            let error = ErrorBody::deserialize(&error).unwrap_or(ErrorBody {
+                                message: error.to_string(),
+                                data: None,
+                            });
+                            Err(BrowserError::Protocol {
+                                method: waiter.method,
+                                message: match error.data {
+                                    Some(data) if !data.is_empty() => {
+                                        format!("{} ({data})", error.message)
+                                    }
+                                    _ => error.message,
+                                },
+                            })
+                        }
+                        (None, result) => Ok(result.unwrap_or(Value::Null)),
+                    };
+                    let _ = sender.send(outcome);
+                }
+                Reply::Relayed { sender, .. } => {
+                    let mut body = serde_json::Map::new();
+                    match (message.error, message.result) {
+                        (Some(error), _) => body.insert("error".into(), error),
+                        (None, result) => {
+                            body.insert("result".into(), result.unwrap_or(Value::Null))
+                        }
+                    };
+                    let _ = sender.send(Relayed::Answer { id, body });
+                }
+            }
             return;
         }
         let Some(method) = message.method else {
@@ -381,7 +500,7 @@ impl Inner {
         let mut state = self.lock();
         state.subscribers.retain(|subscriber| {
             !subscriber.filter.matches(event.session_id.as_ref())
-                || subscriber.sender.send(Arc::clone(&event)).is_ok()
+                || subscriber.sender.deliver(&event)
         });
         if event.method == "Target.detachedFromTarget"
             && let Some(detached) = event.decode::<DetachedParams>()
@@ -398,9 +517,12 @@ impl Inner {
                 .collect();
             for id in ids {
                 if let Some(waiter) = state.pending.remove(&id) {
-                    let _ = waiter.reply.send(Err(BrowserError::TabNotFound {
-                        tab: format!("(target closed during {})", waiter.method),
-                    }));
+                    waiter.reply.fail(
+                        id,
+                        BrowserError::TabNotFound {
+                            tab: format!("(target closed during {})", waiter.method),
+                        },
+                    );
                 }
             }
         }
@@ -416,6 +538,75 @@ struct WaiterGuard<'a> {
 impl Drop for WaiterGuard<'_> {
     fn drop(&mut self) {
         self.inner.lock().pending.remove(&self.id);
+    }
+}
+
+/// The sending side of a relay (see [`Connection::open_relay`]). Dropping
+/// it forgets the answers still owed to it.
+pub struct RelayLink {
+    inner: Arc<Inner>,
+    relay: u64,
+    sender: mpsc::UnboundedSender<Relayed>,
+}
+
+impl fmt::Debug for RelayLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RelayLink")
+            .field("relay", &self.relay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RelayLink {
+    /// Sends a raw command now (commands go out in the order of these
+    /// calls); its answer arrives on the relay's stream under the returned id.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` / `BROWSER_CRASHED` when the connection is closed.
+    pub fn send(&self, session: Option<&SessionId>, method: &str, params: Value) -> Result<u64> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = serde_json::json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session {
+            message["sessionId"] = Value::String(session.0.clone());
+        }
+        let text = message.to_string();
+        // Registered and sent under the lock, so sends keep the call order.
+        let mut state = self.inner.lock();
+        if let Some(error) = &state.closed {
+            return Err(error.clone());
+        }
+        state.pending.insert(
+            id,
+            Pending {
+                method: method.to_owned(),
+                session: session.cloned(),
+                reply: Reply::Relayed {
+                    relay: self.relay,
+                    sender: self.sender.clone(),
+                },
+            },
+        );
+        tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, %text);
+        if self.inner.outgoing.send(text).is_err() {
+            state.pending.remove(&id);
+            return Err(BrowserError::NotConnected {
+                reason: "the connection is closing".into(),
+            });
+        }
+        Ok(id)
+    }
+}
+
+impl Drop for RelayLink {
+    fn drop(&mut self) {
+        let relay = self.relay;
+        let mut state = self.inner.lock();
+        state
+            .pending
+            .retain(|_, p| !matches!(p.reply, Reply::Relayed { relay: r, .. } if r == relay));
+        state.subscribers.retain(
+            |s| !matches!(&s.sender, Sink::Relay(sender) if sender.same_channel(&self.sender)),
+        );
     }
 }
 

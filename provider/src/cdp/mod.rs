@@ -12,5 +12,7 @@ pub mod connection;
 pub mod protocol;
 pub mod transport;
 
-pub use connection::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
+pub use connection::{
+    CdpEvent, Connection, EventFilter, EventStream, RelayLink, Relayed, SessionId,
+};
 pub use protocol::Command;

@@ -46,6 +46,15 @@ pub struct BrowserVersion {
     /// The browser's user agent string.
     #[serde(default)]
     pub user_agent: String,
+    /// The protocol version, such as `1.3`.
+    #[serde(default)]
+    pub protocol_version: String,
+    /// The browser's source revision.
+    #[serde(default)]
+    pub revision: String,
+    /// The V8 version.
+    #[serde(default)]
+    pub js_version: String,
 }
 
 /// `Browser.setDownloadBehavior`: we deny downloads.

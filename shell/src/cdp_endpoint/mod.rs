@@ -1,0 +1,188 @@
+//! The authenticated CDP endpoint (`--cdp-endpoint`): lets Playwright's
+//! `connectOverCDP`, Puppeteer's `connect` and other CDP clients drive the
+//! shell's Chromium next to the built-in agents.
+//!
+//! Chromium keeps no debug port of its own (it talks over a pipe); this
+//! endpoint listens on loopback only and every request carries the
+//! per-launch token in its path:
+//!
+//! * `ws://127.0.0.1:PORT/devtools/browser/TOKEN`: a browser-level CDP
+//!   WebSocket (see [`proxy`] for how clients share the one connection);
+//! * `http://127.0.0.1:PORT/TOKEN/json/version` and `…/json/list`: the
+//!   discovery documents clients fetch when given an `http://` URL.
+//!
+//! A request with a `Host` that is not a loopback name (DNS rebinding) or
+//! with any `Origin` (a web page) is refused, as Chromium's own endpoint
+//! refuses origins it was not told to allow.
+
+mod proxy;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{Path, State, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use browser_provider::cdp::Connection;
+use browser_provider::cdp::protocol::{BrowserGetVersion, TargetGetTargets};
+use browser_provider::{Browser, BrowserError, Result};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth;
+
+/// Largest message a client may send (screenshots and file uploads are big).
+const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
+/// Shared by every request.
+#[derive(Clone)]
+struct Endpoint {
+    connection: Connection,
+    browser: Browser,
+    token: Arc<str>,
+    /// `ws://127.0.0.1:PORT/devtools/browser/TOKEN`.
+    websocket_url: Arc<str>,
+}
+
+impl Endpoint {
+    /// Refuses foreign hosts, web pages and wrong tokens.
+    fn check(&self, headers: &HeaderMap, token: &str) -> std::result::Result<(), StatusCode> {
+        if !auth::host_is_loopback(headers) || headers.contains_key(header::ORIGIN) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        if !auth::same_secret(token, &self.token) {
+            return Err(StatusCode::UNAUTHORIZED);
+        }
+        Ok(())
+    }
+}
+
+/// A running endpoint.
+#[derive(Debug)]
+pub struct CdpEndpoint {
+    /// The URL to give a CDP client (Playwright, Puppeteer), token included.
+    pub websocket_url: String,
+}
+
+/// Starts the endpoint on a free loopback port; it serves until `cancel`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when no loopback port can be bound.
+pub async fn start(
+    connection: Connection,
+    browser: Browser,
+    cancel: &CancellationToken,
+) -> Result<CdpEndpoint> {
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .await
+        .map_err(|e| BrowserError::invalid("cdp-endpoint", format!("cannot listen: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| BrowserError::invalid("cdp-endpoint", e.to_string()))?;
+    let token = auth::random_token()?;
+    let websocket_url = format!("ws://{bound}/devtools/browser/{token}");
+    let endpoint = Endpoint {
+        connection,
+        browser,
+        token: token.into(),
+        websocket_url: websocket_url.clone().into(),
+    };
+    let app = Router::new()
+        .route("/devtools/browser/{token}", get(socket))
+        .route("/{token}/json/version", get(version))
+        .route("/{token}/json/version/", get(version))
+        .route("/{token}/json/list", get(list))
+        .route("/{token}/json/list/", get(list))
+        .route("/{token}/json", get(list))
+        .route("/{token}/json/", get(list))
+        .with_state(endpoint);
+    let stop = cancel.child_token();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+        if let Err(error) = served {
+            tracing::warn!(%error, "the CDP endpoint stopped");
+        }
+    });
+    Ok(CdpEndpoint { websocket_url })
+}
+
+fn refuse(status: StatusCode) -> Response {
+    (
+        status,
+        format!("{}\n", status.canonical_reason().unwrap_or("refused")),
+    )
+        .into_response()
+}
+
+/// `/json/version`: what Chromium's own endpoint says, with our socket URL.
+async fn version(
+    State(endpoint): State<Endpoint>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(status) = endpoint.check(&headers, &token) {
+        return refuse(status);
+    }
+    match endpoint.connection.call(None, &BrowserGetVersion {}).await {
+        Ok(version) => axum::Json(json!({
+            "Browser": version.product,
+            "Protocol-Version": version.protocol_version,
+            "User-Agent": version.user_agent,
+            "V8-Version": version.js_version,
+            "WebKit-Version": version.revision,
+            "webSocketDebuggerUrl": &*endpoint.websocket_url,
+        }))
+        .into_response(),
+        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, format!("{error}\n")).into_response(),
+    }
+}
+
+/// `/json/list`: the browser's pages (the shell's tabs among them).
+async fn list(
+    State(endpoint): State<Endpoint>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(status) = endpoint.check(&headers, &token) {
+        return refuse(status);
+    }
+    match endpoint.connection.call(None, &TargetGetTargets {}).await {
+        Ok(targets) => {
+            let pages: Vec<serde_json::Value> = targets
+                .target_infos
+                .into_iter()
+                .filter(|t| t.kind == "page")
+                .map(|t| {
+                    json!({"id": t.target_id, "type": t.kind, "title": t.title, "url": t.url, "description": ""})
+                })
+                .collect();
+            axum::Json(pages).into_response()
+        }
+        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, format!("{error}\n")).into_response(),
+    }
+}
+
+/// `/devtools/browser/TOKEN`: one external client's CDP session.
+async fn socket(
+    State(endpoint): State<Endpoint>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    if let Err(status) = endpoint.check(&headers, &token) {
+        return refuse(status);
+    }
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
+    };
+    upgrade
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| proxy::run(socket, endpoint.connection, endpoint.browser))
+}

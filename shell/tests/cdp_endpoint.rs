@@ -1,0 +1,289 @@
+//! `--cdp-endpoint`: raw CDP clients drive the shell's Chromium through the
+//! authenticated endpoint while an MCP agent works in its own tab. Each
+//! client sees only its own sessions; the browser and the agents' tabs
+//! stay the shell's.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Agent, Endpoint, get, serve_fixtures, start_shell};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// A raw CDP client: numbered commands, events kept until asked for.
+struct CdpClient {
+    socket: WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>,
+    next_id: u64,
+    events: Vec<Value>,
+}
+
+impl CdpClient {
+    async fn connect(url: &str) -> Self {
+        let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        Self {
+            socket,
+            next_id: 1,
+            events: Vec::new(),
+        }
+    }
+
+    async fn receive(&mut self) -> Value {
+        let message = tokio::time::timeout(Duration::from_secs(30), self.socket.next())
+            .await
+            .expect("a message within 30 s")
+            .expect("the socket is open")
+            .unwrap();
+        let Message::Text(text) = message else {
+            panic!("unexpected {message:?}")
+        };
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Sends a command and returns its whole answer (`result` or `error`);
+    /// events that arrive meanwhile are kept.
+    async fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut command = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            command["sessionId"] = json!(session);
+        }
+        self.socket
+            .send(Message::Text(command.to_string().into()))
+            .await
+            .unwrap();
+        loop {
+            let message = self.receive().await;
+            if message["id"] == id {
+                assert_eq!(message["sessionId"].as_str(), session, "{message}");
+                return message;
+            }
+            assert!(message["method"].is_string(), "stray answer {message}");
+            self.events.push(message);
+        }
+    }
+
+    /// Waits for an event (kept or new) named `method` on `session`.
+    async fn event(&mut self, session: Option<&str>, method: &str) -> Value {
+        let matches = |e: &Value| e["method"] == method && e["sessionId"].as_str() == session;
+        if let Some(at) = self.events.iter().position(matches) {
+            return self.events.remove(at);
+        }
+        loop {
+            let message = self.receive().await;
+            if matches(&message) {
+                return message;
+            }
+            self.events.push(message);
+        }
+    }
+}
+
+#[tokio::test]
+async fn external_clients_work_beside_agents_and_only_with_the_token() {
+    let base = serve_fixtures().await;
+    let (relay, printed) = start_shell(&["relay", "--cdp-endpoint"], 4).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let websocket_url = printed[3]
+        .strip_prefix("CDP endpoint: ")
+        .expect("the endpoint on a line of its own")
+        .to_owned();
+    let (cdp_host, cdp_token) = {
+        let rest = websocket_url.strip_prefix("ws://").unwrap();
+        let (host, path) = rest.split_once('/').unwrap();
+        (
+            host.to_owned(),
+            path.strip_prefix("devtools/browser/").unwrap().to_owned(),
+        )
+    };
+    assert!(cdp_host.starts_with("127.0.0.1:"), "{websocket_url}");
+    assert_ne!(cdp_token, token, "the endpoint has a token of its own");
+
+    // Refused: no token, a wrong one, a web page's Origin, a foreign Host.
+    for (path, headers, status) in [
+        ("/json/version".to_owned(), vec![], 404),
+        ("/wrong/json/version".to_owned(), vec![], 401),
+        ("/devtools/browser/wrong".to_owned(), vec![], 401),
+        (
+            format!("/{cdp_token}/json/version"),
+            vec![("Origin", "http://127.0.0.1:9")],
+            403,
+        ),
+        (
+            format!("/devtools/browser/{cdp_token}"),
+            vec![("Origin", "https://attacker.test")],
+            403,
+        ),
+        (
+            format!("/{cdp_token}/json/list"),
+            vec![("Host", "attacker.test")],
+            403,
+        ),
+    ] {
+        let (code, body) = get(&cdp_host, &path, &headers).await;
+        assert_eq!(code, status, "{path} {headers:?}: {body}");
+        assert!(!body.contains(&cdp_token));
+    }
+    let refused =
+        tokio_tungstenite::connect_async(format!("ws://{cdp_host}/devtools/browser/x")).await;
+    assert!(refused.is_err(), "a socket without the token");
+
+    // Discovery, as clients given an http:// URL use it.
+    let (code, version) = get(&cdp_host, &format!("/{cdp_token}/json/version/"), &[]).await;
+    assert_eq!(code, 200, "{version}");
+    assert!(
+        version.contains(&format!("\"webSocketDebuggerUrl\":\"{websocket_url}\"")),
+        "{version}"
+    );
+    assert!(version.contains("Chrome/"), "{version}");
+
+    // An agent works in its own tab over MCP.
+    let endpoint: &'static Endpoint = Box::leak(Box::new(Endpoint {
+        host,
+        path: "/mcp".into(),
+        token,
+    }));
+    let mut agent = Agent::connect(endpoint).await;
+    let (text, error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+    let (code, list) = get(&cdp_host, &format!("/{cdp_token}/json/list"), &[]).await;
+    assert_eq!(code, 200);
+    let list: Value =
+        serde_json::from_str(&list[list.find('[').unwrap()..=list.rfind(']').unwrap()]).unwrap();
+    let agent_tab = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["url"].as_str().unwrap().ends_with("/form.html"))
+        .expect("the agent's tab is listed")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // A raw client creates a target, navigates it, evaluates, gets events.
+    let mut client = CdpClient::connect(&websocket_url).await;
+    let version = client.send(None, "Browser.getVersion", json!({})).await;
+    assert!(
+        version["result"]["product"]
+            .as_str()
+            .unwrap()
+            .contains("Chrome")
+    );
+    let created = client
+        .send(None, "Target.createTarget", json!({"url": "about:blank"}))
+        .await;
+    let target = created["result"]["targetId"].as_str().unwrap().to_owned();
+    let attached = client
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await;
+    let session = attached["result"]["sessionId"].as_str().unwrap().to_owned();
+    client.send(Some(&session), "Page.enable", json!({})).await;
+    let navigate = client.send(
+        Some(&session),
+        "Page.navigate",
+        json!({"url": format!("{base}/article.html")}),
+    );
+    // The agent clicks in its tab at the same time.
+    let click = agent.call(
+        "browser_act",
+        json!({"action": "click", "role": "button", "name": "Add one"}),
+    );
+    let (navigated, (text, error)) = tokio::join!(navigate, click);
+    assert!(navigated["result"]["frameId"].is_string(), "{navigated}");
+    assert!(!error, "{text}");
+    client.event(Some(&session), "Page.loadEventFired").await;
+    let title = client
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": "document.title", "returnByValue": true}),
+        )
+        .await;
+    assert_eq!(title["result"]["result"]["value"], "Field Guide to Owls");
+
+    // The client's page is not the agent's; the agent's page is untouched.
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "document.getElementById('count').textContent"}),
+        )
+        .await;
+    assert!(!error && text.contains("\"1\""), "{text}");
+
+    // A second client cannot use the first one's session, and sees none of its events.
+    let mut other = CdpClient::connect(&websocket_url).await;
+    let borrowed = other
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": "1"}),
+        )
+        .await;
+    assert!(
+        borrowed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Session with given id not found"),
+        "{borrowed}"
+    );
+    client.send(Some(&session), "Page.reload", json!({})).await;
+    client.event(Some(&session), "Page.loadEventFired").await;
+    let probe = other.send(None, "Browser.getVersion", json!({})).await;
+    assert!(probe["result"].is_object());
+    assert!(
+        other
+            .events
+            .iter()
+            .all(|e| e["sessionId"] != session.as_str()),
+        "{:?}",
+        other.events
+    );
+
+    // The browser and the agents' tabs stay the shell's.
+    let close = client.send(None, "Browser.close", json!({})).await;
+    assert!(
+        close["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not allowed"),
+        "{close}"
+    );
+    let close = client
+        .send(None, "Target.closeTarget", json!({"targetId": agent_tab}))
+        .await;
+    assert!(
+        close["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("agent session"),
+        "{close}"
+    );
+    let (text, error) = agent.call("browser_snapshot", json!({})).await;
+    assert!(!error && text.contains("Sign up"), "{text}");
+    // Its own target it may close.
+    let closed = client
+        .send(None, "Target.closeTarget", json!({"targetId": target}))
+        .await;
+    assert_eq!(closed["result"]["success"], true, "{closed}");
+
+    drop(client);
+    drop(other);
+    common::stop_shell(relay).await;
+}
