@@ -955,6 +955,35 @@ impl Browser {
         Ok(())
     }
 
+    /// Shows a page that someone outside the shell opened (a CDP client
+    /// of the shell's endpoint) in the browser column, as a tab of the
+    /// person's; nothing happens for a target that is already a tab or is
+    /// not a page.
+    ///
+    /// # Errors
+    /// Whatever listing the views or preparing the page reports.
+    pub async fn adopt_external_view(&self, target_id: &str) -> Result<()> {
+        let known = {
+            let registry = self.inner.lock();
+            registry
+                .sessions
+                .values()
+                .flat_map(|s| s.tabs.iter())
+                .chain(registry.unowned.iter())
+                .any(|t| t.page.view().as_str() == target_id)
+        };
+        if known {
+            return Ok(());
+        }
+        let views = self.inner.host.list_views().await?;
+        let Some(view) = views.into_iter().find(|v| v.id.as_str() == target_id) else {
+            return Ok(());
+        };
+        let page = Page::attach(Arc::clone(&self.inner.host), view.id).await?;
+        self.inner.adopt_unowned(Arc::new(page));
+        Ok(())
+    }
+
     /// The person closes any tab from the tab strip (an agent's included:
     /// the person is in charge; the agent finds it gone).
     ///

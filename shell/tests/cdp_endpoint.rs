@@ -218,6 +218,19 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
         .await;
     assert_eq!(title["result"]["result"]["value"], "Field Guide to Owls");
 
+    // Its page shows in the browser column, as the person's tab (one an
+    // agent may claim).
+    let article = format!("{base}/article.html");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
+        if listed.contains(&format!("{article} | Field Guide to Owls")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
     // The client's page is not the agent's; the agent's page is untouched.
     let (text, error) = agent
         .call(

@@ -107,7 +107,10 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser) {
             relayed = inbound.recv() => {
                 match relayed {
                     Some(Relayed::Answer { id, body }) => {
-                        outstanding.remove(&id).map(|command| answer(&mut sessions, command, body))
+                        outstanding.remove(&id).map(|command| {
+                            show_created_page(&browser, &command, &body);
+                            answer(&mut sessions, command, body)
+                        })
                     }
                     Some(Relayed::Event(event)) => route(&mut sessions, &event),
                     // The browser is gone.
@@ -226,6 +229,28 @@ async fn forward(
         }
         Err(error) => refuse(error.to_string()),
     }
+}
+
+/// A page the client created appears in the browser column (as the
+/// person's tab), so whoever watches sees what it does.
+fn show_created_page(browser: &Browser, command: &Outstanding, body: &Map<String, Value>) {
+    if command.method != "Target.createTarget" {
+        return;
+    }
+    let Some(target) = body
+        .get("result")
+        .and_then(|r| r.get("targetId"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let browser = browser.clone();
+    let target = target.to_owned();
+    tokio::spawn(async move {
+        if let Err(error) = browser.adopt_external_view(&target).await {
+            tracing::debug!(%error, "a CDP client's page is not in the browser column");
+        }
+    });
 }
 
 /// The agent session whose tab `target` is, if any.
