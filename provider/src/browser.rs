@@ -606,6 +606,67 @@ impl Browser {
         Ok(tab.page.console(since, min_level, limit))
     }
 
+    /// Requests of the active tab that ended after cursor `since` and that
+    /// `filter` accepts, at most `limit`.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab.
+    pub fn network(
+        &self,
+        session: &SessionId,
+        since: u64,
+        filter: &crate::page::network::NetworkFilter,
+        limit: usize,
+    ) -> Result<crate::page::network::NetworkRead> {
+        let tab = self.inner.active_tab(session)?;
+        Ok(tab.page.network(since, filter, limit))
+    }
+
+    /// Follows how many requests of the active tab are in flight; it
+    /// changes whenever a request starts or ends.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab.
+    pub fn watch_network(&self, session: &SessionId) -> Result<watch::Receiver<usize>> {
+        Ok(self.inner.active_tab(session)?.page.watch_in_flight())
+    }
+
+    /// A request of the active tab by its sequence number, with its
+    /// response body (at most `max_chars` characters of text).
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab; `INVALID_ARGUMENT` for a request
+    /// the log no longer has or whose body the browser no longer holds.
+    pub async fn network_body(
+        &self,
+        session: &SessionId,
+        seq: u64,
+        max_chars: usize,
+        cancel: &CancellationToken,
+    ) -> Result<(
+        crate::page::network::RequestEntry,
+        crate::page::network::Body,
+    )> {
+        let tab = self.inner.active_tab(session)?;
+        let entry = tab.page.network_entry(seq).ok_or_else(|| {
+            BrowserError::invalid(
+                "request",
+                format!(
+                    "no request {seq} in this tab's log (it keeps the last {})",
+                    crate::page::network::NETWORK_CAP
+                ),
+            )
+        })?;
+        let budget = Budget::new(
+            "network body",
+            self.inner.config.operation_timeout,
+            cancel.clone(),
+        );
+        let body =
+            crate::page::network::response_body(&tab.page, &entry, max_chars, &budget).await?;
+        Ok((entry, body))
+    }
+
     /// Follows the active tab's console: changes with every new entry.
     ///
     /// # Errors

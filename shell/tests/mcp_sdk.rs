@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 /// The tools every default server offers, by their seed-plugin names.
-const TOOLS: [&str; 15] = [
+const TOOLS: [&str; 16] = [
     "browser_act",
     "browser_claim_tab",
     "browser_close_tab",
@@ -31,6 +31,7 @@ const TOOLS: [&str; 15] = [
     "browser_handoff",
     "browser_list_tabs",
     "browser_navigate",
+    "browser_network",
     "browser_open",
     "browser_reset",
     "browser_screenshot",

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{
     ActArgs, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs, ExecuteArgs, HandoffArgs,
-    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
+    NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 
@@ -321,6 +321,14 @@ impl Agent {
                 "browser_console",
                 "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
                  Pass the returned cursor as since next time to get only what is new; filter with level.",
+                true,
+            ),
+            tool::<NetworkArgs>(
+                "browser_network",
+                "Read the tab's requests (method, URL, status, type, MIME type, size, duration, why it failed), in \
+                 the order they ended. Filter with failed, url and type; pass the returned cursor as since next \
+                 time to get only what is new; headers: true adds headers (credentials redacted); body: <number> \
+                 shows one response's body.",
                 true,
             ),
             tool::<NoArgs>(

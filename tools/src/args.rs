@@ -243,6 +243,9 @@ pub enum LoadName {
     /// The `DOMContentLoaded` event.
     #[serde(rename = "domcontentloaded")]
     DomContentLoaded,
+    /// `load`, then no request in flight for 500 ms.
+    #[serde(rename = "networkidle")]
+    NetworkIdle,
 }
 
 /// `browser_wait`: give exactly one condition.
@@ -301,6 +304,31 @@ pub struct ConsoleArgs {
     pub since: Option<u64>,
     /// At most this many entries (default 100).
     pub limit: Option<usize>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+/// `browser_network`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkArgs {
+    /// Only failed requests: network errors, blocked or canceled ones, and HTTP 4xx/5xx.
+    pub failed: Option<bool>,
+    /// Only requests whose URL contains this.
+    pub url: Option<String>,
+    /// Only this resource type: document, stylesheet, script, image, font, fetch, xhr, …
+    #[serde(rename = "type")]
+    pub resource_type: Option<String>,
+    /// Only requests after this cursor (the "next cursor" of your last read): read only what is new.
+    pub since: Option<u64>,
+    /// At most this many requests (default 50).
+    pub limit: Option<usize>,
+    /// Include request and response headers (credentials and token-like values redacted).
+    pub headers: Option<bool>,
+    /// Show the response body of this request, by its number from a read (such as 7).
+    pub body: Option<u64>,
+    /// At most this many characters of body (default 20000).
+    pub body_max_chars: Option<usize>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,
 }

@@ -9,6 +9,7 @@ use browser_provider::page::act::{Action, MouseButton, Target};
 use browser_provider::page::console::{CONSOLE_CAP, Level};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
+use browser_provider::page::network::{Body, NETWORK_CAP, NetworkFilter};
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
 use browser_provider::page::wait::{Condition, ElementState, LoadState};
 use browser_provider::snapshot::Scope;
@@ -20,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{
     ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs,
     ExecuteArgs, FormatName, HandoffArgs, HistoryMove, ImageName, LevelName, LoadName,
-    NavigateArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, StateName, TabArgs, WaitArgs,
+    NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, StateName, TabArgs,
+    WaitArgs,
 };
 use crate::render;
 
@@ -91,6 +93,7 @@ fn wait_condition(args: WaitArgs) -> Result<Condition> {
         conditions.push(Condition::Load(match load {
             LoadName::Load => LoadState::Load,
             LoadName::DomContentLoaded => LoadState::DomContentLoaded,
+            LoadName::NetworkIdle => LoadState::NetworkIdle,
         }));
     }
     if let Some(script) = args.script {
@@ -502,6 +505,11 @@ async fn run(
             }
             Ok(ToolOutput::text(text))
         }
+        "browser_network" => {
+            let args: NetworkArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            network(browser, session, &args, cancel).await
+        }
         "browser_claim_tab" => {
             let args: ClaimTabArgs = parse(arguments)?;
             let tab = TabHandle::parse(&args.tab)?;
@@ -667,6 +675,87 @@ fn action_of(args: &ActArgs) -> Result<(Target, Action)> {
             },
         };
     Ok((target, action))
+}
+
+/// `browser_network`: one request's body, or the requests since a cursor.
+async fn network(
+    browser: &Browser,
+    session: &SessionId,
+    args: &NetworkArgs,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput> {
+    let tab = browser.active_tab(session)?;
+    let with_headers = args.headers.unwrap_or(false);
+    if let Some(seq) = args.body {
+        let max_chars = args.body_max_chars.unwrap_or(20_000).max(1);
+        let (entry, body) = browser
+            .network_body(session, seq, max_chars, cancel)
+            .await?;
+        let mut text = format!(
+            "Request {seq} of {tab}:\n{}",
+            render::fenced("request", &render::request(&entry, with_headers))
+        );
+        match body {
+            Body::Text {
+                text: body,
+                omitted_chars,
+            } => {
+                text.push_str(&format!(
+                    "\nResponse body ({} characters",
+                    body.chars().count()
+                ));
+                if omitted_chars > 0 {
+                    text.push_str(&format!(
+                        "; {omitted_chars} more left out, raise bodyMaxChars to see them"
+                    ));
+                }
+                text.push_str("):\n");
+                text.push_str(&render::fenced("body", &body));
+            }
+            Body::Binary { bytes } => {
+                text.push_str(&format!(
+                    "\nResponse body: {bytes} bytes of binary data, not shown."
+                ));
+            }
+        }
+        return Ok(ToolOutput::text(text));
+    }
+    let filter = NetworkFilter {
+        failed_only: args.failed.unwrap_or(false),
+        url_contains: args.url.clone(),
+        resource_type: args.resource_type.clone(),
+    };
+    let limit = args.limit.unwrap_or(50).clamp(1, NETWORK_CAP);
+    let read = browser.network(session, args.since.unwrap_or(0), &filter, limit)?;
+    let mut text = format!(
+        "Network of {tab}: {} request{} (next cursor: {}; pass it as since to read only what is new).",
+        read.entries.len(),
+        if read.entries.len() == 1 { "" } else { "s" },
+        read.cursor
+    );
+    if read.in_flight > 0 {
+        text.push_str(&format!(
+            " {} still in flight (listed once they end).",
+            read.in_flight
+        ));
+    }
+    if read.dropped > 0 {
+        text.push_str(&format!(
+            " {} earlier requests were dropped (a tab keeps the last {NETWORK_CAP}).",
+            read.dropped
+        ));
+    }
+    if !read.entries.is_empty() {
+        let lines: Vec<String> = read
+            .entries
+            .iter()
+            .map(|entry| render::request(entry, with_headers))
+            .collect();
+        text.push('\n');
+        text.push_str(&render::fenced("network", &lines.join("\n")));
+        text.push_str("\nAsk for a body with body: <number>.");
+    }
+    Ok(ToolOutput::text(text))
 }
 
 #[cfg(test)]

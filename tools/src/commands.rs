@@ -177,8 +177,9 @@ pub enum ToolCommand {
         /// Until the URL contains this text.
         #[arg(long)]
         url: Option<String>,
-        /// Until the page has loaded this far: load or domcontentloaded.
-        #[arg(long, value_parser = ["load", "domcontentloaded"])]
+        /// Until the page has loaded this far: load, domcontentloaded, or
+        /// networkidle (loaded, then no request for 500 ms).
+        #[arg(long, value_parser = ["load", "domcontentloaded", "networkidle"])]
         load: Option<String>,
         /// Until this JavaScript expression is truthy.
         #[arg(long)]

@@ -91,3 +91,50 @@ pub fn observation(tab: &str, observation: &Observation) -> String {
 pub fn error(error: &BrowserError) -> String {
     format!("Error {}: {error}\nHint: {}", error.code(), error.hint())
 }
+
+/// One request of the network log on a line (number, method, status or
+/// failure, type, MIME type, size, duration, URL with credentials
+/// redacted), then its headers (redacted) when asked for.
+pub fn request(entry: &browser_provider::page::network::RequestEntry, headers: bool) -> String {
+    use browser_provider::page::network::{redacted_headers, redacted_url};
+    let outcome = match (&entry.failure, entry.status) {
+        (Some(failure), _) => format!("FAILED {failure}"),
+        (None, Some(status)) if status >= 400 => format!("{status} FAILED"),
+        (None, Some(status)) => status.to_string(),
+        (None, None) => "no response".to_owned(),
+    };
+    let mut line = format!(
+        "[{}] {} {} {}",
+        entry.seq, entry.method, outcome, entry.resource_type
+    );
+    if let Some(mime) = entry.mime_type.as_deref().filter(|m| !m.is_empty()) {
+        let _ = write!(line, " {mime}");
+    }
+    if let Some(bytes) = entry.encoded_bytes {
+        let _ = write!(line, " {}", human_bytes(bytes));
+    }
+    if let Some(ms) = entry.duration_ms {
+        let _ = write!(line, " {ms:.0} ms");
+    }
+    let _ = write!(line, " {}", redacted_url(&entry.url));
+    if headers {
+        for (label, list) in [
+            ("request", &entry.request_headers),
+            ("response", &entry.response_headers),
+        ] {
+            for (name, value) in redacted_headers(list) {
+                let _ = write!(line, "\n    {label} {name}: {value}");
+            }
+        }
+    }
+    line
+}
+
+/// `512 B`, `1.5 KB`, `2.0 MB`.
+fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
+}

@@ -482,6 +482,31 @@ pub struct DialogOpening {
 pub struct LogEnable {}
 command!(LogEnable => "Log.enable", Empty);
 
+/// `Network.enable`: request events for the tab's network log.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NetworkEnable {}
+command!(NetworkEnable => "Network.enable", Empty);
+
+/// `Network.getResponseBody`: a finished response's body, while the
+/// browser still holds it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkGetResponseBody {
+    /// The request, by the browser's id.
+    pub request_id: String,
+}
+command!(NetworkGetResponseBody => "Network.getResponseBody", ResponseBody);
+
+/// Result of `Network.getResponseBody`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseBody {
+    /// The body: text, or base64 when `base64_encoded`.
+    pub body: String,
+    /// Whether `body` is base64 (binary content).
+    pub base64_encoded: bool,
+}
+
 // ---- Runtime ----------------------------------------------------------------
 
 /// `Runtime.enable`: execution context and console events.

@@ -15,6 +15,7 @@ mod icon;
 pub mod input;
 pub mod keys;
 pub mod navigate;
+pub mod network;
 pub mod screencast;
 pub mod screenshot;
 pub mod wait;
@@ -29,7 +30,7 @@ use serde_json::Value;
 pub use budget::Budget;
 
 use crate::cdp::protocol::{
-    DialogOpening, LogEnable, PageEnable, PageHandleJavaScriptDialog,
+    DialogOpening, LogEnable, NetworkEnable, PageEnable, PageHandleJavaScriptDialog,
     PageSetLifecycleEventsEnabled, RuntimeEnable,
 };
 use crate::cdp::{Command, EventStream};
@@ -64,6 +65,8 @@ pub struct Page {
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
     /// Console messages and exceptions since the page was prepared.
     console: Arc<Mutex<console::ConsoleLog>>,
+    /// Requests since the page was prepared.
+    network: Arc<Mutex<network::NetworkLog>>,
     /// The page's icon address, looked up while people watch.
     icon: Mutex<Option<String>>,
     /// Our isolated worlds for snapshots and actions: the main frame's
@@ -82,10 +85,15 @@ impl Page {
         let console_events = host.subscribe(&view).await?;
         let console = Arc::new(Mutex::new(console::ConsoleLog::default()));
         tokio::spawn(console::collect(console_events, Arc::clone(&console)));
+        // Likewise for requests, before Network is enabled.
+        let network_events = host.subscribe(&view).await?;
+        let network = Arc::new(Mutex::new(network::NetworkLog::default()));
+        tokio::spawn(network::collect(network_events, Arc::clone(&network)));
         host.call(&view, &PageEnable {}).await?;
         // Console capture, and syntax checks (`Runtime.compileScript`).
         host.call(&view, &RuntimeEnable {}).await?;
         host.call(&view, &LogEnable {}).await?;
+        host.call(&view, &NetworkEnable {}).await?;
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
@@ -100,6 +108,7 @@ impl Page {
             view,
             dialogs,
             console,
+            network,
             icon: Mutex::new(None),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
@@ -152,6 +161,36 @@ impl Page {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .watch()
+    }
+
+    /// Requests that ended after `since` and that `filter` accepts, at most `limit`.
+    pub fn network(
+        &self,
+        since: u64,
+        filter: &network::NetworkFilter,
+        limit: usize,
+    ) -> network::NetworkRead {
+        self.network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .read(since, filter, limit)
+    }
+
+    /// The request with sequence number `seq`, if the log still has it.
+    pub fn network_entry(&self, seq: u64) -> Option<network::RequestEntry> {
+        self.network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(seq)
+            .cloned()
+    }
+
+    /// Follows how many requests are in flight (for waits on a quiet network).
+    pub fn watch_in_flight(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .watch_in_flight()
     }
 
     /// Returns and forgets the dialogs answered since the last call.

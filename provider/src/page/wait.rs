@@ -44,6 +44,8 @@ pub enum LoadState {
     DomContentLoaded,
     /// `load`.
     Load,
+    /// `load`, then no request in flight for half a second.
+    NetworkIdle,
 }
 
 /// One condition to wait for.
@@ -192,17 +194,40 @@ pub async fn wait(
         }
         Condition::Load(state) => {
             let wanted = match state {
-                LoadState::Load => ["complete", "complete"],
+                LoadState::Load | LoadState::NetworkIdle => ["complete", "complete"],
                 LoadState::DomContentLoaded => ["interactive", "complete"],
             };
             let reached =
                 wait_for_page(page, budget, timeout, |_, ready| wanted.contains(&ready)).await?;
             let name = match state {
-                LoadState::Load => "load",
+                LoadState::Load | LoadState::NetworkIdle => "load",
                 LoadState::DomContentLoaded => "DOMContentLoaded",
             };
             if let Err(url) = reached {
                 return Err(expired(format!("waiting for {name} of {url}")));
+            }
+            if *state == LoadState::NetworkIdle {
+                // Short of the budget's own deadline, so the message says what was seen.
+                let bound = budget.remaining().saturating_sub(Duration::from_millis(20));
+                let quiet = budget
+                    .run("network idle", async {
+                        Ok(tokio::time::timeout(bound, network_quiet(page)).await)
+                    })
+                    .await?;
+                if quiet.is_err() {
+                    let busy = *page.watch_in_flight().borrow();
+                    return Err(expired(format!(
+                        "waiting for the network to be quiet ({busy} request{} still in flight)",
+                        if busy == 1 { "" } else { "s" }
+                    )));
+                }
+                return Ok(Waited {
+                    elapsed: started.elapsed(),
+                    detail: format!(
+                        "the page loaded and no request was in flight for {} ms",
+                        QUIET.as_millis()
+                    ),
+                });
             }
             format!("the page reached {name}")
         }
@@ -241,6 +266,21 @@ pub async fn wait(
         elapsed: started.elapsed(),
         detail,
     })
+}
+
+/// Resolves once no request of the page has been in flight for [`QUIET`].
+async fn network_quiet(page: &Page) {
+    let mut in_flight = page.watch_in_flight();
+    loop {
+        if *in_flight.borrow_and_update() == 0 {
+            tokio::select! {
+                () = tokio::time::sleep(QUIET) => return,
+                changed = in_flight.changed() => if changed.is_err() { return },
+            }
+        } else if in_flight.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Runs `__browserShell.waitFor` in our world of `frame`.

@@ -21,6 +21,7 @@ mod input;
 mod lifecycle;
 mod live;
 mod navigation;
+mod network;
 mod screenshot;
 mod snapshot;
 mod tabs;
@@ -91,6 +92,7 @@ fn main() {
         snapshot::every_kind_of_input_reaches_frames_and_shadow_roots,
         act::every_action_kind_works,
         console::console_messages_exceptions_and_failed_loads_are_read_by_cursor,
+        network::requests_are_logged_filtered_redacted_and_read_by_cursor,
         wait::each_condition_ends_the_wait_when_it_holds,
         wait::a_wait_that_runs_out_says_what_it_saw,
         wait::waits_end_at_once_when_cancelled_or_a_person_takes_over,

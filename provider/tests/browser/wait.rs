@@ -103,6 +103,10 @@ pub async fn each_condition_ends_the_wait_when_it_holds(ctx: Ctx) {
 
     // A load state that already holds, and a script predicate on a page variable.
     wait(Condition::Load(LoadState::Load)).await.unwrap();
+    // A quiet network once the page's requests are over.
+    ctx.eval(&session, "fetch('/article.html?idle'); 1").await;
+    let waited = wait(Condition::Load(LoadState::NetworkIdle)).await.unwrap();
+    assert!(waited.detail.contains("no request"), "{waited:?}");
     ctx.eval(
         &session,
         "setTimeout(() => { window.appReady = true; }, 150)",
@@ -143,6 +147,23 @@ pub async fn a_wait_that_runs_out_says_what_it_saw(ctx: Ctx) {
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
         started.elapsed()
+    );
+
+    // A request that never ends keeps the network busy.
+    ctx.eval(&session, "fetch('/hang'); 1").await;
+    let error = browser
+        .wait(
+            &session,
+            &Condition::Load(LoadState::NetworkIdle),
+            Duration::from_millis(600),
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "TIMEOUT");
+    assert!(
+        error.to_string().contains("1 request still in flight"),
+        "{error}"
     );
 
     // A page that keeps changing is never stable.
