@@ -606,6 +606,28 @@ impl Browser {
         Ok(tab.page.console(since, min_level, limit))
     }
 
+    /// Structured evidence about one element of the active tab (see
+    /// [`crate::page::inspect`]). Observation: allowed while a person has control.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` without an open tab; the target errors of
+    /// [`crate::page::inspect::inspect`].
+    pub async fn inspect(
+        &self,
+        session: &SessionId,
+        target: &crate::page::inspect::InspectTarget,
+        options: &crate::page::inspect::InspectOptions,
+        cancel: &CancellationToken,
+    ) -> Result<crate::page::inspect::Inspection> {
+        let tab = self.inner.active_tab(session)?;
+        let budget = Budget::new(
+            "inspect",
+            self.inner.config.operation_timeout,
+            cancel.clone(),
+        );
+        crate::page::inspect::inspect(&tab.page, target, options, &budget).await
+    }
+
     /// Requests of the active tab that ended after cursor `since` and that
     /// `filter` accepts, at most `limit`.
     ///

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 /// The tools every default server offers, by their seed-plugin names.
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "browser_act",
     "browser_claim_tab",
     "browser_close_tab",
@@ -29,6 +29,7 @@ const TOOLS: [&str; 16] = [
     "browser_content",
     "browser_execute",
     "browser_handoff",
+    "browser_inspect",
     "browser_list_tabs",
     "browser_navigate",
     "browser_network",

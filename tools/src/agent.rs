@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{
     ActArgs, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs, ExecuteArgs, HandoffArgs,
-    NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, TabArgs, WaitArgs,
+    InspectArgs, NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs,
+    TabArgs, WaitArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 
@@ -321,6 +322,14 @@ impl Agent {
                 "browser_console",
                 "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
                  Pass the returned cursor as since next time to get only what is new; filter with level.",
+                true,
+            ),
+            tool::<InspectArgs>(
+                "browser_inspect",
+                "Inspect one element by ref or CSS selector: tag, role, name, attributes, text, computed style (a \
+                 common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
+                 visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \
+                 masked), and a CSS selector verified to match only this element, for writing a test.",
                 true,
             ),
             tool::<NetworkArgs>(

@@ -308,6 +308,22 @@ pub struct ConsoleArgs {
     pub tab: Option<String>,
 }
 
+/// `browser_inspect`: give exactly one of ref and selector.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InspectArgs {
+    /// The element's ref from the latest snapshot (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Or a CSS selector matching exactly one element of the page.
+    pub selector: Option<String>,
+    /// Computed style properties to report (such as ["background-color", "width"]); ["all"] for every
+    /// property; default: a common set (display, visibility, colours, font, box, position …).
+    pub styles: Option<Vec<String>>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
 /// `browser_network`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -9,6 +9,7 @@ use browser_provider::page::act::{Action, MouseButton, Target};
 use browser_provider::page::console::{CONSOLE_CAP, Level};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
+use browser_provider::page::inspect::{InspectOptions, InspectTarget};
 use browser_provider::page::network::{Body, NETWORK_CAP, NetworkFilter};
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
 use browser_provider::page::wait::{Condition, ElementState, LoadState};
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{
     ActArgs, ActionName, ButtonName, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs,
-    ExecuteArgs, FormatName, HandoffArgs, HistoryMove, ImageName, LevelName, LoadName,
+    ExecuteArgs, FormatName, HandoffArgs, HistoryMove, ImageName, InspectArgs, LevelName, LoadName,
     NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs, StateName, TabArgs,
     WaitArgs,
 };
@@ -504,6 +505,34 @@ async fn run(
                 text.push_str(&render::fenced("console", &lines.join("\n")));
             }
             Ok(ToolOutput::text(text))
+        }
+        "browser_inspect" => {
+            let args: InspectArgs = parse(arguments)?;
+            use_tab(browser, session, args.tab.as_deref()).await?;
+            let target = match (args.reference, args.selector) {
+                (Some(reference), None) => InspectTarget::Ref(reference),
+                (None, Some(selector)) => InspectTarget::Selector(selector),
+                _ => {
+                    return Err(BrowserError::invalid(
+                        "ref",
+                        "give exactly one of ref (from a snapshot) and selector (CSS)",
+                    ));
+                }
+            };
+            let options = InspectOptions {
+                styles: args.styles,
+            };
+            let inspection = browser.inspect(session, &target, &options, cancel).await?;
+            let tab = browser.active_tab(session)?;
+            let described = match &target {
+                InspectTarget::Ref(reference) => reference.clone(),
+                InspectTarget::Selector(selector) => format!("{selector:?}"),
+            };
+            let json = serde_json::to_string_pretty(&inspection).unwrap_or_default();
+            Ok(ToolOutput::text(format!(
+                "Inspected {described} in {tab} (CSS pixels of the viewport; selector: one that matched only this element just now):\n{}",
+                render::fenced("inspection", &json)
+            )))
         }
         "browser_network" => {
             let args: NetworkArgs = parse(arguments)?;

@@ -703,6 +703,6 @@
     });
   }
 
-  globalThis.__browserShell = { doc, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
   return 'installed';
 })()

@@ -319,6 +319,44 @@ pub async fn locate(
     })
 }
 
+/// What the tab knows of `reference`, if its document is still there.
+///
+/// # Errors
+/// `STALE_REF` (with a likely successor) when its document was replaced;
+/// `INVALID_ARGUMENT` for a ref never issued in this tab.
+pub(crate) async fn live_record(
+    page: &Page,
+    reference: &str,
+    budget: &Budget,
+) -> Result<crate::snapshot::RefRecord> {
+    let (record, retired) = {
+        let state = page.agent.lock().await;
+        (
+            state.record(reference).cloned(),
+            state.retired(reference).cloned(),
+        )
+    };
+    match (record, retired) {
+        (Some(record), _) => Ok(record),
+        // Its document is gone (the page navigated or reloaded).
+        (None, Some(old)) => Err(stale(
+            page,
+            reference,
+            old.frame.as_deref(),
+            &old.fingerprint,
+            StaleReason::DocumentReplaced,
+            budget,
+        )
+        .await),
+        (None, None) => Err(BrowserError::invalid(
+            "ref",
+            format!(
+                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
+            ),
+        )),
+    }
+}
+
 /// The ref for a target: as given, or the one element with the role and name.
 async fn resolve_target(
     page: &Page,
@@ -351,36 +389,7 @@ async fn resolve_target(
 
 /// Checks the ref and finds the action point in the page's viewport.
 async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) -> Result<Ready> {
-    let (record, retired) = {
-        let state = page.agent.lock().await;
-        (
-            state.record(reference).cloned(),
-            state.retired(reference).cloned(),
-        )
-    };
-    let record = match (record, retired) {
-        (Some(record), _) => record,
-        // Its document is gone (the page navigated or reloaded).
-        (None, Some(old)) => {
-            return Err(stale(
-                page,
-                reference,
-                old.frame.as_deref(),
-                &old.fingerprint,
-                StaleReason::DocumentReplaced,
-                budget,
-            )
-            .await);
-        }
-        (None, None) => {
-            return Err(BrowserError::invalid(
-                "ref",
-                format!(
-                    "{reference} was not issued in this tab; take a snapshot and use a ref from it"
-                ),
-            ));
-        }
-    };
+    let record = live_record(page, reference, budget).await?;
     let frame = record.frame.as_deref();
     let expression = format!(
         "__browserShell.prepare({}, {}, {})",
@@ -447,7 +456,11 @@ async fn prepare(page: &Page, reference: &str, action: &str, budget: &Budget) ->
 /// Where an out-of-process frame's viewport sits in the page's viewport:
 /// the content-box corner of its iframe, added up through nested frames.
 /// Scrolls each iframe into view on the way.
-async fn frame_offset(page: &Page, frame: Option<&str>, budget: &Budget) -> Result<(f64, f64)> {
+pub(crate) async fn frame_offset(
+    page: &Page,
+    frame: Option<&str>,
+    budget: &Budget,
+) -> Result<(f64, f64)> {
     let Some(frame) = frame else {
         return Ok((0.0, 0.0));
     };

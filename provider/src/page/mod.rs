@@ -13,6 +13,7 @@ pub mod content;
 pub mod execute;
 mod icon;
 pub mod input;
+pub mod inspect;
 pub mod keys;
 pub mod navigate;
 pub mod network;

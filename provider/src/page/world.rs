@@ -14,7 +14,11 @@ use super::{Budget, Page};
 use crate::cdp::protocol::{PageCreateIsolatedWorld, RuntimeEvaluate};
 use crate::error::{BrowserError, Result};
 
-const AGENT_JS: &str = include_str!("../js/agent.js");
+const AGENT_JS: &str = concat!(
+    include_str!("../js/agent.js"),
+    ";\n",
+    include_str!("../js/inspect.js")
+);
 const WORLD_NAME: &str = "browser-shell";
 
 /// The cached execution context of our world in one frame of a page.

@@ -18,6 +18,7 @@ mod control;
 mod dialogs;
 mod execute;
 mod input;
+mod inspect;
 mod lifecycle;
 mod live;
 mod navigation;
@@ -93,6 +94,7 @@ fn main() {
         act::every_action_kind_works,
         console::console_messages_exceptions_and_failed_loads_are_read_by_cursor,
         network::requests_are_logged_filtered_redacted_and_read_by_cursor,
+        inspect::elements_are_inspected_by_ref_and_selector,
         wait::each_condition_ends_the_wait_when_it_holds,
         wait::a_wait_that_runs_out_says_what_it_saw,
         wait::waits_end_at_once_when_cancelled_or_a_person_takes_over,

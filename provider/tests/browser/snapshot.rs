@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::Ctx;
 
-async fn snap(ctx: &Ctx, session: &SessionId) -> String {
+pub async fn snap(ctx: &Ctx, session: &SessionId) -> String {
     ctx.browser()
         .snapshot(session, &Scope::Page, &CancellationToken::new())
         .await
