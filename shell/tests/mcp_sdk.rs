@@ -365,3 +365,144 @@ async fn isolated_agents_do_not_share_cookies() {
     first.cancel().await.unwrap();
     second.cancel().await.unwrap();
 }
+
+/// The dev-loop app of `fixtures/dev-loop/`, served at `/app/` in the
+/// version the test chooses; the page reloads itself when it changes.
+async fn serve_dev_loop_app(version: std::sync::Arc<std::sync::atomic::AtomicU32>) -> String {
+    use axum::extract::State;
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    use std::sync::atomic::Ordering;
+    type Version = State<std::sync::Arc<std::sync::atomic::AtomicU32>>;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/dev-loop");
+    let read = move |name: String| std::fs::read_to_string(dir.join(name)).unwrap();
+    let (page, style, script) = (read.clone(), read.clone(), read);
+    let app = axum::Router::new()
+        .route(
+            "/app/",
+            get(move |State(v): Version| async move {
+                let n = v.load(Ordering::SeqCst).to_string();
+                axum::response::Html(page("index.html".into()).replace("{{VERSION}}", &n))
+            }),
+        )
+        .route(
+            "/app/style.css",
+            get(move |State(v): Version| async move {
+                let n = v.load(Ordering::SeqCst);
+                (
+                    [(header::CONTENT_TYPE, "text/css")],
+                    style(format!("v{n}.css")),
+                )
+            }),
+        )
+        .route(
+            "/app/app.js",
+            get(move |State(v): Version| async move {
+                let n = v.load(Ordering::SeqCst);
+                let body = script(format!("app-v{n}.js"));
+                ([(header::CONTENT_TYPE, "text/javascript")], body)
+            }),
+        )
+        .route(
+            "/app/version",
+            get(|State(v): Version| async move { v.load(Ordering::SeqCst).to_string() }),
+        )
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found").into_response() })
+        .with_state(version);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+/// The development loop of seed 002: observe, inspect, change the source,
+/// wait for the reload, inspect again in the same tab, read the new
+/// version's console error and failed request, take a screenshot.
+#[tokio::test]
+async fn the_dev_loop_verifies_a_change_in_the_same_tab() {
+    let version = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let base = serve_dev_loop_app(version.clone()).await;
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+    command.arg("mcp");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let url = format!("{base}/app/");
+
+    let (opened, error, _) = call(&client, "browser_open", json!({"url": url})).await;
+    assert!(!error && opened.contains("button \"Save\""), "{opened}");
+    let tab = tab_of(&opened);
+    let inspect = json!({"selector": "#save", "styles": ["background-color", "width"]});
+    let (before, error, _) = call(&client, "browser_inspect", inspect.clone()).await;
+    assert!(!error, "{before}");
+    assert!(
+        before.contains("\"background-color\": \"rgb(0, 128, 0)\""),
+        "{before}"
+    );
+    assert!(before.contains("\"width\": \"120px\""), "{before}");
+    assert!(before.contains("\"selector\": \"#save\""), "{before}");
+
+    // The source changes; the page notices and reloads itself.
+    version.store(2, std::sync::atomic::Ordering::SeqCst);
+    let (waited, error, _) = call(
+        &client,
+        "browser_wait",
+        json!({"text": "Version 2", "timeoutMs": 15000}),
+    )
+    .await;
+    assert!(!error, "{waited}");
+    let (waited, error, _) = call(&client, "browser_wait", json!({"load": "load"})).await;
+    assert!(!error, "{waited}");
+
+    // Same tab, same URL, the new style.
+    let (after, error, _) = call(&client, "browser_inspect", inspect).await;
+    assert!(!error, "{after}");
+    assert!(after.contains(&format!("in {tab}")), "{after}");
+    assert!(
+        after.contains("\"background-color\": \"rgb(200, 0, 0)\""),
+        "{after}"
+    );
+    assert!(after.contains("\"width\": \"160px\""), "{after}");
+    let (tabs, _, _) = call(&client, "browser_list_tabs", json!({})).await;
+    assert!(
+        tabs.contains(&format!("{tab} (active): {url} | Notes")),
+        "{tabs}"
+    );
+
+    // The new version's console error and failed request.
+    let (console, error, _) = call(&client, "browser_console", json!({"level": "error"})).await;
+    assert!(!error, "{console}");
+    assert!(
+        console.contains("settings failed to load: HTTP 404"),
+        "{console}"
+    );
+    // The request ends a moment after the page has read its status.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let network = loop {
+        let (network, error, _) = call(&client, "browser_network", json!({"failed": true})).await;
+        assert!(!error, "{network}");
+        if network.contains("/app/api/settings") || std::time::Instant::now() > deadline {
+            break network;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        network.contains("GET 404 FAILED Fetch") && network.contains("/app/api/settings"),
+        "{network}"
+    );
+    let requests = network.matches("/app/api/settings").count();
+    assert_eq!(requests, 1, "{network}");
+
+    // A screenshot as supporting evidence.
+    let (text, error, result) = call(&client, "browser_screenshot", json!({})).await;
+    assert!(!error, "{text}");
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(result["content"][1]["data"].as_str().unwrap())
+        .unwrap();
+    let image = image::load_from_memory(&png).expect("the screenshot decodes");
+    let save = image.to_rgb8();
+    assert!(
+        save.pixels().any(|p| p.0 == [200, 0, 0]),
+        "the red button is in the picture"
+    );
+    client.cancel().await.unwrap();
+}

@@ -119,7 +119,10 @@ pub async fn wait(
     let detail = match condition {
         Condition::Text { text, gone } => {
             let spec = json!({"kind": "text", "text": text, "gone": gone});
-            let seen = in_world(page, None, &spec, bound_ms, budget).await?;
+            let seen = across_navigations(page, started + timeout, budget, |bound_ms| {
+                in_world(page, None, &spec, bound_ms, budget)
+            })
+            .await?;
             let verb = if *gone { "disappear" } else { "appear" };
             if !seen.ok {
                 return Err(expired(format!(
@@ -170,7 +173,10 @@ pub async fn wait(
         }
         Condition::Role { role, name, state } => {
             let spec = json!({"kind": "role", "role": role, "name": name, "state": state.name()});
-            let seen = in_world(page, None, &spec, bound_ms, budget).await?;
+            let seen = across_navigations(page, started + timeout, budget, |bound_ms| {
+                in_world(page, None, &spec, bound_ms, budget)
+            })
+            .await?;
             if !seen.ok {
                 return Err(expired(format!(
                     "waiting for {role} {name:?} to be {} (seen: {})",
@@ -232,7 +238,10 @@ pub async fn wait(
             format!("the page reached {name}")
         }
         Condition::Script(expression) => {
-            let seen = script(page, expression, bound_ms, budget).await?;
+            let seen = across_navigations(page, started + timeout, budget, |bound_ms| {
+                script(page, expression, bound_ms, budget)
+            })
+            .await?;
             if !seen.ok {
                 return Err(expired(format!(
                     "waiting for the script to be true (last value: {})",
@@ -280,6 +289,64 @@ async fn network_quiet(page: &Page) {
         } else if in_flight.changed().await.is_err() {
             return;
         }
+    }
+}
+
+/// Runs `attempt` (given the milliseconds left until `deadline`) and, when
+/// the page navigates in the middle of it (the document, and the wait in
+/// it, gone: a reload, a redirect, a hot reload), runs it again in the next
+/// document, until the deadline.
+async fn across_navigations<T, F, Fut>(
+    page: &Page,
+    deadline: Instant,
+    budget: &Budget,
+    mut attempt: F,
+) -> Result<T>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let mut events: EventStream = page.events().await?;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let bound_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        match attempt(bound_ms).await {
+            Err(error) if navigated_away(&error) && !left.is_zero() => {
+                tracing::debug!(%error, "the page navigated during a wait; waiting in the new document");
+                // The next document's first sign of life, within the time left.
+                budget
+                    .run("wait", async {
+                        let next = async {
+                            while let Some(event) = events.recv().await {
+                                if matches!(
+                                    event.method.as_str(),
+                                    "Runtime.executionContextCreated"
+                                        | "Page.domContentEventFired"
+                                        | "Page.loadEventFired"
+                                ) {
+                                    break;
+                                }
+                            }
+                        };
+                        let _ = tokio::time::timeout(left, next).await;
+                        Ok(())
+                    })
+                    .await?;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The evaluation died with its document (the page navigated meanwhile).
+fn navigated_away(error: &BrowserError) -> bool {
+    match error {
+        BrowserError::Protocol { message, .. } | BrowserError::ExecuteFailed { message } => {
+            message.contains("Inspected target navigated or closed")
+                || message.contains("Execution context was destroyed")
+                || message.contains("Cannot find context")
+        }
+        _ => false,
     }
 }
 
@@ -336,14 +403,22 @@ async fn wait_for_page(
 ) -> Result<std::result::Result<String, String>> {
     let mut events: EventStream = page.events().await?;
     let deadline = tokio::time::Instant::now() + timeout;
+    let mut url = String::new();
     loop {
-        let now = page
+        match page
             .evaluate_value(budget, "[location.href, document.readyState]".to_owned())
-            .await?;
-        let url = now[0].as_str().unwrap_or_default().to_owned();
-        let ready = now[1].as_str().unwrap_or_default();
-        if holds(&url, ready) {
-            return Ok(Ok(url));
+            .await
+        {
+            Ok(now) => {
+                url = now[0].as_str().unwrap_or_default().to_owned();
+                let ready = now[1].as_str().unwrap_or_default();
+                if holds(&url, ready) {
+                    return Ok(Ok(url));
+                }
+            }
+            // Between documents: the next page event tells when to look again.
+            Err(error) if navigated_away(&error) => {}
+            Err(error) => return Err(error),
         }
         // The next page event that could change the answer.
         loop {
