@@ -222,6 +222,19 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             cancel.cancel();
         });
     }
+    // A word that is neither a command nor a URL is most likely a mistyped command.
+    if cli.command.is_none()
+        && let Some(word) = cli.url.as_deref()
+        && !word.contains(':')
+    {
+        return fail(&browser_provider::BrowserError::invalid(
+            "command",
+            format!(
+                "{word:?} is neither a command nor a URL; see `browser-shell --help` for the commands, \
+                 and give URLs with their scheme (https://…)"
+            ),
+        ));
+    }
     let command = cli
         .command
         .unwrap_or_else(|| default_command(cli.url.clone(), cli.cdp_endpoint));

@@ -194,6 +194,80 @@ pub enum ToolCommand {
         #[arg(long)]
         tab: Option<String>,
     },
+    /// Inspect one element: role, name, style, box, visibility, form
+    /// state and a CSS selector that matches only it (printed as JSON).
+    ///
+    /// Examples:
+    ///   browser-shell inspect e12
+    ///   browser-shell inspect --selector "#save" --style background-color --style width
+    #[command(verbatim_doc_comment)]
+    Inspect {
+        /// The element's ref from the latest snapshot.
+        #[arg(value_name = "REF", required_unless_present = "selector")]
+        reference: Option<String>,
+        /// Or a CSS selector matching exactly one element.
+        #[arg(long, conflicts_with = "reference")]
+        selector: Option<String>,
+        /// A computed style property to report (repeatable; "all" for every one).
+        #[arg(long = "style", value_name = "PROPERTY")]
+        styles: Vec<String>,
+        /// The tab (such as t2); default: the active tab.
+        #[arg(long)]
+        tab: Option<String>,
+    },
+    /// Print the tab's console messages and uncaught exceptions.
+    ///
+    /// Examples:
+    ///   browser-shell console --level error
+    ///   browser-shell console --since 17
+    #[command(verbatim_doc_comment)]
+    Console {
+        /// Only this level and above: debug, info, warning, error.
+        #[arg(long, value_parser = ["debug", "info", "warning", "error"])]
+        level: Option<String>,
+        /// Only entries after this cursor (printed by the last read).
+        #[arg(long, value_name = "CURSOR")]
+        since: Option<u64>,
+        /// At most this many entries (default 100).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// The tab (such as t2); default: the active tab.
+        #[arg(long)]
+        tab: Option<String>,
+    },
+    /// Print the tab's requests (status, type, size, timing, failures), or one response body.
+    ///
+    /// Examples:
+    ///   browser-shell network --failed
+    ///   browser-shell network --url /api/ --headers
+    ///   browser-shell network --body 7
+    #[command(verbatim_doc_comment)]
+    Network {
+        /// Only failed requests (network errors, HTTP 4xx/5xx).
+        #[arg(long)]
+        failed: bool,
+        /// Only URLs containing this.
+        #[arg(long)]
+        url: Option<String>,
+        /// Only this resource type: document, stylesheet, script, image, fetch, xhr, …
+        #[arg(long = "type", value_name = "TYPE")]
+        resource_type: Option<String>,
+        /// Only requests after this cursor (printed by the last read).
+        #[arg(long, value_name = "CURSOR")]
+        since: Option<u64>,
+        /// At most this many requests (default 50).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Include headers (credentials redacted).
+        #[arg(long)]
+        headers: bool,
+        /// Print the response body of this request (its number in a listing).
+        #[arg(long, value_name = "NUMBER")]
+        body: Option<u64>,
+        /// The tab (such as t2); default: the active tab.
+        #[arg(long)]
+        tab: Option<String>,
+    },
     /// List the session's tabs.
     Tabs,
     /// Make a tab active and print its snapshot.
@@ -376,6 +450,44 @@ impl ToolCommand {
                     "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
                 })),
             ),
+            Self::Inspect {
+                reference,
+                selector,
+                styles,
+                tab,
+            } => (
+                "browser_inspect",
+                object(json!({
+                    "ref": reference, "selector": selector,
+                    "styles": (!styles.is_empty()).then_some(styles), "tab": tab,
+                })),
+            ),
+            Self::Console {
+                level,
+                since,
+                limit,
+                tab,
+            } => (
+                "browser_console",
+                object(json!({ "level": level, "since": since, "limit": limit, "tab": tab })),
+            ),
+            Self::Network {
+                failed,
+                url,
+                resource_type,
+                since,
+                limit,
+                headers,
+                body,
+                tab,
+            } => (
+                "browser_network",
+                object(json!({
+                    "failed": failed.then_some(true), "url": url, "type": resource_type,
+                    "since": since, "limit": limit, "headers": headers.then_some(true),
+                    "body": body, "tab": tab,
+                })),
+            ),
             Self::Tabs => ("browser_list_tabs", json!({})),
             Self::Tab { tab } => ("browser_switch_tab", json!({ "tab": tab })),
             Self::Close { tab } => ("browser_close_tab", object(json!({ "tab": tab }))),
@@ -543,6 +655,22 @@ mod tests {
         assert_eq!(
             call(&["wait", "--ref", "e4", "--state", "hidden"]).unwrap(),
             ("browser_wait", json!({"ref": "e4", "state": "hidden"}))
+        );
+        assert_eq!(
+            call(&["inspect", "--selector", "#save", "--style", "color"]).unwrap(),
+            (
+                "browser_inspect",
+                json!({"selector": "#save", "styles": ["color"]})
+            )
+        );
+        assert_eq!(call(&["inspect", "e5"]).unwrap().1, json!({"ref": "e5"}));
+        assert_eq!(
+            call(&["network", "--failed", "--url", "/api/"]).unwrap(),
+            ("browser_network", json!({"failed": true, "url": "/api/"}))
+        );
+        assert_eq!(
+            call(&["console", "--level", "error", "--since", "3"]).unwrap(),
+            ("browser_console", json!({"level": "error", "since": 3}))
         );
     }
 
