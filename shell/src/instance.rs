@@ -42,6 +42,9 @@ pub struct InstanceInfo {
     pub url: String,
     /// Bearer token for `/mcp` and `/cli`, and the viewer's `?token=`.
     pub token: String,
+    /// The CDP endpoint for Playwright / Puppeteer (token included), when served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdp_endpoint: Option<String>,
 }
 
 impl InstanceInfo {

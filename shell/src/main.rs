@@ -19,6 +19,7 @@ mod http;
 mod instance;
 mod mcp;
 mod options;
+mod people;
 mod relay;
 mod tool_commands;
 mod usage;
@@ -252,7 +253,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),
         #[cfg(feature = "desktop")]
-        Command::Desktop { url, cdp_endpoint } => Job::Desktop(ForPeople {
+        Command::Desktop { url, cdp_endpoint } => Job::Desktop(people::ForPeople {
             url: url.as_deref(),
             cdp_endpoint: *cdp_endpoint,
         }),
@@ -274,9 +275,10 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 insecure_no_tls: *insecure_no_tls,
                 kind: InstanceKind::Relay,
                 exit_when_idle: None,
+                cdp_endpoint: None,
             },
             mcp,
-            ForPeople {
+            people::ForPeople {
                 url: url.as_deref(),
                 cdp_endpoint: *cdp_endpoint,
             },
@@ -288,9 +290,10 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 insecure_no_tls: false,
                 kind: InstanceKind::Background,
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
+                cdp_endpoint: None,
             },
             &DEFAULT_MCP_ARGS,
-            ForPeople::default(),
+            people::ForPeople::default(),
         ),
     };
     let mut config = match cli.browser.resolve() {
@@ -348,7 +351,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
         Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
         Job::Relay(setup, _, people) => {
-            serve_people(&started, &config, setup, people, None, &cancel).await
+            people::serve(&started, &config, setup, people, None, &cancel).await
         }
         #[cfg(feature = "desktop")]
         Job::Desktop(people) => {
@@ -358,8 +361,9 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 insecure_no_tls: false,
                 kind: InstanceKind::Desktop,
                 exit_when_idle: None,
+                cdp_endpoint: None,
             };
-            serve_people(&started, &config, setup, people, window.as_ref(), &cancel).await
+            people::serve(&started, &config, setup, people, window.as_ref(), &cancel).await
         }
     };
     started.shutdown().await;
@@ -367,58 +371,6 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error),
     }
-}
-
-/// The shell for people: the live-view server (with MCP and the command
-/// line's endpoint), the CDP endpoint when asked for, and, in the desktop,
-/// the window on it. Opens the first URL when given.
-async fn serve_people(
-    started: &options::Started,
-    config: &config::Config,
-    setup: relay::RelaySetup,
-    people: ForPeople<'_>,
-    window: Option<&WindowOpener>,
-    cancel: &CancellationToken,
-) -> browser_provider::Result<()> {
-    let relay = relay::bind(
-        started.browser.clone(),
-        mcp::agent_options(config),
-        setup,
-        cancel,
-    )
-    .await?;
-    relay.print_links();
-    if people.cdp_endpoint {
-        let endpoint =
-            cdp_endpoint::start(started.connection(), started.browser.clone(), cancel).await?;
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "CDP endpoint: {}", endpoint.websocket_url);
-        let _ = out.flush();
-    }
-    // Loaded while the shell already serves (a slow site holds nothing up).
-    // A page that fails to load is the page's problem, shown in its tab;
-    // the shell goes on (a refused URL failed before Chromium started).
-    if let Some(url) = people.url {
-        let browser = started.browser.clone();
-        let url = url.to_owned();
-        tokio::spawn(async move {
-            if let Err(error) = options::show_first_page(&browser, &url).await {
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "{}", report::render(&error));
-            }
-        });
-    }
-    #[cfg(feature = "desktop")]
-    if let Some(window) = window {
-        window.open(desktop::WindowRequest {
-            viewer_url: relay.viewer_url(),
-            close: cancel.clone(),
-        })?;
-    }
-    #[cfg(not(feature = "desktop"))]
-    let _ = window;
-    relay.serve().await
 }
 
 /// `browser-shell` alone: the shell for a person. That is the desktop
@@ -460,18 +412,9 @@ enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
-    Relay(relay::RelaySetup, &'a mcp::McpArgs, ForPeople<'a>),
+    Relay(relay::RelaySetup, &'a mcp::McpArgs, people::ForPeople<'a>),
     #[cfg(feature = "desktop")]
-    Desktop(ForPeople<'a>),
-}
-
-/// What a person's shell (relay or desktop) adds to serving the column.
-#[derive(Debug, Clone, Copy, Default)]
-struct ForPeople<'a> {
-    /// Open this URL first (else the start page).
-    url: Option<&'a str>,
-    /// Serve the CDP endpoint too.
-    cdp_endpoint: bool,
+    Desktop(people::ForPeople<'a>),
 }
 
 impl Job<'_> {

@@ -78,18 +78,21 @@ pub fn status(as_json: bool) -> ExitCode {
     match Client::find() {
         Ok(Some(client)) => {
             let info = client.instance();
-            let text = format!(
+            let mut text = format!(
                 "A {:?} instance runs (pid {}) at {}.\nWatch and take over: {}",
                 info.kind,
                 info.pid,
                 info.url,
                 info.viewer_url()
             );
+            if let Some(endpoint) = &info.cdp_endpoint {
+                text.push_str(&format!("\nCDP endpoint: {endpoint}"));
+            }
             print_out(
                 as_json,
                 &json!({
                     "ok": true, "running": true, "kind": info.kind, "pid": info.pid,
-                    "url": info.url, "viewer": info.viewer_url(),
+                    "url": info.url, "viewer": info.viewer_url(), "cdpEndpoint": info.cdp_endpoint,
                 }),
                 Some(&[Some(&text)]),
                 None,

@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Agent, Endpoint, get, serve_fixtures, start_shell};
+use common::{Agent, Endpoint, get, serve_fixtures};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -87,7 +87,8 @@ impl CdpClient {
 #[tokio::test]
 async fn external_clients_work_beside_agents_and_only_with_the_token() {
     let base = serve_fixtures().await;
-    let (relay, printed) = start_shell(&["relay", "--cdp-endpoint"], 4).await;
+    let runtime = common::runtime_dir();
+    let (relay, printed) = common::start_shell_in(&runtime, &["relay", "--cdp-endpoint"], 4).await;
     let host = printed[0]
         .trim_start_matches("http://")
         .split('/')
@@ -109,6 +110,23 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
     };
     assert!(cdp_host.starts_with("127.0.0.1:"), "{websocket_url}");
     assert_ne!(cdp_token, token, "the endpoint has a token of its own");
+
+    // Local clients find it without copying it: the runtime file and `status`.
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
+            .unwrap();
+    assert_eq!(info["cdp_endpoint"], websocket_url.as_str());
+    let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .arg("status")
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .output()
+        .await
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains(&format!("CDP endpoint: {websocket_url}")),
+        "{status}"
+    );
 
     // Refused: no token, a wrong one, a web page's Origin, a foreign Host.
     for (path, headers, status) in [

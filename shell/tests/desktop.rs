@@ -226,6 +226,25 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // So do the tool commands, through the same runtime file (no instance of their own).
+    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .arg("tabs")
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .env_remove("DISPLAY")
+        .output()
+        .await
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains(&url),
+        "the person's tab with the first page: {listed}"
+    );
+    assert_eq!(
+        status(endpoint).await["tabs"],
+        2,
+        "the command line started nothing of its own"
+    );
+
     // What a person sees: the column drawn, with the page in it (not blank).
     let picture = screenshot(&x);
     picture

@@ -189,6 +189,9 @@ pub struct RelaySetup {
     pub kind: InstanceKind,
     /// Stop once nothing (request, viewer, tool call) has used it this long.
     pub exit_when_idle: Option<Duration>,
+    /// The CDP endpoint's URL, when one is served beside the relay (local
+    /// clients find it in the runtime file).
+    pub cdp_endpoint: Option<String>,
 }
 
 impl RelaySetup {
@@ -329,6 +332,7 @@ pub async fn bind(
         kind: setup.kind,
         url: format!("http://{}", local_address(bound)),
         token: token.to_string(),
+        cdp_endpoint: setup.cdp_endpoint.clone(),
     };
     // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
     let published = match instance::publish(&info) {
@@ -383,6 +387,9 @@ impl BoundRelay {
             "MCP over HTTP: {scheme}://{bound}/mcp (Authorization: Bearer {})",
             self.token
         );
+        if let Some(endpoint) = &self.setup.cdp_endpoint {
+            let _ = writeln!(out, "CDP endpoint: {endpoint}");
+        }
         let _ = out.flush();
     }
 

@@ -1,0 +1,66 @@
+//! The shell for people, relay or desktop: the live-view server (with MCP
+//! and the command line's endpoint), the CDP endpoint when asked for, the
+//! first page, and in the desktop the window on the column.
+
+use browser_tools::report;
+use tokio_util::sync::CancellationToken;
+
+use crate::{cdp_endpoint, config, mcp, options, relay};
+
+/// What a person's shell (relay or desktop) adds to serving the column.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ForPeople<'a> {
+    /// Open this URL first (else the start page).
+    pub url: Option<&'a str>,
+    /// Serve the CDP endpoint too.
+    pub cdp_endpoint: bool,
+}
+
+/// The shell for people: the live-view server (with MCP and the command
+/// line's endpoint), the CDP endpoint when asked for, and, in the desktop,
+/// the window on it. Opens the first URL when given.
+pub async fn serve(
+    started: &options::Started,
+    config: &config::Config,
+    mut setup: relay::RelaySetup,
+    people: ForPeople<'_>,
+    window: Option<&crate::WindowOpener>,
+    cancel: &CancellationToken,
+) -> browser_provider::Result<()> {
+    if people.cdp_endpoint {
+        let endpoint =
+            cdp_endpoint::start(started.connection(), started.browser.clone(), cancel).await?;
+        setup.cdp_endpoint = Some(endpoint.websocket_url);
+    }
+    let relay = relay::bind(
+        started.browser.clone(),
+        mcp::agent_options(config),
+        setup,
+        cancel,
+    )
+    .await?;
+    relay.print_links();
+    // Loaded while the shell already serves (a slow site holds nothing up).
+    // A page that fails to load is the page's problem, shown in its tab;
+    // the shell goes on (a refused URL failed before Chromium started).
+    if let Some(url) = people.url {
+        let browser = started.browser.clone();
+        let url = url.to_owned();
+        tokio::spawn(async move {
+            if let Err(error) = options::show_first_page(&browser, &url).await {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{}", report::render(&error));
+            }
+        });
+    }
+    #[cfg(feature = "desktop")]
+    if let Some(window) = window {
+        window.open(crate::desktop::WindowRequest {
+            viewer_url: relay.viewer_url(),
+            close: cancel.clone(),
+        })?;
+    }
+    #[cfg(not(feature = "desktop"))]
+    let _ = window;
+    relay.serve().await
+}
