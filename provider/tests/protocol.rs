@@ -331,3 +331,80 @@ async fn pipe_frames_are_nul_delimited_and_may_arrive_in_pieces() {
         Some("BROWSER_CRASHED")
     );
 }
+
+/// The next thing a relay receives, within a bound.
+async fn next(
+    stream: &mut mpsc::UnboundedReceiver<browser_provider::cdp::Relayed>,
+) -> browser_provider::cdp::Relayed {
+    tokio::time::timeout(Duration::from_secs(5), stream.recv())
+        .await
+        .expect("within 5 s")
+        .expect("the stream is open")
+}
+
+/// A relay (the shell's CDP endpoint) gets answers and events in the order
+/// the browser sent them, errors as the browser wrote them; answers owed to
+/// a relay that went away are forgotten; its stream ends with the browser.
+#[tokio::test]
+async fn a_relay_sees_answers_and_events_in_wire_order() {
+    use browser_provider::cdp::Relayed;
+    let (connection, mut peer) = connect(Duration::from_secs(5)).await;
+    let (link, mut stream) = connection.open_relay();
+    let session = SessionId("S1".into());
+    let create = link
+        .send(
+            Some(&session),
+            "Target.createTarget",
+            json!({"url": "about:blank"}),
+        )
+        .unwrap();
+    let broken = link.send(None, "Test.broken", json!({})).unwrap();
+    let sent = peer.next_command().await;
+    assert_eq!(sent["sessionId"], "S1");
+    assert_eq!(sent["id"], create);
+    assert_eq!(
+        peer.next_command().await["id"],
+        broken,
+        "sent in call order"
+    );
+    // The event that announces the target comes before the answer.
+    peer.send(json!({"method": "Target.attachedToTarget", "sessionId": "S1", "params": {"sessionId": "S2"}}));
+    peer.send(json!({"id": create, "result": {"targetId": "T1"}, "sessionId": "S1"}));
+    peer.send(
+        json!({"id": broken, "error": {"code": -32601, "message": "'Test.broken' wasn't found"}}),
+    );
+    let Relayed::Event(event) = next(&mut stream).await else {
+        panic!("the event first")
+    };
+    assert_eq!(event.method, "Target.attachedToTarget");
+    let Relayed::Answer { id, body } = next(&mut stream).await else {
+        panic!("then the answer")
+    };
+    assert_eq!((id, &body["result"]["targetId"]), (create, &json!("T1")));
+    let Relayed::Answer { id, body } = next(&mut stream).await else {
+        panic!("then the error")
+    };
+    assert_eq!(id, broken);
+    assert_eq!(body["error"]["code"], -32601, "untouched: {body:?}");
+
+    // A relay that goes away is owed nothing; the connection keeps working.
+    let silent = link.send(None, "Test.silent", json!({})).unwrap();
+    assert_eq!(peer.next_command().await["id"], silent);
+    drop(link);
+    assert_eq!(connection.pending_commands(), 0);
+    peer.send(json!({"id": silent, "result": {}}));
+    let (ours, ()) = tokio::join!(connection.send(None, "Test.ours", json!({})), async {
+        let command = peer.next_command().await;
+        peer.send(json!({"id": command["id"], "result": {"ok": true}}));
+    });
+    assert_eq!(ours.unwrap(), json!({"ok": true}));
+
+    // Its stream ends with the browser.
+    let (_other, mut other_stream) = connection.open_relay();
+    peer.close();
+    let end = tokio::time::timeout(Duration::from_secs(5), async {
+        while other_stream.recv().await.is_some() {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream ends when the connection does");
+}

@@ -158,7 +158,10 @@ struct Subscriber {
 /// A subscriber's channel.
 enum Sink {
     Events(mpsc::UnboundedSender<Arc<CdpEvent>>),
-    Relay(mpsc::UnboundedSender<Relayed>),
+    Relay {
+        relay: u64,
+        sender: mpsc::UnboundedSender<Relayed>,
+    },
 }
 
 impl Sink {
@@ -166,7 +169,7 @@ impl Sink {
     fn deliver(&self, event: &Arc<CdpEvent>) -> bool {
         match self {
             Self::Events(sender) => sender.send(Arc::clone(event)).is_ok(),
-            Self::Relay(sender) => sender.send(Relayed::Event(Arc::clone(event))).is_ok(),
+            Self::Relay { sender, .. } => sender.send(Relayed::Event(Arc::clone(event))).is_ok(),
         }
     }
 }
@@ -357,19 +360,23 @@ impl Connection {
     /// closes.
     pub fn open_relay(&self) -> (RelayLink, mpsc::UnboundedReceiver<Relayed>) {
         static NEXT_RELAY: AtomicU64 = AtomicU64::new(1);
+        let relay = NEXT_RELAY.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = mpsc::unbounded_channel();
+        // The link holds the channel weakly: once the connection has let go
+        // of it (closed), the stream ends even while the link lives.
+        let link = RelayLink {
+            inner: Arc::clone(&self.inner),
+            relay,
+            sender: sender.downgrade(),
+        };
         let mut state = self.inner.lock();
         if state.closed.is_none() {
             state.subscribers.push(Subscriber {
                 filter: EventFilter::All,
-                sender: Sink::Relay(sender.clone()),
+                sender: Sink::Relay { relay, sender },
             });
         }
-        let link = RelayLink {
-            inner: Arc::clone(&self.inner),
-            relay: NEXT_RELAY.fetch_add(1, Ordering::Relaxed),
-            sender,
-        };
+        drop(state);
         (link, receiver)
     }
 
@@ -546,7 +553,7 @@ impl Drop for WaiterGuard<'_> {
 pub struct RelayLink {
     inner: Arc<Inner>,
     relay: u64,
-    sender: mpsc::UnboundedSender<Relayed>,
+    sender: mpsc::WeakUnboundedSender<Relayed>,
 }
 
 impl fmt::Debug for RelayLink {
@@ -575,6 +582,11 @@ impl RelayLink {
         if let Some(error) = &state.closed {
             return Err(error.clone());
         }
+        let Some(sender) = self.sender.upgrade() else {
+            return Err(BrowserError::NotConnected {
+                reason: "the relay's stream is gone".into(),
+            });
+        };
         state.pending.insert(
             id,
             Pending {
@@ -582,7 +594,7 @@ impl RelayLink {
                 session: session.cloned(),
                 reply: Reply::Relayed {
                     relay: self.relay,
-                    sender: self.sender.clone(),
+                    sender,
                 },
             },
         );
@@ -604,9 +616,9 @@ impl Drop for RelayLink {
         state
             .pending
             .retain(|_, p| !matches!(p.reply, Reply::Relayed { relay: r, .. } if r == relay));
-        state.subscribers.retain(
-            |s| !matches!(&s.sender, Sink::Relay(sender) if sender.same_channel(&self.sender)),
-        );
+        state
+            .subscribers
+            .retain(|s| !matches!(s.sender, Sink::Relay { relay: r, .. } if r == relay));
     }
 }
 
