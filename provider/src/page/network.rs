@@ -110,9 +110,9 @@ pub struct NetworkRead {
 /// A tab's network log.
 #[derive(Debug)]
 pub struct NetworkLog {
-    in_flight: HashMap<String, RequestEntry>,
-    /// When each in-flight request started (the browser's monotonic seconds).
-    started: HashMap<String, f64>,
+    /// Requests not over yet, by the browser's id, with when they started
+    /// (the browser's monotonic seconds).
+    in_flight: HashMap<String, (RequestEntry, f64)>,
     done: VecDeque<RequestEntry>,
     last_seq: u64,
     /// Requests in flight, for waits on a quiet network.
@@ -123,7 +123,6 @@ impl Default for NetworkLog {
     fn default() -> Self {
         Self {
             in_flight: HashMap::new(),
-            started: HashMap::new(),
             done: VecDeque::new(),
             last_seq: 0,
             busy: tokio::sync::watch::Sender::new(0),
@@ -171,28 +170,23 @@ impl NetworkLog {
     fn start(&mut self, id: String, entry: RequestEntry, at: f64) {
         if self.in_flight.len() >= IN_FLIGHT_CAP
             && let Some(oldest) = self
-                .started
+                .in_flight
                 .iter()
-                .min_by(|a, b| a.1.total_cmp(b.1))
+                .min_by(|a, b| a.1.1.total_cmp(&b.1.1))
                 .map(|(id, _)| id.clone())
         {
             self.in_flight.remove(&oldest);
-            self.started.remove(&oldest);
         }
-        self.started.insert(id.clone(), at);
-        self.in_flight.insert(id, entry);
+        self.in_flight.insert(id, (entry, at));
         self.busy.send_replace(self.in_flight.len());
     }
 
     /// Ends request `id` at browser time `at`, filled in by `finish`.
-    fn end(&mut self, id: &str, at: Option<f64>, finish: impl FnOnce(&mut RequestEntry)) {
-        let Some(mut entry) = self.in_flight.remove(id) else {
+    fn end(&mut self, id: &str, at: f64, finish: impl FnOnce(&mut RequestEntry)) {
+        let Some((mut entry, started)) = self.in_flight.remove(id) else {
             return;
         };
-        let started = self.started.remove(id);
-        if let (Some(start), Some(end)) = (started, at) {
-            entry.duration_ms = Some(((end - start) * 1000.0).max(0.0));
-        }
+        entry.duration_ms = Some(((at - started) * 1000.0).max(0.0));
         finish(&mut entry);
         self.last_seq += 1;
         entry.seq = self.last_seq;
@@ -215,7 +209,7 @@ pub async fn collect(mut events: EventStream, log: Arc<Mutex<NetworkLog>>) {
                 };
                 // A redirect ends the request it continues.
                 if let Some(redirect) = &sent.redirect_response {
-                    log.end(&sent.request_id, Some(sent.timestamp), |entry| {
+                    log.end(&sent.request_id, sent.timestamp, |entry| {
                         entry.status = Some(redirect.status);
                         entry.mime_type = Some(redirect.mime_type.clone());
                         entry.response_headers = headers(&redirect.headers);
@@ -248,7 +242,7 @@ pub async fn collect(mut events: EventStream, log: Arc<Mutex<NetworkLog>>) {
                 let Some(received) = event.decode::<ResponseReceived>() else {
                     continue;
                 };
-                if let Some(entry) = log.in_flight.get_mut(&received.request_id) {
+                if let Some((entry, _)) = log.in_flight.get_mut(&received.request_id) {
                     entry.status = Some(received.response.status);
                     entry.mime_type = Some(received.response.mime_type);
                     entry.response_headers = headers(&received.response.headers);
@@ -258,7 +252,7 @@ pub async fn collect(mut events: EventStream, log: Arc<Mutex<NetworkLog>>) {
                 let Some(finished) = event.decode::<LoadingFinished>() else {
                     continue;
                 };
-                log.end(&finished.request_id, Some(finished.timestamp), |entry| {
+                log.end(&finished.request_id, finished.timestamp, |entry| {
                     entry.encoded_bytes = Some(finished.encoded_data_length.max(0.0) as u64);
                 });
             }
@@ -266,7 +260,7 @@ pub async fn collect(mut events: EventStream, log: Arc<Mutex<NetworkLog>>) {
                 let Some(failed) = event.decode::<LoadingFailed>() else {
                     continue;
                 };
-                log.end(&failed.request_id, Some(failed.timestamp), |entry| {
+                log.end(&failed.request_id, failed.timestamp, |entry| {
                     entry.failure = Some(if failed.canceled {
                         "canceled".into()
                     } else if let Some(reason) = failed.blocked_reason {
