@@ -239,15 +239,12 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
     // Its page shows in the browser column, as the person's tab (one an
     // agent may claim).
     let article = format!("{base}/article.html");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
-        if listed.contains(&format!("{article} | Field Guide to Owls")) {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{listed}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::status_until(endpoint, |now| now["tabs"] == 3).await;
+    let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
+    assert!(
+        listed.contains(&format!("{article} | Field Guide to Owls")),
+        "{listed}"
+    );
 
     // The client's page is not the agent's; the agent's page is untouched.
     let (text, error) = agent

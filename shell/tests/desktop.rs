@@ -9,13 +9,15 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use common::{Endpoint, serve_fixtures, start_shell_on_display};
+use common::{Endpoint, serve_fixtures, start_shell_on_display, status_until};
 use serde_json::{Value, json};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
-    ClientMessageEvent, ConnectionExt, EventMask, ImageFormat, MapState, Window,
+    ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt, EventMask, ImageFormat, MapState,
+    Window,
 };
 use x11rb::rust_connection::RustConnection;
 
@@ -96,19 +98,34 @@ fn windows(x: &RustConnection) -> Vec<(Window, String)> {
         .collect()
 }
 
-/// Waits (bounded) until a shown window's title satisfies `accept`.
-async fn window_titled(x: &RustConnection, accept: impl Fn(&str) -> bool) -> (Window, String) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+/// Waits (bounded) until a shown window's title satisfies `accept`,
+/// woken by X events (windows appearing under the root, titles changing),
+/// not by polling.
+async fn window_titled(x: &Arc<RustConnection>, accept: impl Fn(&str) -> bool) -> (Window, String) {
+    let root = x.setup().roots[0].root;
+    let watch = |window: Window, mask: EventMask| {
+        let aux = ChangeWindowAttributesAux::new().event_mask(mask);
+        // A window that is gone meanwhile has nothing to report.
+        let _ = x.change_window_attributes(window, &aux).map(|c| c.check());
+    };
+    watch(root, EventMask::SUBSTRUCTURE_NOTIFY);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
+        // Watch every top-level window first, then look: no change is missed.
+        for window in x.query_tree(root).unwrap().reply().unwrap().children {
+            watch(window, EventMask::PROPERTY_CHANGE);
+        }
+        x.flush().unwrap();
         if let Some(found) = windows(x).into_iter().find(|(_, title)| accept(title)) {
             return found;
         }
-        assert!(
-            Instant::now() < deadline,
-            "no such window; shown: {:?}",
-            windows(x)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let connection = Arc::clone(x);
+        let event = tokio::time::timeout_at(
+            deadline,
+            tokio::task::spawn_blocking(move || connection.wait_for_event()),
+        )
+        .await;
+        assert!(event.is_ok(), "no such window; shown: {:?}", windows(x));
     }
 }
 
@@ -128,19 +145,6 @@ fn screenshot(x: &RustConnection) -> image::RgbImage {
         .flat_map(|p| [p[2], p[1], p[0]])
         .collect();
     image::RgbImage::from_raw(u32::from(width), u32::from(height), pixels).unwrap()
-}
-
-/// `GET /status` of the running shell.
-async fn status(endpoint: &Endpoint) -> Value {
-    let (code, body) = common::get(
-        &endpoint.host,
-        "/status",
-        &[("Authorization", &format!("Bearer {}", endpoint.token))],
-    )
-    .await;
-    assert_eq!(code, 200, "{body}");
-    // The body comes chunked: the JSON object is between the chunk sizes.
-    serde_json::from_str(&body[body.find('{').unwrap()..=body.rfind('}').unwrap()]).unwrap()
 }
 
 /// Child processes of `pid` (Chromium, for the shell).
@@ -183,23 +187,15 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     };
 
     // The window's title follows the page and who holds control.
-    let x = RustConnection::connect(Some(&display.name)).unwrap().0;
+    let x = Arc::new(RustConnection::connect(Some(&display.name)).unwrap().0);
     let (window, title) = window_titled(&x, |t| t.starts_with("Sign-up form")).await;
     assert_eq!(title, "Sign-up form — Agent has control — browser-shell");
 
     // Its webview is a viewer of the live view, and frames reach it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = status(&endpoint).await;
-        if now["viewers"].as_u64() >= Some(1) && now["framesSent"].as_u64() >= Some(1) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no frames reached the window: {now}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    status_until(&endpoint, |now| {
+        now["viewers"].as_u64() >= Some(1) && now["framesSent"].as_u64() >= Some(1)
+    })
+    .await;
 
     // An agent works in it over MCP, found through the runtime file.
     let endpoint: &'static Endpoint = Box::leak(Box::new(endpoint));
@@ -213,18 +209,10 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     assert!(!error, "{text}");
     window_titled(&x, |t| t.starts_with("Field Guide to Owls")).await;
     // The picture switches to the new tab a frame later.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = status(endpoint).await;
-        if now["pictured"] == "t2" && now["shown"] == "t2" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the picture stays on the old tab: {now}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    status_until(endpoint, |now| {
+        now["pictured"] == "t2" && now["shown"] == "t2"
+    })
+    .await;
 
     // So do the tool commands, through the same runtime file (no instance of their own).
     let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
@@ -240,7 +228,7 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         "the person's tab with the first page: {listed}"
     );
     assert_eq!(
-        status(endpoint).await["tabs"],
+        status_until(endpoint, |_| true).await["tabs"],
         2,
         "the command line started nothing of its own"
     );

@@ -476,15 +476,15 @@ async fn the_dev_loop_verifies_a_change_in_the_same_tab() {
         "{console}"
     );
     // The request ends a moment after the page has read its status.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let network = loop {
-        let (network, error, _) = call(&client, "browser_network", json!({"failed": true})).await;
-        assert!(!error, "{network}");
-        if network.contains("/app/api/settings") || std::time::Instant::now() > deadline {
-            break network;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (waited, error, _) = call(
+        &client,
+        "browser_wait",
+        json!({"request": "/app/api/settings"}),
+    )
+    .await;
+    assert!(!error, "{waited}");
+    let (network, error, _) = call(&client, "browser_network", json!({"failed": true})).await;
+    assert!(!error, "{network}");
     assert!(
         network.contains("GET 404 FAILED Fetch") && network.contains("/app/api/settings"),
         "{network}"

@@ -313,8 +313,9 @@ impl Agent {
             tool::<WaitArgs>(
                 "browser_wait",
                 "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
-                 role+name to be visible / hidden / enabled, the URL to contain a string, a load state, a JavaScript \
-                 expression to be true, or the page to stop changing (stable). On timeout it fails with TIMEOUT and \
+                 role+name to be visible / hidden / enabled, the URL to contain a string, a load state (load, \
+                 domcontentloaded, networkidle), a request to end, a JavaScript expression to be true, or the page \
+                 to stop changing (stable). On timeout it fails with TIMEOUT and \
                  says what it last saw.",
                 true,
             ),

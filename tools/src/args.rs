@@ -267,8 +267,12 @@ pub struct WaitArgs {
     pub state: Option<StateName>,
     /// Wait until the page URL contains this text.
     pub url: Option<String>,
-    /// Wait until the page has loaded this far: load or domcontentloaded.
+    /// Wait until the page has loaded this far: load, domcontentloaded, or networkidle (loaded, then no
+    /// request in flight for 500 ms).
     pub load: Option<LoadName>,
+    /// Wait until a request whose URL contains this text has ended (finished or failed) and none like it
+    /// is still in flight; see it with browser_network.
+    pub request: Option<String>,
     /// Wait until this JavaScript expression is truthy (it may read the page's variables).
     pub script: Option<String>,
     /// Wait until the page stops changing (no DOM change for 500 ms).

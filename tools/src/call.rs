@@ -100,6 +100,9 @@ fn wait_condition(args: WaitArgs) -> Result<Condition> {
     if let Some(script) = args.script {
         conditions.push(Condition::Script(script));
     }
+    if let Some(part) = args.request {
+        conditions.push(Condition::Request(part));
+    }
     if args.stable {
         conditions.push(Condition::Stable);
     }
@@ -107,7 +110,7 @@ fn wait_condition(args: WaitArgs) -> Result<Condition> {
         1 => Ok(conditions.remove(0)),
         0 => Err(BrowserError::invalid(
             "arguments",
-            "give one condition: text, textGone, ref, role+name, url, load, script or stable",
+            "give one condition: text, textGone, ref, role+name, url, load, request, script or stable",
         )),
         _ => Err(BrowserError::invalid(
             "arguments",

@@ -181,6 +181,9 @@ pub enum ToolCommand {
         /// networkidle (loaded, then no request for 500 ms).
         #[arg(long, value_parser = ["load", "domcontentloaded", "networkidle"])]
         load: Option<String>,
+        /// Until a request whose URL contains this has ended (and none like it is in flight).
+        #[arg(long)]
+        request: Option<String>,
         /// Until this JavaScript expression is truthy.
         #[arg(long)]
         script: Option<String>,
@@ -438,6 +441,7 @@ impl ToolCommand {
                 state,
                 url,
                 load,
+                request,
                 script,
                 stable,
                 timeout_ms,
@@ -446,7 +450,8 @@ impl ToolCommand {
                 "browser_wait",
                 object(json!({
                     "text": text, "textGone": text_gone, "ref": reference, "role": role,
-                    "name": name, "state": state, "url": url, "load": load, "script": script,
+                    "name": name, "state": state, "url": url, "load": load, "request": request,
+                    "script": script,
                     "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
                 })),
             ),

@@ -186,6 +186,15 @@ impl Page {
             .cloned()
     }
 
+    /// For requests whose URL contains `part`: whether one has ended, and
+    /// whether one is still in flight.
+    pub fn network_settled(&self, part: &str) -> (bool, bool) {
+        self.network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .settled(part)
+    }
+
     /// Follows how many requests are in flight (for waits on a quiet network).
     pub fn watch_in_flight(&self) -> tokio::sync::watch::Receiver<usize> {
         self.network

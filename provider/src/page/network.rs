@@ -162,6 +162,15 @@ impl NetworkLog {
         }
     }
 
+    /// For requests whose URL contains `part`: whether one has ended (and
+    /// is still kept), and whether one is in flight.
+    pub fn settled(&self, part: &str) -> (bool, bool) {
+        (
+            self.done.iter().any(|e| e.url.contains(part)),
+            self.in_flight.values().any(|(e, _)| e.url.contains(part)),
+        )
+    }
+
     /// The finished request with this sequence number, if still kept.
     pub fn entry(&self, seq: u64) -> Option<&RequestEntry> {
         self.done.iter().find(|e| e.seq == seq)

@@ -81,6 +81,9 @@ pub enum Condition {
     Load(LoadState),
     /// A JavaScript expression in the page is truthy.
     Script(String),
+    /// A request whose URL contains this has ended (finished or failed),
+    /// and none like it is in flight.
+    Request(String),
     /// The DOM has not changed for half a second.
     Stable,
 }
@@ -249,6 +252,37 @@ pub async fn wait(
                 )));
             }
             "the script is true".to_owned()
+        }
+        Condition::Request(part) => {
+            let mut changes = page.watch_in_flight();
+            let settled = budget
+                .run("wait", async {
+                    let settle = async {
+                        loop {
+                            changes.borrow_and_update();
+                            if page.network_settled(part) == (true, false) {
+                                return;
+                            }
+                            if changes.changed().await.is_err() {
+                                return;
+                            }
+                        }
+                    };
+                    Ok(tokio::time::timeout(timeout, settle).await)
+                })
+                .await?;
+            if settled.is_err() {
+                let (ended, in_flight) = page.network_settled(part);
+                let seen = match (ended, in_flight) {
+                    (_, true) => "one is still in flight",
+                    (false, false) => "no such request was made",
+                    (true, false) => "it has ended",
+                };
+                return Err(expired(format!(
+                    "waiting for a request to a URL containing {part:?} to end ({seen})"
+                )));
+            }
+            format!("a request to a URL containing {part:?} has ended")
         }
         Condition::Stable => {
             let expression = format!(

@@ -107,6 +107,14 @@ pub async fn each_condition_ends_the_wait_when_it_holds(ctx: Ctx) {
     ctx.eval(&session, "fetch('/article.html?idle'); 1").await;
     let waited = wait(Condition::Load(LoadState::NetworkIdle)).await.unwrap();
     assert!(waited.detail.contains("no request"), "{waited:?}");
+    // A request that ends.
+    ctx.eval(
+        &session,
+        "setTimeout(() => fetch('/article.html?requested'), 150); 1",
+    )
+    .await;
+    let waited = wait(Condition::Request("?requested".into())).await.unwrap();
+    assert!(waited.detail.contains("has ended"), "{waited:?}");
     ctx.eval(
         &session,
         "setTimeout(() => { window.appReady = true; }, 150)",
@@ -165,6 +173,22 @@ pub async fn a_wait_that_runs_out_says_what_it_saw(ctx: Ctx) {
         error.to_string().contains("1 request still in flight"),
         "{error}"
     );
+    for (part, seen) in [
+        ("/hang", "one is still in flight"),
+        ("/never-requested", "no such request was made"),
+    ] {
+        let error = browser
+            .wait(
+                &session,
+                &Condition::Request(part.into()),
+                Duration::from_millis(300),
+                &cancel,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "TIMEOUT");
+        assert!(error.to_string().contains(seen), "{error}");
+    }
 
     // A page that keeps changing is never stable.
     let churning = ctx.session_at("spa.html").await;

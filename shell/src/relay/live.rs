@@ -39,6 +39,9 @@ pub struct LiveView {
     viewers: AtomicUsize,
     /// The tab the latest frame shows (it lags the shown tab briefly).
     pictured: Mutex<Option<ViewId>>,
+    /// Bumped whenever something `/status` reports changes (viewers,
+    /// frames sent, the pictured tab, tabs, control), for waiting on it.
+    status: watch::Sender<u64>,
 }
 
 /// Frame size when no viewer said how big it is.
@@ -69,6 +72,7 @@ impl ViewerSlot {
 impl Drop for ViewerSlot {
     fn drop(&mut self) {
         self.live.viewers.fetch_sub(1, Ordering::Relaxed);
+        self.live.status_changed();
         self.live.set_viewer_size(self.id, None);
     }
 }
@@ -87,14 +91,45 @@ impl LiveView {
             frames_sent: AtomicU64::new(0),
             viewers: AtomicUsize::new(0),
             pictured: Mutex::new(None),
+            status: watch::Sender::new(0),
         });
-        tokio::spawn(Arc::clone(&live).follow(cancel));
+        tokio::spawn(Arc::clone(&live).follow(cancel.clone()));
+        tokio::spawn(Arc::clone(&live).follow_status(cancel));
         live
+    }
+
+    /// Follows what the browser reports (tabs, control) into the status generation.
+    async fn follow_status(self: Arc<Self>, cancel: CancellationToken) {
+        let mut tabs = self.browser.watch_tabs();
+        let mut control = self.browser.watch_control();
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                changed = tabs.changed() => if changed.is_err() { return },
+                changed = control.changed() => if changed.is_err() { return },
+            }
+            self.status_changed();
+        }
+    }
+
+    fn status_changed(&self) {
+        self.status.send_modify(|generation| *generation += 1);
+    }
+
+    /// Follows the status generation (see [`LiveView::status_generation`]).
+    pub fn watch_status(&self) -> watch::Receiver<u64> {
+        self.status.subscribe()
+    }
+
+    /// A number that grows whenever something `/status` reports changes.
+    pub fn status_generation(&self) -> u64 {
+        *self.status.borrow()
     }
 
     /// A new viewer's slot in the frame-size choice.
     pub fn join(self: &Arc<Self>) -> ViewerSlot {
         self.viewers.fetch_add(1, Ordering::Relaxed);
+        self.status_changed();
         ViewerSlot {
             live: Arc::clone(self),
             id: self.next_viewer.fetch_add(1, Ordering::Relaxed),
@@ -129,6 +164,7 @@ impl LiveView {
     /// Counts a frame sent to a viewer.
     pub fn count_frame_sent(&self) {
         self.frames_sent.fetch_add(1, Ordering::Relaxed);
+        self.status_changed();
     }
 
     /// Frames sent to viewers since the start.
@@ -148,6 +184,7 @@ impl LiveView {
     fn publish(&self, view: Option<&ViewId>, frame: Option<Arc<Frame>>) {
         *self.pictured.lock().unwrap_or_else(|p| p.into_inner()) = view.cloned();
         self.frames.send_replace(frame);
+        self.status_changed();
     }
 
     /// The browser behind the view.

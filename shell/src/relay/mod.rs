@@ -139,11 +139,31 @@ async fn socket(
     }
 }
 
+/// `/status` query: `?after=G` waits (at most `waitMs`, default 10 s,
+/// at most 30 s) until the status differs from generation `G`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusQuery {
+    after: Option<u64>,
+    wait_ms: Option<u64>,
+}
+
 /// `/status`: what the instance is doing, for scripts and tests (how many
 /// people watch, how many frames went out, which tab is shown and which
-/// one the latest frame pictures).
-async fn status(State(relay): State<Relay>) -> Response {
+/// one the latest frame pictures), with a generation number to wait for
+/// the next change without polling.
+async fn status(
+    State(relay): State<Relay>,
+    axum::extract::Query(query): axum::extract::Query<StatusQuery>,
+) -> Response {
     let live = &relay.live;
+    if let Some(after) = query.after {
+        let bound = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(30_000));
+        let mut changes = live.watch_status();
+        let _ =
+            tokio::time::timeout(bound, changes.wait_for(|generation| *generation > after)).await;
+    }
+    let generation = live.status_generation();
     let holder = match live.browser().control().holder {
         browser_provider::control::Holder::Agent => "agent",
         browser_provider::control::Holder::Human => "human",
@@ -162,6 +182,7 @@ async fn status(State(relay): State<Relay>) -> Response {
         "tabs": tabs.len(),
         "shown": handle_of(live.shown()),
         "pictured": handle_of(live.pictured()),
+        "generation": generation,
     }))
     .into_response()
 }

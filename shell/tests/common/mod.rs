@@ -293,3 +293,33 @@ impl<'a> Agent<'a> {
         )
     }
 }
+
+/// `GET /status` of a running shell, waiting (bounded, no polling) until
+/// `accept` holds: each request returns when the status has changed since
+/// the generation the last one saw.
+pub async fn status_until(endpoint: &Endpoint, accept: impl Fn(&Value) -> bool) -> Value {
+    let auth = format!("Bearer {}", endpoint.token);
+    let mut after: Option<u64> = None;
+    let mut last = Value::Null;
+    let waited = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let path = match after {
+                Some(generation) => format!("/status?after={generation}&waitMs=30000"),
+                None => "/status".to_owned(),
+            };
+            let (code, body) = get(&endpoint.host, &path, &[("Authorization", &auth)]).await;
+            assert_eq!(code, 200, "{body}");
+            // The body comes chunked: the JSON object is between the chunk sizes.
+            let now: Value =
+                serde_json::from_str(&body[body.find('{').unwrap()..=body.rfind('}').unwrap()])
+                    .unwrap();
+            if accept(&now) {
+                return now;
+            }
+            after = now["generation"].as_u64();
+            last = now;
+        }
+    })
+    .await;
+    waited.unwrap_or_else(|_| panic!("the status never got there; last: {last}"))
+}
