@@ -4,6 +4,9 @@
 (() => {
   const params = new URLSearchParams(location.search);
   const token = params.get('token') || '';
+  // The desktop window asks for pages sized to its picture area, as a
+  // browser window would; viewers elsewhere watch pages at their own size.
+  const fitPages = params.get('fit') === '1';
   history.replaceState(null, '', location.pathname);
   const $ = (id) => document.getElementById(id);
   const img = $('frame');
@@ -166,7 +169,10 @@
   function sendViewport() {
     const stage = $('stage').getBoundingClientRect();
     const scale = window.devicePixelRatio || 1;
-    send({ type: 'viewport', width: Math.round(stage.width * scale), height: Math.round(stage.height * scale) });
+    send({
+      type: 'viewport', width: Math.round(stage.width * scale), height: Math.round(stage.height * scale),
+      fit: fitPages, cssWidth: Math.round(stage.width), cssHeight: Math.round(stage.height),
+    });
   }
   let resizeTimer = null;
   window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendViewport, 200); });

@@ -56,7 +56,8 @@ pub async fn serve(
     #[cfg(feature = "desktop")]
     if let Some(window) = window {
         window.open(crate::desktop::WindowRequest {
-            viewer_url: relay.viewer_url(),
+            // Pages take the size of the window's picture area.
+            viewer_url: format!("{}&fit=1", relay.viewer_url()),
             close: cancel.clone(),
         })?;
     }

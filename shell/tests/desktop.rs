@@ -208,6 +208,21 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         .await;
     assert!(!error, "{text}");
     window_titled(&x, |t| t.starts_with("Field Guide to Owls")).await;
+    // Pages take the size of the window's picture area, as in a browser window.
+    let sized = status_until(endpoint, |now| now["pageSize"].is_array()).await;
+    let (width, height) = (sized["pageSize"][0].clone(), sized["pageSize"][1].clone());
+    assert!(
+        width.as_u64().unwrap() < 1280,
+        "the activity column takes room: {sized}"
+    );
+    let (text, error) = agent
+        .call(
+            "browser_wait",
+            json!({"script": format!("innerWidth === {width} && innerHeight === {height}")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+
     // The picture switches to the new tab a frame later.
     status_until(endpoint, |now| {
         now["pictured"] == "t2" && now["shown"] == "t2"

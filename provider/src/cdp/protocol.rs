@@ -375,6 +375,22 @@ pub struct ScreenshotData {
     pub data: String,
 }
 
+/// `Emulation.setDeviceMetricsOverride`: the page's viewport size (the
+/// desktop window sizes pages to its picture area).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmulationSetDeviceMetricsOverride {
+    /// Viewport width in CSS pixels.
+    pub width: u32,
+    /// Viewport height in CSS pixels.
+    pub height: u32,
+    /// Device pixels per CSS pixel; 0 keeps the browser's own.
+    pub device_scale_factor: f64,
+    /// Emulate a mobile device (no).
+    pub mobile: bool,
+}
+command!(EmulationSetDeviceMetricsOverride => "Emulation.setDeviceMetricsOverride", Empty);
+
 /// `Page.getLayoutMetrics`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PageGetLayoutMetrics {}

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use browser_provider::host::ViewId;
+use browser_provider::cdp::protocol::EmulationSetDeviceMetricsOverride;
+use browser_provider::host::{ViewHostExt, ViewId};
 use browser_provider::page::screencast::{self, Frame, Screencast, ScreencastOptions};
 use browser_provider::{Browser, LiveTab};
 use tokio::sync::watch;
@@ -39,6 +40,9 @@ pub struct LiveView {
     viewers: AtomicUsize,
     /// The tab the latest frame shows (it lags the shown tab briefly).
     pictured: Mutex<Option<ViewId>>,
+    /// The viewport every tab gets (CSS pixels) when the desktop window
+    /// asks for pages sized to it; `None`: pages keep their own size.
+    page_size: watch::Sender<Option<(u32, u32)>>,
     /// Bumped whenever something `/status` reports changes (viewers,
     /// frames sent, the pictured tab, tabs, control), for waiting on it.
     status: watch::Sender<u64>,
@@ -92,6 +96,7 @@ impl LiveView {
             viewers: AtomicUsize::new(0),
             pictured: Mutex::new(None),
             status: watch::Sender::new(0),
+            page_size: watch::Sender::new(None),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel.clone()));
         tokio::spawn(Arc::clone(&live).follow_status(cancel));
@@ -154,6 +159,55 @@ impl LiveView {
             *current = wanted;
             changed
         });
+    }
+
+    /// Sizes every tab's viewport to `width` × `height` CSS pixels (bounded
+    /// to what a page can sensibly use), as a browser window would.
+    pub fn fit_pages(&self, width: u32, height: u32) {
+        let size = (width.clamp(200, 4096), height.clamp(150, 4096));
+        self.page_size.send_if_modified(|current| {
+            let changed = *current != Some(size);
+            *current = Some(size);
+            changed
+        });
+        self.status_changed();
+    }
+
+    /// The viewport tabs are sized to, if the desktop window asked for one.
+    pub fn page_size(&self) -> Option<(u32, u32)> {
+        *self.page_size.borrow()
+    }
+
+    /// Gives tabs that do not have it yet the page size asked for.
+    async fn size_pages(&self, tabs: &[LiveTab], sized: &mut HashMap<ViewId, (u32, u32)>) {
+        let Some((width, height)) = self.page_size() else {
+            return;
+        };
+        sized.retain(|view, _| tabs.iter().any(|t| &t.view == view));
+        for tab in tabs {
+            if sized.get(&tab.view) == Some(&(width, height)) {
+                continue;
+            }
+            let resized = self
+                .browser
+                .host()
+                .call(
+                    &tab.view,
+                    &EmulationSetDeviceMetricsOverride {
+                        width,
+                        height,
+                        device_scale_factor: 0.0,
+                        mobile: false,
+                    },
+                )
+                .await;
+            match resized {
+                Ok(_) => {
+                    sized.insert(tab.view.clone(), (width, height));
+                }
+                Err(error) => tracing::debug!(%error, "cannot size a tab to the window"),
+            }
+        }
     }
 
     /// How many viewers are connected.
@@ -224,6 +278,8 @@ impl LiveView {
         let mut tabs_changed = self.browser.watch_tabs();
         let mut shown_changed = self.shown.subscribe();
         let mut size_changed = self.frame_size.subscribe();
+        let mut page_size_changed = self.page_size.subscribe();
+        let mut sized: HashMap<ViewId, (u32, u32)> = HashMap::new();
         let mut cast: Option<(ViewId, Screencast, (u32, u32))> = None;
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
         // The highest tab number seen: a higher one is a tab that just opened.
@@ -234,6 +290,8 @@ impl LiveView {
             // gives way to the agent's first page), and keep showing a live
             // tab when the shown one closes.
             let tabs = self.browser.live_tabs().await.unwrap_or_default();
+            page_size_changed.borrow_and_update();
+            self.size_pages(&tabs, &mut sized).await;
             let shown = self.shown();
             let newest = tabs.iter().max_by_key(|t| number(t));
             let opened = newest.is_some_and(|t| number(t) > highest_seen);
@@ -295,6 +353,7 @@ impl LiveView {
                 _ = tabs_changed.changed() => {}
                 _ = shown_changed.changed() => {}
                 _ = size_changed.changed() => {}
+                _ = page_size_changed.changed() => {}
                 changed = async {
                     match cast_frames.as_mut() {
                         Some(frames) => frames.changed().await.is_ok(),

@@ -182,6 +182,7 @@ async fn status(
         "tabs": tabs.len(),
         "shown": handle_of(live.shown()),
         "pictured": handle_of(live.pictured()),
+        "pageSize": live.page_size().map(|(width, height)| [width, height]),
         "generation": generation,
     }))
     .into_response()

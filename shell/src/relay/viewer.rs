@@ -31,8 +31,19 @@ const CREDITS: u32 = 2;
 enum FromViewer {
     /// A frame was drawn.
     Ack,
-    /// The viewer's picture area, in device pixels (frames are sized for it).
-    Viewport { width: u32, height: u32 },
+    /// The viewer's picture area, in device pixels (frames are sized for
+    /// it); with `fit` (the desktop window), pages are sized to it too, in
+    /// CSS pixels.
+    Viewport {
+        width: u32,
+        height: u32,
+        #[serde(default)]
+        fit: bool,
+        #[serde(default, rename = "cssWidth")]
+        css_width: u32,
+        #[serde(default, rename = "cssHeight")]
+        css_height: u32,
+    },
     /// Show this tab.
     Show { tab: String },
     /// Take control (Take over / Stop).
@@ -141,7 +152,12 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 };
                 match request {
                     FromViewer::Ack => credits = (credits + 1).min(CREDITS),
-                    FromViewer::Viewport { width, height } => slot.resize(width, height),
+                    FromViewer::Viewport { width, height, fit, css_width, css_height } => {
+                        slot.resize(width, height);
+                        if fit && !view_only {
+                            live.fit_pages(css_width, css_height);
+                        }
+                    }
                     // Watching only: nothing that changes what others see or the page.
                     _ if view_only => {}
                     FromViewer::Show { tab } => live.show(&tab).await,
