@@ -75,7 +75,7 @@
       item.innerHTML = '<span class="icon" aria-hidden="true"></span><span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
       item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
       item.querySelector('.icon').replaceChildren(tabIcon(tab));
-      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || 'you');
+      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || (tab.external ? 'CDP client' : 'you'));
       item.onclick = () => send({ type: 'show', tab: tab.handle });
       const close = item.querySelector('.close');
       close.hidden = state.viewOnly;

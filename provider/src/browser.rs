@@ -153,6 +153,8 @@ pub struct LiveTab {
     pub title: String,
     /// The page's icon address (http(s) or data), known while people watch.
     pub icon: Option<String>,
+    /// Opened by an external CDP client (which owns its viewport).
+    pub external: bool,
     /// Whether it is its session's active tab.
     pub active: bool,
 }
@@ -875,6 +877,7 @@ impl Browser {
                     url: info.url.clone(),
                     title: info.title.clone(),
                     icon: page.icon(),
+                    external: page.is_external(),
                     view: page.view().clone(),
                     active,
                 })
@@ -1063,6 +1066,7 @@ impl Browser {
             return Ok(());
         };
         let page = Page::attach(Arc::clone(&self.inner.host), view.id).await?;
+        page.mark_external();
         self.inner.adopt_unowned(Arc::new(page));
         Ok(())
     }

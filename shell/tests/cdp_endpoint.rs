@@ -240,6 +240,34 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
     // agent may claim).
     let article = format!("{base}/article.html");
     common::status_until(endpoint, |now| now["tabs"] == 3).await;
+    // The column marks it as the CDP client's (whose viewport the shell leaves alone).
+    let (mut viewer, _) = tokio_tungstenite::connect_async(format!(
+        "ws://{}/ws?token={}",
+        endpoint.host, endpoint.token
+    ))
+    .await
+    .unwrap();
+    let state: Value = loop {
+        let message = tokio::time::timeout(Duration::from_secs(30), viewer.next())
+            .await
+            .expect("the column's state within 30 s")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = message {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            if value["type"] == "state" {
+                break value;
+            }
+        }
+    };
+    let external: Vec<&Value> = state["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["external"] == true)
+        .collect();
+    assert_eq!(external.len(), 1, "{state}");
+    assert!(external[0]["session"].is_null(), "{state}");
     let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
     assert!(
         listed.contains(&format!("{article} | Field Guide to Owls")),

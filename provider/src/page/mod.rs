@@ -70,6 +70,9 @@ pub struct Page {
     network: Arc<Mutex<network::NetworkLog>>,
     /// The page's icon address, looked up while people watch.
     icon: Mutex<Option<String>>,
+    /// Opened by a CDP client of the shell's endpoint, which owns its
+    /// emulation (viewport and the like).
+    external: std::sync::atomic::AtomicBool,
     /// Our isolated worlds for snapshots and actions: the main frame's
     /// (`None`) and one per out-of-process frame.
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
@@ -111,6 +114,7 @@ impl Page {
             console,
             network,
             icon: Mutex::new(None),
+            external: std::sync::atomic::AtomicBool::new(false),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
         })
@@ -206,6 +210,18 @@ impl Page {
     /// Returns and forgets the dialogs answered since the last call.
     pub fn take_dialogs(&self) -> Vec<DialogRecord> {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Marks the page as opened by an external CDP client.
+    pub(crate) fn mark_external(&self) {
+        self.external
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether an external CDP client opened the page (it sets the page's
+    /// viewport itself; the shell leaves it alone).
+    pub fn is_external(&self) -> bool {
+        self.external.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The page's icon address (for the tab strip), as last looked up by

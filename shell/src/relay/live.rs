@@ -184,7 +184,8 @@ impl LiveView {
             return;
         };
         sized.retain(|view, _| tabs.iter().any(|t| &t.view == view));
-        for tab in tabs {
+        // A CDP client's pages keep the viewport the client gave them.
+        for tab in tabs.iter().filter(|t| !t.external) {
             if sized.get(&tab.view) == Some(&(width, height)) {
                 continue;
             }

@@ -223,7 +223,7 @@ where
         .tabs()
         .await
         .into_iter()
-        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "shown": Some(&t.view) == shown.as_ref()}))
+        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "external": t.external, "shown": Some(&t.view) == shown.as_ref()}))
         .collect();
     let control = live.browser().control();
     let holder = match control.holder {
