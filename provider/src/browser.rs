@@ -900,13 +900,7 @@ impl Browser {
         }
         let pages: Vec<Arc<Page>> = {
             let registry = self.inner.lock();
-            registry
-                .sessions
-                .values()
-                .flat_map(|s| s.tabs.iter())
-                .chain(registry.unowned.iter())
-                .map(|t| Arc::clone(&t.page))
-                .collect()
+            registry.all_tabs().map(|t| Arc::clone(&t.page)).collect()
         };
         for page in &pages {
             self.inner.follow_loads(page);
@@ -1023,13 +1017,7 @@ impl Browser {
     pub async fn adopt_unowned_views(&self) -> Result<()> {
         let known: Vec<ViewId> = {
             let registry = self.inner.lock();
-            registry
-                .sessions
-                .values()
-                .flat_map(|s| s.tabs.iter())
-                .chain(registry.unowned.iter())
-                .map(|t| t.page.view().clone())
-                .collect()
+            registry.all_tabs().map(|t| t.page.view().clone()).collect()
         };
         for view in self.inner.host.list_views().await? {
             if known.contains(&view.id) {
@@ -1052,10 +1040,7 @@ impl Browser {
         let known = {
             let registry = self.inner.lock();
             registry
-                .sessions
-                .values()
-                .flat_map(|s| s.tabs.iter())
-                .chain(registry.unowned.iter())
+                .all_tabs()
                 .any(|t| t.page.view().as_str() == target_id)
         };
         if known {
@@ -1115,10 +1100,7 @@ impl Browser {
     fn page_of_any(&self, tab: &TabHandle) -> Result<Arc<Page>> {
         let registry = self.inner.lock();
         registry
-            .sessions
-            .values()
-            .flat_map(|s| s.tabs.iter())
-            .chain(registry.unowned.iter())
+            .all_tabs()
             .find(|t| &t.handle == tab)
             .map(|t| Arc::clone(&t.page))
             .ok_or_else(|| BrowserError::TabNotFound { tab: tab.0.clone() })
@@ -1605,6 +1587,14 @@ impl Inner {
 }
 
 impl Registry {
+    /// Every tab: the sessions' and the person's.
+    fn all_tabs(&self) -> impl Iterator<Item = &Tab> {
+        self.sessions
+            .values()
+            .flat_map(|s| s.tabs.iter())
+            .chain(self.unowned.iter())
+    }
+
     fn session(&self, session: &SessionId) -> Result<&SessionState> {
         self.sessions
             .get(session)
