@@ -279,6 +279,39 @@ struct Tab {
     keep: bool,
 }
 
+/// What an action caused besides its outcome.
+#[derive(Default)]
+struct Caused {
+    /// Views it opened (popups, new tabs).
+    opened: Vec<ViewId>,
+    /// Downloads it started, refused: file names (or URLs).
+    downloads_refused: Vec<String>,
+}
+
+impl Caused {
+    /// Records `event` if it came from the action's tab `view`.
+    fn note(&mut self, view: &ViewId, event: ViewEvent) {
+        match event {
+            ViewEvent::Opened(info) if info.opener.as_ref() == Some(view) => {
+                self.opened.push(info.id);
+            }
+            ViewEvent::DownloadRefused {
+                frame,
+                url,
+                file_name,
+            } if frame == view.as_str() => {
+                self.downloads_refused
+                    .push(if file_name.is_empty() { url } else { file_name });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How long an action that navigated without replacing the document
+/// waits for the browser to say it was a download.
+const DOWNLOAD_NOTICE: Duration = Duration::from_millis(500);
+
 impl Browser {
     /// A browser over `host`. Spawns a task (on the current runtime) that
     /// adopts popups into their opener's session and forgets closed tabs.
@@ -788,23 +821,28 @@ impl Browser {
         .await?;
 
         // What else the action caused: tabs it opened, downloads it tried.
-        let mut opened = Vec::new();
-        let mut downloads_refused = Vec::new();
+        let mut caused = Caused::default();
         while let Ok(event) = views.try_recv() {
-            match event {
-                ViewEvent::Opened(info) if info.opener.as_ref() == Some(tab.page.view()) => {
-                    opened.push(info.id)
-                }
-                ViewEvent::DownloadRefused {
-                    frame,
-                    url,
-                    file_name,
-                } if frame == tab.page.view().as_str() => {
-                    downloads_refused.push(if file_name.is_empty() { url } else { file_name });
-                }
-                _ => {}
-            }
+            caused.note(tab.page.view(), event);
         }
+        // A navigation abandoned without a document was most likely a
+        // download; the browser's word on it can trail the page's (it comes
+        // from another process), so give it a moment.
+        if outcome.navigation_abandoned && caused.downloads_refused.is_empty() {
+            let _ = tokio::time::timeout(DOWNLOAD_NOTICE, async {
+                while let Some(event) = views.recv().await {
+                    caused.note(tab.page.view(), event);
+                    if !caused.downloads_refused.is_empty() {
+                        return;
+                    }
+                }
+            })
+            .await;
+        }
+        let Caused {
+            opened,
+            downloads_refused,
+        } = caused;
         // Popups join the session asynchronously; wait (briefly) until they have.
         let adopted = |inner: &Inner| -> Option<Vec<TabHandle>> {
             opened

@@ -151,6 +151,9 @@ pub struct ActOutcome {
     pub reference: String,
     /// Whether the action made the page navigate.
     pub navigated: bool,
+    /// The navigation it started ended without a document: most likely a
+    /// download (or an empty `204` answer).
+    pub navigation_abandoned: bool,
     /// The page after the action: a diff, or a full snapshot marked as a reset.
     pub observation: Observation,
 }
@@ -207,7 +210,11 @@ pub async fn act(
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let dispatched = started.elapsed();
-    let navigated = settle(page, &mut events, budget).await?;
+    let (navigated, navigation_abandoned) = match settle(page, &mut events, budget).await? {
+        Settled::InPlace => (false, false),
+        Settled::Navigated => (true, false),
+        Settled::Abandoned => (true, true),
+    };
     // An out-of-process frame runs its handlers in its own process: let its
     // DOM settle too before looking.
     if let (false, Some(frame)) = (navigated, ready.frame.as_deref()) {
@@ -234,6 +241,7 @@ pub async fn act(
     Ok(ActOutcome {
         reference,
         navigated,
+        navigation_abandoned,
         observation,
     })
 }
@@ -991,10 +999,19 @@ async fn key_event(
     Ok(())
 }
 
+/// How the page settled after an action.
+enum Settled {
+    /// No navigation: the DOM stopped changing.
+    InPlace,
+    /// A navigation committed (a new document, or within the document).
+    Navigated,
+    /// A navigation started and ended without a document (a download, a 204).
+    Abandoned,
+}
+
 /// Waits for the page to settle after an action: for a navigation the
 /// action started to load, otherwise for the DOM to stop changing.
-/// Returns whether the page navigated.
-async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Result<bool> {
+async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Result<Settled> {
     let mut seen = Vec::new();
     if !navigation_started(page, events, &mut seen) {
         let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
@@ -1004,11 +1021,14 @@ async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Resul
             tracing::debug!(%error, "settle was interrupted");
         }
         if !navigation_started(page, events, &mut seen) {
-            return Ok(false);
+            return Ok(Settled::InPlace);
         }
     }
-    wait_for_navigation(page, events, &seen, budget).await?;
-    Ok(true)
+    Ok(if wait_for_navigation(page, events, &seen, budget).await? {
+        Settled::Navigated
+    } else {
+        Settled::Abandoned
+    })
 }
 
 /// Drains buffered events into `seen` and reports whether the main frame

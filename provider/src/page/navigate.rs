@@ -154,8 +154,9 @@ async fn wait_for_load(
 }
 
 /// Waits for a navigation that has already begun (its first events are in
-/// `seen`) to load. Returns `Ok(false)` when it committed but did not load
-/// within the budget.
+/// `seen`) to load (a new document committed but still loading at the
+/// bound counts as there). Returns whether a document came of it: `false`
+/// when the navigation was abandoned (it became a download, or a 204).
 pub(crate) async fn wait_for_navigation(
     page: &Page,
     events: &mut EventStream,
@@ -163,10 +164,10 @@ pub(crate) async fn wait_for_navigation(
     budget: &Budget,
 ) -> Result<bool> {
     let mut tracker = LoadTracker::new(page, None);
-    if seen.iter().any(|event| tracker.feed(event)) {
-        return Ok(true);
+    if !seen.iter().any(|event| tracker.feed(event)) {
+        tracker.wait(events, budget).await?;
     }
-    tracker.wait(events, budget).await
+    Ok(tracker.committed || tracker.same_document)
 }
 
 /// Follows one main-frame navigation from commit to `load`.
@@ -174,6 +175,8 @@ struct LoadTracker {
     main_frame: String,
     loader: Option<String>,
     committed: bool,
+    /// It moved within the document (history, fragment).
+    same_document: bool,
 }
 
 impl LoadTracker {
@@ -182,6 +185,7 @@ impl LoadTracker {
             main_frame: page.view().as_str().to_owned(),
             loader: expected_loader,
             committed: false,
+            same_document: false,
         }
     }
 
@@ -198,7 +202,10 @@ impl LoadTracker {
             }
             Some(Progress::Loaded { loader }) => self.loader.as_deref() == Some(loader.as_str()),
             Some(Progress::LoadEventFired) => self.committed,
-            Some(Progress::SameDocument) => self.loader.is_none(),
+            Some(Progress::SameDocument) => {
+                self.same_document = true;
+                self.loader.is_none()
+            }
             // A navigation that never commits (it became a download) ends here.
             Some(Progress::Stopped) => !self.committed || self.loader.is_none(),
             None => false,
