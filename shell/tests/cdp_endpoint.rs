@@ -274,6 +274,35 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
         "{listed}"
     );
 
+    // One page's own socket, as /json/list names it: session-less commands
+    // and events are that page's.
+    let (_, list) = get(&cdp_host, &format!("/{cdp_token}/json/list"), &[]).await;
+    let list: Value =
+        serde_json::from_str(&list[list.find('[').unwrap()..=list.rfind(']').unwrap()]).unwrap();
+    let page_socket = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == target.as_str())
+        .expect("the client's page is listed")["webSocketDebuggerUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(page_socket.contains(&cdp_token), "{page_socket}");
+    let mut on_page = CdpClient::connect(&page_socket).await;
+    let title = on_page
+        .send(
+            None,
+            "Runtime.evaluate",
+            json!({"expression": "document.title", "returnByValue": true}),
+        )
+        .await;
+    assert_eq!(title["result"]["result"]["value"], "Field Guide to Owls");
+    on_page.send(None, "Page.enable", json!({})).await;
+    on_page.send(None, "Page.reload", json!({})).await;
+    on_page.event(None, "Page.loadEventFired").await;
+    drop(on_page);
+
     // The client's page is not the agent's; the agent's page is untouched.
     let (text, error) = agent
         .call(
@@ -299,6 +328,7 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
             .contains("Session with given id not found"),
         "{borrowed}"
     );
+    client.events.clear(); // the page socket's reload was seen here too
     client.send(Some(&session), "Page.reload", json!({})).await;
     client.event(Some(&session), "Page.loadEventFired").await;
     let probe = other.send(None, "Browser.getVersion", json!({})).await;

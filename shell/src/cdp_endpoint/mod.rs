@@ -8,6 +8,8 @@
 //!
 //! * `ws://127.0.0.1:PORT/devtools/browser/TOKEN`: a browser-level CDP
 //!   WebSocket (see [`proxy`] for how clients share the one connection);
+//! * `ws://127.0.0.1:PORT/devtools/page/TOKEN/TARGET`: one page's socket,
+//!   as `/json/list` names it;
 //! * `http://127.0.0.1:PORT/TOKEN/json/version` and `…/json/list`: the
 //!   discovery documents clients fetch when given an `http://` URL.
 //!
@@ -45,6 +47,8 @@ struct Endpoint {
     token: Arc<str>,
     /// `ws://127.0.0.1:PORT/devtools/browser/TOKEN`.
     websocket_url: Arc<str>,
+    /// `ws://127.0.0.1:PORT/devtools/page/TOKEN/`, followed by a target id.
+    page_url_prefix: Arc<str>,
 }
 
 impl Endpoint {
@@ -87,11 +91,13 @@ pub async fn start(
     let endpoint = Endpoint {
         connection,
         browser,
+        page_url_prefix: format!("ws://{bound}/devtools/page/{token}/").into(),
         token: token.into(),
         websocket_url: websocket_url.clone().into(),
     };
     let app = Router::new()
         .route("/devtools/browser/{token}", get(socket))
+        .route("/devtools/page/{token}/{target}", get(page_socket))
         .route("/{token}/json/version", get(version))
         .route("/{token}/json/version/", get(version))
         .route("/{token}/json/list", get(list))
@@ -158,7 +164,8 @@ async fn list(
                 .into_iter()
                 .filter(|t| t.kind == "page")
                 .map(|t| {
-                    json!({"id": t.target_id, "type": t.kind, "title": t.title, "url": t.url, "description": ""})
+                    let socket = format!("{}{}", endpoint.page_url_prefix, t.target_id);
+                    json!({"id": t.target_id, "type": t.kind, "title": t.title, "url": t.url, "description": "", "webSocketDebuggerUrl": socket})
                 })
                 .collect();
             axum::Json(pages).into_response()
@@ -177,6 +184,28 @@ async fn socket(
     if let Err(status) = endpoint.check(&headers, &token) {
         return refuse(status);
     }
+    serve_client(endpoint, upgrade, proxy::Home::Browser)
+}
+
+/// `/devtools/page/TOKEN/TARGET`: one external client's CDP session on one page.
+async fn page_socket(
+    State(endpoint): State<Endpoint>,
+    Path((token, target)): Path<(String, String)>,
+    headers: HeaderMap,
+    upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    if let Err(status) = endpoint.check(&headers, &token) {
+        return refuse(status);
+    }
+    serve_client(endpoint, upgrade, proxy::Home::Page(target))
+}
+
+/// Hands an accepted socket to the proxy.
+fn serve_client(
+    endpoint: Endpoint,
+    upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    home: proxy::Home,
+) -> Response {
     let upgrade = match upgrade {
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
@@ -184,5 +213,5 @@ async fn socket(
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| proxy::run(socket, endpoint.connection, endpoint.browser))
+        .on_upgrade(move |socket| proxy::run(socket, endpoint.connection, endpoint.browser, home))
 }

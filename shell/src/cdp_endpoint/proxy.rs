@@ -1,13 +1,14 @@
 //! One external CDP client on the shell's connection.
 //!
-//! The client believes it talks to Chromium's browser endpoint. It gets a
-//! browser-level session of its own (`Target.attachToBrowserTarget`), so
-//! what it switches on (`Target.setAutoAttach`, `setDiscoverTargets`) stays
-//! scoped to it. Its session-less commands go out on that session; commands
-//! on target sessions go out as they are, but only on sessions it attached
-//! itself. Command ids are the connection's own; answers go back under the
-//! client's ids. Events are routed back by session: its browser session's
-//! events arrive session-less, as from a real browser endpoint; other
+//! The client believes it talks to Chromium's own endpoint: the browser's
+//! socket, or one page's. It gets a session of its own, its *home*: a
+//! browser-level one (`Target.attachToBrowserTarget`), so what it switches
+//! on (`Target.setAutoAttach`, `setDiscoverTargets`) stays scoped to it, or
+//! one on its page. Its session-less commands go out on that session;
+//! commands on target sessions go out as they are, but only on sessions it
+//! attached itself. Command ids are the connection's own; answers go back
+//! under the client's ids. Events are routed back by session: its home
+//! session's events arrive session-less, as from a real endpoint; other
 //! clients' and the agents' sessions are never seen.
 //!
 //! Answers and events reach the client in the order the browser sent them
@@ -41,16 +42,26 @@ struct ClientCommand {
 struct Outstanding {
     /// The client's id for it.
     client_id: Value,
-    /// The session the client named (`None`: its browser session).
+    /// The session the client named (`None`: its home session).
     session: Option<String>,
     /// Its method, to learn sessions from attach answers.
     method: String,
 }
 
+/// What a client connected to: the browser's socket or one page's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Home {
+    /// The browser (Playwright's `connectOverCDP`, Puppeteer's `connect`).
+    Browser,
+    /// One page, by target id (clients that open a page's socket from `/json/list`).
+    Page(String),
+}
+
 /// The client's view of the connection.
 struct ClientSessions {
-    /// Its browser-level session.
-    browser: SessionId,
+    /// Where its session-less commands go: its own browser-level session,
+    /// or its session on its page.
+    home: SessionId,
     /// Target sessions it attached (directly or by auto-attach).
     targets: HashSet<String>,
 }
@@ -58,7 +69,7 @@ struct ClientSessions {
 impl ClientSessions {
     /// Whether an event on `session` is this client's.
     fn owns(&self, session: &SessionId) -> bool {
-        *session == self.browser || self.targets.contains(&session.0)
+        *session == self.home || self.targets.contains(&session.0)
     }
 
     /// Follows attachments and detachments announced by `event`.
@@ -79,15 +90,18 @@ impl ClientSessions {
 }
 
 /// Serves one client until it or the browser goes away.
-pub async fn run(socket: WebSocket, connection: Connection, browser: Browser) {
+pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, home: Home) {
     let (link, mut inbound) = connection.open_relay();
-    let Some(browser_session) = attach_browser_session(&link, &mut inbound).await else {
-        tracing::debug!("the CDP endpoint could not open a browser session for a client");
+    let Some(home_session) = attach_home(&link, &mut inbound, &home).await else {
+        tracing::debug!(
+            ?home,
+            "the CDP endpoint could not open a session for a client"
+        );
         return;
     };
-    tracing::info!(session = %browser_session, "a CDP client connected");
+    tracing::info!(session = %home_session, ?home, "a CDP client connected");
     let mut sessions = ClientSessions {
-        browser: browser_session.clone(),
+        home: home_session.clone(),
         targets: HashSet::new(),
     };
     let mut outstanding: HashMap<u64, Outstanding> = HashMap::new();
@@ -127,23 +141,30 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser) {
             break;
         }
     }
-    // What it attached goes with its browser session.
+    // What it attached goes with its home session.
     let _ = link.send(
         None,
         "Target.detachFromTarget",
-        json!({"sessionId": browser_session.0}),
+        json!({"sessionId": home_session.0}),
     );
-    tracing::info!(session = %browser_session, "a CDP client disconnected");
+    tracing::info!(session = %home_session, "a CDP client disconnected");
 }
 
-/// Opens the client's browser-level session.
-async fn attach_browser_session(
+/// Opens the client's home session.
+async fn attach_home(
     link: &RelayLink,
     inbound: &mut tokio::sync::mpsc::UnboundedReceiver<Relayed>,
+    home: &Home,
 ) -> Option<SessionId> {
-    let id = link
-        .send(None, "Target.attachToBrowserTarget", json!({}))
-        .ok()?;
+    let id = match home {
+        Home::Browser => link.send(None, "Target.attachToBrowserTarget", json!({})),
+        Home::Page(target) => link.send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        ),
+    }
+    .ok()?;
     let bound = std::time::Duration::from_secs(30);
     tokio::time::timeout(bound, async {
         while let Some(relayed) = inbound.recv().await {
@@ -209,7 +230,7 @@ async fn forward(
         ));
     }
     let session = match &command.session_id {
-        None => sessions.browser.clone(),
+        None => sessions.home.clone(),
         Some(session) if sessions.targets.contains(session) => SessionId(session.clone()),
         Some(session) => {
             return refuse(format!("Session with given id not found: {session}"));
@@ -283,7 +304,7 @@ fn answer(sessions: &mut ClientSessions, command: Outstanding, body: Map<String,
     Value::Object(reply)
 }
 
-/// An event for this client, if it is one: its browser session's events
+/// An event for this client, if it is one: its home session's events
 /// arrive session-less, its target sessions' with their id.
 fn route(sessions: &mut ClientSessions, event: &CdpEvent) -> Option<Value> {
     let session = event.session_id.as_ref()?;
@@ -292,7 +313,7 @@ fn route(sessions: &mut ClientSessions, event: &CdpEvent) -> Option<Value> {
     }
     sessions.learn_from(event);
     let mut message = json!({"method": event.method, "params": event.params});
-    if *session != sessions.browser {
+    if *session != sessions.home {
         message["sessionId"] = Value::String(session.0.clone());
     }
     Some(message)
