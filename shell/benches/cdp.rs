@@ -9,11 +9,11 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use browser_provider::cdp::protocol::{PageNavigate, RuntimeEvaluate};
 use browser_provider::host::{
     ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewHostExt,
@@ -22,7 +22,8 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio_tungstenite::tungstenite::Message;
-use tower_http::services::ServeDir;
+
+use support::{percentile, serve_fixtures};
 
 /// A raw CDP client on the shell's endpoint.
 struct Client {
@@ -209,20 +210,4 @@ fn report(label: &str, times: &mut [f64], bytes: usize) {
         percentile(times, 0.5),
         percentile(times, 0.95)
     );
-}
-
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-async fn serve_fixtures() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
-    });
-    base
 }

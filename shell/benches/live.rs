@@ -9,17 +9,19 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-use tower_http::services::ServeDir;
+
+use support::{percentile, serve_fixtures};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -181,20 +183,4 @@ fn center(picture: &image::RgbImage) -> [u8; 3] {
 
 fn differs(a: [u8; 3], b: [u8; 3]) -> bool {
     a.iter().zip(b).any(|(x, y)| x.abs_diff(y) > 40)
-}
-
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-async fn serve_fixtures() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
-    });
-    base
 }

@@ -4,7 +4,6 @@
 //! nothing is lost or repeated between reads (what the cap pushed out is
 //! counted).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,6 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cdp::EventStream;
+
+use super::ring::Ring;
 
 /// Entries a tab keeps; older ones are dropped (and counted).
 pub const CONSOLE_CAP: usize = 1000;
@@ -90,8 +91,7 @@ pub struct ConsoleRead {
 /// A tab's console buffer.
 #[derive(Debug)]
 pub struct ConsoleLog {
-    entries: VecDeque<ConsoleEntry>,
-    last_seq: u64,
+    entries: Ring<ConsoleEntry>,
     /// The last sequence number, for readers that wait for news.
     news: tokio::sync::watch::Sender<u64>,
 }
@@ -99,8 +99,7 @@ pub struct ConsoleLog {
 impl Default for ConsoleLog {
     fn default() -> Self {
         Self {
-            entries: VecDeque::new(),
-            last_seq: 0,
+            entries: Ring::new(CONSOLE_CAP),
             news: tokio::sync::watch::Sender::new(0),
         }
     }
@@ -112,39 +111,24 @@ impl ConsoleLog {
         self.news.subscribe()
     }
 
-    fn push(&mut self, mut entry: ConsoleEntry) {
-        self.last_seq += 1;
-        self.news.send_replace(self.last_seq);
-        entry.seq = self.last_seq;
-        if self.entries.len() == CONSOLE_CAP {
-            self.entries.pop_front();
-        }
-        self.entries.push_back(entry);
+    fn push(&mut self, entry: ConsoleEntry) {
+        let seq = self.entries.push(entry);
+        self.news.send_replace(seq);
     }
 
     /// Entries after `since` at `min_level` or above, at most `limit`.
     pub fn read(&self, since: u64, min_level: Level, limit: usize) -> ConsoleRead {
-        let oldest_kept = self.entries.front().map_or(self.last_seq + 1, |e| e.seq);
-        let dropped = oldest_kept.saturating_sub(since + 1);
-        let mut entries: Vec<ConsoleEntry> = self
+        let read = self
             .entries
-            .iter()
-            .filter(|e| e.seq > since && e.level >= min_level)
-            .take(limit)
-            .cloned()
-            .collect();
-        // A full page of results ends the cursor at its last entry, so the
-        // next read continues there; otherwise everything up to now was read.
-        let cursor = if entries.len() == limit {
-            entries.last().map_or(since, |e| e.seq)
-        } else {
-            self.last_seq
-        };
-        entries.shrink_to_fit();
+            .read(since, limit, |entry| entry.level >= min_level);
         ConsoleRead {
-            entries,
-            cursor,
-            dropped,
+            entries: read
+                .entries
+                .into_iter()
+                .map(|(seq, entry)| ConsoleEntry { seq, ..entry })
+                .collect(),
+            cursor: read.cursor,
+            dropped: read.dropped,
         }
     }
 }
@@ -379,7 +363,7 @@ mod tests {
         assert_eq!(second.entries[0].seq, first.cursor + 1);
         let rest = log.read(second.cursor, Level::Debug, usize::MAX);
         assert_eq!(rest.entries.len(), CONSOLE_CAP - 20);
-        assert_eq!(rest.cursor, log.last_seq);
+        assert_eq!(rest.cursor, (CONSOLE_CAP + 5) as u64);
         log.push(entry(Level::Error, "boom"));
         let errors = log.read(rest.cursor, Level::Error, 10);
         assert_eq!(errors.entries.len(), 1);

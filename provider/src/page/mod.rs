@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod keys;
 pub mod navigate;
 pub mod network;
+mod ring;
 pub mod screencast;
 pub mod screenshot;
 pub mod wait;
@@ -187,7 +188,6 @@ impl Page {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(seq)
-            .cloned()
     }
 
     /// For requests whose URL contains `part`: whether one has ended, and

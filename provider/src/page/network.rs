@@ -9,7 +9,7 @@
 //! read (credentials and token-like values never leave); response bodies
 //! are fetched from the browser only when asked for.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -19,6 +19,7 @@ use crate::cdp::EventStream;
 use crate::cdp::protocol::NetworkGetResponseBody;
 use crate::error::{BrowserError, Result};
 
+use super::ring::Ring;
 use super::{Budget, Page};
 
 /// Requests a tab keeps; older ones are dropped (and counted).
@@ -113,8 +114,8 @@ pub struct NetworkLog {
     /// Requests not over yet, by the browser's id, with when they started
     /// (the browser's monotonic seconds).
     in_flight: HashMap<String, (RequestEntry, f64)>,
-    done: VecDeque<RequestEntry>,
-    last_seq: u64,
+    /// Requests that are over, numbered in the order they ended.
+    done: Ring<RequestEntry>,
     /// Requests in flight, for waits on a quiet network.
     busy: tokio::sync::watch::Sender<usize>,
 }
@@ -123,8 +124,7 @@ impl Default for NetworkLog {
     fn default() -> Self {
         Self {
             in_flight: HashMap::new(),
-            done: VecDeque::new(),
-            last_seq: 0,
+            done: Ring::new(NETWORK_CAP),
             busy: tokio::sync::watch::Sender::new(0),
         }
     }
@@ -138,26 +138,15 @@ impl NetworkLog {
 
     /// Requests after `since` that `filter` accepts, at most `limit`.
     pub fn read(&self, since: u64, filter: &NetworkFilter, limit: usize) -> NetworkRead {
-        let oldest_kept = self.done.front().map_or(self.last_seq + 1, |e| e.seq);
-        let dropped = oldest_kept.saturating_sub(since + 1);
-        let entries: Vec<RequestEntry> = self
-            .done
-            .iter()
-            .filter(|e| e.seq > since && filter.accepts(e))
-            .take(limit)
-            .cloned()
-            .collect();
-        // A full page ends the cursor at its last entry; otherwise
-        // everything up to now was read.
-        let cursor = if entries.len() == limit {
-            entries.last().map_or(since, |e| e.seq)
-        } else {
-            self.last_seq
-        };
+        let read = self.done.read(since, limit, |entry| filter.accepts(entry));
         NetworkRead {
-            entries,
-            cursor,
-            dropped,
+            entries: read
+                .entries
+                .into_iter()
+                .map(|(seq, entry)| RequestEntry { seq, ..entry })
+                .collect(),
+            cursor: read.cursor,
+            dropped: read.dropped,
             in_flight: self.in_flight.len(),
         }
     }
@@ -172,8 +161,11 @@ impl NetworkLog {
     }
 
     /// The finished request with this sequence number, if still kept.
-    pub fn entry(&self, seq: u64) -> Option<&RequestEntry> {
-        self.done.iter().find(|e| e.seq == seq)
+    pub fn entry(&self, seq: u64) -> Option<RequestEntry> {
+        self.done.get(seq).map(|entry| RequestEntry {
+            seq,
+            ..entry.clone()
+        })
     }
 
     fn start(&mut self, id: String, entry: RequestEntry, at: f64) {
@@ -197,12 +189,7 @@ impl NetworkLog {
         };
         entry.duration_ms = Some(((at - started) * 1000.0).max(0.0));
         finish(&mut entry);
-        self.last_seq += 1;
-        entry.seq = self.last_seq;
-        if self.done.len() == NETWORK_CAP {
-            self.done.pop_front();
-        }
-        self.done.push_back(entry);
+        self.done.push(entry);
         self.busy.send_replace(self.in_flight.len());
     }
 }
