@@ -53,6 +53,33 @@ async fn wait_in_page(browser: &Browser, session: &SessionId, condition: &str) {
     );
 }
 
+/// The person presses Return control in the viewer; waits until the column says so.
+async fn return_control(viewer: &Browser, person: &SessionId) {
+    let click = Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    };
+    viewer
+        .act(
+            person,
+            &Target::Role {
+                role: "button".into(),
+                name: "Return control".into(),
+            },
+            &click,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    wait_in_page(
+        viewer,
+        person,
+        "document.getElementById('holder-text').textContent === 'Agent has control'",
+    )
+    .await;
+}
+
 async fn save_screenshot(browser: &Browser, session: &SessionId, name: &str) {
     let shot = browser
         .screenshot(
@@ -215,24 +242,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
     );
     save_screenshot(&viewer, &person, "relay-viewer-human.png").await;
 
-    viewer
-        .act(
-            &person,
-            &Target::Role {
-                role: "button".into(),
-                name: "Return control".into(),
-            },
-            &click,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    wait_in_page(
-        &viewer,
-        &person,
-        "document.getElementById('holder-text').textContent === 'Agent has control'",
-    )
-    .await;
+    return_control(&viewer, &person).await;
     let shown_before = eval(
         &viewer,
         &person,
@@ -404,26 +414,9 @@ async fn a_person_watches_takes_over_and_returns_control() {
                 .unwrap();
         }
     }
-    viewer
-        .act(
-            &person,
-            &Target::Role {
-                role: "button".into(),
-                name: "Return control".into(),
-            },
-            &click,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
     // The viewer's messages reach the relay in order: once control is back,
     // every key has reached the page.
-    wait_in_page(
-        &viewer,
-        &person,
-        "document.getElementById('holder-text').textContent === 'Agent has control'",
-    )
-    .await;
+    return_control(&viewer, &person).await;
     let (text, error) = agent
         .call(
             "browser_execute",

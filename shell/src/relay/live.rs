@@ -349,26 +349,30 @@ impl LiveView {
                     self.publish(None, None);
                 }
             }
-            tokio::select! {
-                () = cancel.cancelled() => return,
-                _ = tabs_changed.changed() => {}
-                _ = shown_changed.changed() => {}
-                _ = size_changed.changed() => {}
-                _ = page_size_changed.changed() => {}
-                changed = async {
-                    match cast_frames.as_mut() {
-                        Some(frames) => frames.changed().await.is_ok(),
-                        None => std::future::pending().await,
-                    }
-                } => {
-                    if !changed {
-                        cast = None;
-                        cast_frames = None;
-                        continue;
-                    }
-                    if let (Some(frames), Some((view, ..))) = (cast_frames.as_mut(), cast.as_ref()) {
-                        let frame = frames.borrow_and_update().clone();
-                        self.publish(Some(view), frame);
+            // Relay frames until something else changes: the tab list is
+            // looked at again only then, not for every frame.
+            loop {
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    _ = tabs_changed.changed() => break,
+                    _ = shown_changed.changed() => break,
+                    _ = size_changed.changed() => break,
+                    _ = page_size_changed.changed() => break,
+                    changed = async {
+                        match cast_frames.as_mut() {
+                            Some(frames) => frames.changed().await.is_ok(),
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        if !changed {
+                            cast = None;
+                            cast_frames = None;
+                            break;
+                        }
+                        if let (Some(frames), Some((view, ..))) = (cast_frames.as_mut(), cast.as_ref()) {
+                            let frame = frames.borrow_and_update().clone();
+                            self.publish(Some(view), frame);
+                        }
                     }
                 }
             }
