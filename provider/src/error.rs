@@ -76,6 +76,23 @@ pub enum BrowserError {
         /// What was observed (pipe closed, exit status, socket error).
         detail: String,
     },
+    /// The browser went away while this call ran; it was restarted (or is
+    /// being restarted) and the call was not completed.
+    #[error(
+        "the browser stopped during this call ({cause}) and was restarted; the call did not complete"
+    )]
+    BrowserRestarted {
+        /// Why it stopped ("killed by signal 9 (SIGKILL)").
+        cause: String,
+    },
+    /// The tab's page crashed (its renderer died or was killed).
+    #[error("the page in tab {tab} crashed{}", if *in_flight { " during this call" } else { "" })]
+    PageCrashed {
+        /// The tab's handle.
+        tab: String,
+        /// Whether the call was running when it crashed.
+        in_flight: bool,
+    },
     /// No Chromium executable could be found.
     #[error("no Chromium browser found (tried: {})", tried.join(", "))]
     BrowserNotFound {
@@ -240,6 +257,8 @@ impl BrowserError {
         match self {
             Self::NotConnected { .. } => "NOT_CONNECTED",
             Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
+            Self::BrowserRestarted { .. } => "BROWSER_RESTARTED",
+            Self::PageCrashed { .. } => "PAGE_CRASHED",
             Self::BrowserNotFound { .. } => "BROWSER_NOT_FOUND",
             Self::LaunchFailed { .. } => "LAUNCH_FAILED",
             Self::TabNotFound { .. } => "TAB_NOT_FOUND",
@@ -269,10 +288,16 @@ impl BrowserError {
     pub fn hint(&self) -> &'static str {
         match self {
             Self::NotConnected { .. } => {
-                "start the browser (or check the endpoint address) and open a new session"
+                "the browser is not reachable now: if it is restarting or reconnecting, call again in a moment; otherwise check the endpoint address"
             }
             Self::BrowserCrashed { .. } => {
-                "the browser exited; start a new session, which launches a fresh browser"
+                "the browser exited and could not be brought back; restart browser-shell"
+            }
+            Self::BrowserRestarted { .. } => {
+                "your tabs were reopened at their last URLs; take a snapshot (old refs are gone), then redo the step if it is still needed"
+            }
+            Self::PageCrashed { .. } => {
+                "reload the tab (browser_navigate reload) or open a URL in it; other tabs are fine"
             }
             Self::BrowserNotFound { .. } => {
                 "install Chromium (Debian/Ubuntu: apt-get install chromium) or set BROWSER_SHELL_CHROMIUM to its path"

@@ -7,7 +7,8 @@ use std::time::Duration;
 use browser_provider::browser::NavigationRequest;
 use browser_provider::cdp::protocol::PageSetDocumentContent;
 use browser_provider::host::{
-    ChromiumHost, CreateViewOptions, LaunchOptions, ProfileDir, ViewHost, ViewHostExt,
+    ChromiumHost, CreateViewOptions, LaunchOptions, Launcher, ProfileDir, RestartPolicy,
+    Supervisor, ViewHost, ViewHostExt,
 };
 use browser_provider::{Browser, Result};
 
@@ -60,24 +61,26 @@ pub struct BrowserOptions {
     pub print_config: bool,
 }
 
-/// A running browser and the host behind it.
+/// A running browser, kept running by its supervisor.
 #[derive(Debug)]
 pub struct Started {
     /// Sessions and operations.
     pub browser: Browser,
-    /// The host, kept to shut it down in order.
-    host: Arc<ChromiumHost>,
+    /// Relaunches (or reconnects to) the browser when it goes away; kept
+    /// to shut it down in order.
+    supervisor: Arc<Supervisor>,
 }
 
 impl Started {
-    /// The CDP connection to the browser (for the CDP endpoint).
-    pub fn connection(&self) -> browser_provider::cdp::Connection {
-        self.host.connection().clone()
+    /// The supervisor (for the CDP endpoint, which follows the browser
+    /// across restarts).
+    pub fn supervisor(&self) -> &Arc<Supervisor> {
+        &self.supervisor
     }
 
     /// Closes the browser (or the connection to it) and removes a temporary profile.
     pub async fn shutdown(self) {
-        self.host.shutdown().await;
+        self.supervisor.shutdown().await;
     }
 }
 
@@ -142,9 +145,10 @@ impl BrowserOptions {
 }
 
 impl Started {
-    /// Launches (or connects to) the browser the configuration names.
+    /// Launches (or connects to) the browser the configuration names, and
+    /// keeps it running from then on.
     pub async fn start(config: &Config) -> Result<Self> {
-        let host = match &config.connect {
+        let launcher = match &config.connect {
             Some(endpoint) if endpoint == RUNNING_SHELL => {
                 return Err(browser_provider::BrowserError::invalid(
                     "connect",
@@ -152,32 +156,35 @@ impl Started {
                      other commands need a CDP endpoint (ws://… or http://host:port)",
                 ));
             }
-            // A browser we connect to is someone else's: leave its tabs alone.
-            Some(endpoint) => ChromiumHost::connect(endpoint, Duration::from_secs(30)).await?,
-            None => {
-                let host = ChromiumHost::launch(LaunchOptions {
-                    executable: config.browser_path.clone(),
-                    headless: config.headless,
-                    profile: config
-                        .profile_dir
-                        .clone()
-                        .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
-                    ..LaunchOptions::default()
-                })
-                .await?;
-                show_start_page(&host).await;
-                host
-            }
+            Some(endpoint) => Launcher::Connect {
+                endpoint: endpoint.clone(),
+                command_timeout: Duration::from_secs(30),
+            },
+            None => Launcher::Launch(LaunchOptions {
+                executable: config.browser_path.clone(),
+                headless: config.headless,
+                profile: config
+                    .profile_dir
+                    .clone()
+                    .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
+                ..LaunchOptions::default()
+            }),
         };
-        let host = Arc::new(host);
-        let browser = Browser::new(host.clone(), config.browser_config());
+        let launched = matches!(launcher, Launcher::Launch(_));
+        let supervisor = Supervisor::start(launcher, RestartPolicy::default()).await?;
+        if launched && let Some(host) = supervisor.host() {
+            show_start_page(&host).await;
+        }
+        let browser = Browser::supervised(Arc::clone(&supervisor), config.browser_config())?;
         // The start page (and a persistent profile's tabs) are the person's.
-        if config.connect.is_none()
-            && let Err(error) = browser.adopt_unowned_views().await
-        {
+        // A browser we connect to is someone else's: leave its tabs alone.
+        if launched && let Err(error) = browser.adopt_unowned_views().await {
             tracing::debug!(%error, "could not list the first tabs");
         }
-        Ok(Self { browser, host })
+        Ok(Self {
+            browser,
+            supervisor,
+        })
     }
 }
 

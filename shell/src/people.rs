@@ -2,6 +2,8 @@
 //! and the command line's endpoint), the CDP endpoint when asked for, the
 //! first page, and in the desktop the window on the column.
 
+use std::sync::Arc;
+
 use browser_tools::report;
 use tokio_util::sync::CancellationToken;
 
@@ -28,8 +30,12 @@ pub async fn serve(
     cancel: &CancellationToken,
 ) -> browser_provider::Result<()> {
     if people.cdp_endpoint {
-        let endpoint =
-            cdp_endpoint::start(started.connection(), started.browser.clone(), cancel).await?;
+        let endpoint = cdp_endpoint::start(
+            Arc::clone(started.supervisor()),
+            started.browser.clone(),
+            cancel,
+        )
+        .await?;
         setup.cdp_endpoint = Some(endpoint.websocket_url);
     }
     let relay = relay::bind(

@@ -139,7 +139,7 @@ pub async fn call_tool(
     settings: &ToolSettings,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let notice = browser.control_returned_since_last_call(session).then_some(
+    let control_notice = browser.control_returned_since_last_call(session).then_some(
         "Note: a person had control of the browser since your last call; the page may have changed. \
          Take a snapshot before using earlier refs.\n",
     );
@@ -147,9 +147,16 @@ pub async fn call_tool(
         Ok(output) => output,
         Err(error) => ToolOutput::error(&error),
     };
-    if let Some(notice) = notice {
-        output.text.insert_str(0, notice);
+    // Taken after the call: a restart it waited for is news to the agent.
+    let mut notices = String::new();
+    for notice in browser.take_notices(session) {
+        notices.push_str(&notice);
+        notices.push('\n');
     }
+    if let Some(notice) = control_notice {
+        notices.push_str(notice);
+    }
+    output.text.insert_str(0, &notices);
     output
 }
 

@@ -101,6 +101,8 @@ struct Inner {
     default_timeout: Duration,
     /// Waiters and subscribers; shared with the reader task.
     state: Mutex<State>,
+    /// Cancelled once the connection has ended, for [`Connection::closed`].
+    ended: CancellationToken,
 }
 
 #[derive(Default)]
@@ -234,6 +236,7 @@ impl Connection {
             shutdown,
             default_timeout,
             state: Mutex::new(State::default()),
+            ended: CancellationToken::new(),
         });
         tokio::spawn(read_loop(Arc::clone(&inner), incoming));
         Self { inner }
@@ -389,6 +392,13 @@ impl Connection {
         self.inner.shutdown.cancel();
     }
 
+    /// Resolves once the connection has ended (the browser went away or
+    /// we closed it), with why.
+    pub async fn closed(&self) -> BrowserError {
+        self.inner.ended.cancelled().await;
+        self.closed_error()
+    }
+
     /// Why the connection is closed, or `None` while it is open.
     pub fn closed_reason(&self) -> Option<BrowserError> {
         self.inner.lock().closed.clone()
@@ -434,6 +444,7 @@ impl Inner {
                 std::mem::take(&mut state.subscribers),
             )
         };
+        self.ended.cancel();
         for (_, waiter) in pending {
             match waiter.reply {
                 Reply::Waiter(sender) => {

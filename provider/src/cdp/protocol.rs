@@ -498,6 +498,12 @@ pub struct DialogOpening {
 pub struct LogEnable {}
 command!(LogEnable => "Log.enable", Empty);
 
+/// `Inspector.enable`: tells us when the page's renderer crashes
+/// (`Inspector.targetCrashed`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InspectorEnable {}
+command!(InspectorEnable => "Inspector.enable", Empty);
+
 /// `Network.enable`: request events for the tab's network log.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NetworkEnable {}

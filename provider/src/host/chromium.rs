@@ -20,6 +20,9 @@ use crate::cdp::protocol::{
 use crate::cdp::{Connection, EventFilter, EventStream, SessionId, transport};
 use crate::error::{BrowserError, Result};
 
+/// How long to wait for a browser's exit status once its pipe closed.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
+
 /// View → its flat session, shared with the task that forgets closed targets.
 type Sessions = Arc<Mutex<HashMap<ViewId, Arc<OnceCell<SessionId>>>>>;
 
@@ -188,6 +191,26 @@ impl ChromiumHost {
             process.terminate();
         }
         self.connection.close();
+    }
+
+    /// Resolves when this browser has gone away, with why: how the process
+    /// ended ("killed by signal 9 (SIGKILL)") or why the connection closed.
+    /// Also resolves after [`ChromiumHost::shutdown`]; the caller knows
+    /// whether it shut the browser down itself.
+    pub async fn ended(&self) -> String {
+        let closed = self.connection.closed().await;
+        let Some(process) = &self.process else {
+            return format!("the connection closed: {closed}");
+        };
+        // The pipe closes as the process dies; its status follows at once.
+        match tokio::time::timeout(EXIT_STATUS_WAIT, process.exited()).await {
+            Ok(cause) => cause,
+            Err(_) => {
+                // The connection broke but the process lives on: stop it.
+                process.terminate();
+                format!("its connection broke ({closed})")
+            }
+        }
     }
 
     /// Returns the view's session, attaching (once) on first use.

@@ -162,6 +162,8 @@ pub struct BrowserProcess {
     profile_path: Option<PathBuf>,
     /// The last lines the browser wrote to stderr, for launch diagnostics.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// How the process ended, once it has (`None` while it runs).
+    exit: tokio::sync::watch::Receiver<Option<String>>,
 }
 
 /// Temporary profiles are named `browser-shell-profile-XXXXXX` in the temp dir.
@@ -301,7 +303,19 @@ impl BrowserProcess {
                 })?;
         }
 
+        let (exit_sender, exit) = tokio::sync::watch::channel(None);
+        let pid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+        std::thread::Builder::new()
+            .name("chromium-exit".into())
+            .spawn(move || {
+                let _ = exit_sender.send(Some(wait_for_exit(pid)));
+            })
+            .map_err(|e| BrowserError::LaunchFailed {
+                detail: format!("cannot start the exit watcher: {e}"),
+            })?;
+
         let process = Self {
+            exit,
             child: Mutex::new(Some(child)),
             profile_path: profile.as_ref().map(|dir| dir.path().to_path_buf()),
             profile: Mutex::new(profile),
@@ -313,6 +327,16 @@ impl BrowserProcess {
     /// The operating-system process id, while the child is known.
     pub fn pid(&self) -> Option<u32> {
         self.lock_child().as_ref().map(Child::id)
+    }
+
+    /// Resolves once the process has exited, with how ("killed by signal
+    /// 9 (SIGKILL)", "exited with status 1").
+    pub async fn exited(&self) -> String {
+        let mut exit = self.exit.clone();
+        match exit.wait_for(Option::is_some).await {
+            Ok(cause) => cause.clone().unwrap_or_default(),
+            Err(_) => "it exited".into(),
+        }
     }
 
     /// The temporary profile directory, if this process uses one.
@@ -369,6 +393,58 @@ impl Drop for BrowserProcess {
     }
 }
 
+/// Blocks until process `pid` (our child) has exited and says how,
+/// without reaping it: [`BrowserProcess::kill`] still reaps it.
+fn wait_for_exit(pid: libc::pid_t) -> String {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return "it exited".into();
+    };
+    // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits on our own child without reaping it (WNOWAIT);
+        // `info` is a valid, writable siginfo_t.
+        let waited = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                id,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if waited == 0 {
+            break;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // Already reaped: we stopped it ourselves.
+            return "it was stopped".into();
+        }
+    }
+    // SAFETY: waitid filled `info` for a child that exited.
+    let status = unsafe { info.si_status() };
+    match info.si_code {
+        libc::CLD_EXITED => format!("exited with status {status}"),
+        libc::CLD_KILLED | libc::CLD_DUMPED => {
+            format!("killed by signal {status}{}", signal_name(status))
+        }
+        _ => "it exited".into(),
+    }
+}
+
+/// ` (SIGKILL)` and the like for the signals that usually end a browser.
+fn signal_name(signal: libc::c_int) -> &'static str {
+    match signal {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGTRAP => " (SIGTRAP)",
+        _ => "",
+    }
+}
+
 fn forward_stderr(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     for line in BufReader::new(stderr).lines() {
         let Ok(line) = line else { break };
@@ -414,6 +490,20 @@ mod tests {
         sweep_orphaned_profiles();
         assert!(!orphan.exists(), "the dead process's profile is removed");
         assert!(live.path().exists(), "a live process's profile is kept");
+    }
+
+    #[test]
+    fn exits_are_described_by_status_or_signal() {
+        let mut killed = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = libc::pid_t::try_from(killed.id()).unwrap();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        assert_eq!(wait_for_exit(pid), "killed by signal 9 (SIGKILL)");
+        killed.wait().unwrap();
+        let mut failed = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        let pid = libc::pid_t::try_from(failed.id()).unwrap();
+        assert_eq!(wait_for_exit(pid), "exited with status 3");
+        failed.wait().unwrap();
     }
 
     #[test]

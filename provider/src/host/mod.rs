@@ -10,6 +10,7 @@
 mod chromium;
 mod endpoint;
 mod launch;
+mod supervisor;
 
 use std::fmt;
 use std::time::Duration;
@@ -22,6 +23,7 @@ use tokio::sync::mpsc;
 pub use chromium::ChromiumHost;
 pub use endpoint::resolve_endpoint;
 pub use launch::{LaunchOptions, ProfileDir, find_browser};
+pub use supervisor::{BrowserState, Launcher, Restart, RestartPolicy, Supervisor};
 
 use crate::cdp::{Command, EventStream};
 use crate::error::{BrowserError, Result};

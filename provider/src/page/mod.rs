@@ -32,11 +32,11 @@ use serde_json::Value;
 pub use budget::Budget;
 
 use crate::cdp::protocol::{
-    DialogOpening, LogEnable, NetworkEnable, PageEnable, PageHandleJavaScriptDialog,
-    PageSetLifecycleEventsEnabled, RuntimeEnable,
+    DialogOpening, InspectorEnable, LogEnable, NetworkEnable, PageEnable,
+    PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled, RuntimeEnable,
 };
 use crate::cdp::{Command, EventStream};
-use crate::error::Result;
+use crate::error::{BrowserError, Result};
 use crate::host::{ViewHost, ViewHostExt, ViewId};
 
 /// Dialogs remembered per page until someone reads them.
@@ -54,6 +54,21 @@ pub struct DialogRecord {
     pub accepted: bool,
     /// When it opened.
     pub at: SystemTime,
+}
+
+/// Whether a page can take commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageHealth {
+    /// It works.
+    Alive,
+    /// Its renderer crashed or was killed; a reload or a navigation
+    /// brings it back.
+    Crashed,
+    /// The browser it lived in went away; the tab lives on in a new page.
+    BrowserGone {
+        /// Why the browser went away.
+        cause: String,
+    },
 }
 
 /// A view prepared for operations.
@@ -79,6 +94,8 @@ pub struct Page {
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
     /// Refs handed out in this tab and the snapshots the session saw.
     pub(crate) agent: tokio::sync::Mutex<crate::snapshot::TabState>,
+    /// Crashed, gone with its browser, or fine.
+    health: Arc<tokio::sync::watch::Sender<PageHealth>>,
 }
 
 impl Page {
@@ -94,6 +111,12 @@ impl Page {
         let network_events = host.subscribe(&view).await?;
         let network = Arc::new(Mutex::new(network::NetworkLog::default()));
         tokio::spawn(network::collect(network_events, Arc::clone(&network)));
+        let health = Arc::new(tokio::sync::watch::Sender::new(PageHealth::Alive));
+        tokio::spawn(follow_health(
+            host.subscribe(&view).await?,
+            Arc::downgrade(&health),
+        ));
+        host.call(&view, &InspectorEnable {}).await?;
         host.call(&view, &PageEnable {}).await?;
         // Console capture, and syntax checks (`Runtime.compileScript`).
         host.call(&view, &RuntimeEnable {}).await?;
@@ -118,7 +141,55 @@ impl Page {
             external: std::sync::atomic::AtomicBool::new(false),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
+            health,
         })
+    }
+
+    /// Whether the page can take commands now.
+    pub fn health(&self) -> PageHealth {
+        self.health.borrow().clone()
+    }
+
+    /// Follows the page's health.
+    pub fn watch_health(&self) -> tokio::sync::watch::Receiver<PageHealth> {
+        self.health.subscribe()
+    }
+
+    /// Marks the page as gone with its browser: calls on it fail at once.
+    pub fn mark_browser_gone(&self, cause: &str) {
+        self.health.send_replace(PageHealth::BrowserGone {
+            cause: cause.to_owned(),
+        });
+    }
+
+    /// Resolves when the page stops working (its browser went away, or it
+    /// crashes while the caller waits) with the error for a call that was
+    /// running on it; never resolves while it works. A page that had
+    /// crashed already only counts once it has come back and crashed
+    /// again: a reload or navigation is how it comes back. `tab` names the
+    /// tab in the error.
+    pub async fn failure(&self, tab: &str) -> BrowserError {
+        let mut health = self.health.subscribe();
+        let mut crashed_before = *health.borrow() == PageHealth::Crashed;
+        loop {
+            let now = health.borrow_and_update().clone();
+            match now {
+                PageHealth::BrowserGone { cause } => {
+                    return BrowserError::BrowserRestarted { cause };
+                }
+                PageHealth::Crashed if !crashed_before => {
+                    return BrowserError::PageCrashed {
+                        tab: tab.to_owned(),
+                        in_flight: true,
+                    };
+                }
+                PageHealth::Alive => crashed_before = false,
+                PageHealth::Crashed => {}
+            }
+            if health.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
     }
 
     /// The view this page drives.
@@ -326,5 +397,43 @@ async fn answer_dialogs(
             accepted: accept,
             at: SystemTime::now(),
         });
+    }
+}
+
+/// Marks the page crashed when its renderer dies, and alive again once a
+/// reload or navigation has given it a new document.
+async fn follow_health(
+    mut events: EventStream,
+    health: Weak<tokio::sync::watch::Sender<PageHealth>>,
+) {
+    while let Some(event) = events.recv().await {
+        let Some(health) = health.upgrade() else {
+            return;
+        };
+        match event.method.as_str() {
+            "Inspector.targetCrashed" => {
+                tracing::info!("a page's renderer crashed");
+                health.send_if_modified(|now| {
+                    let crashed = *now == PageHealth::Alive;
+                    if crashed {
+                        *now = PageHealth::Crashed;
+                    }
+                    crashed
+                });
+            }
+            "Page.frameNavigated" | "Page.loadEventFired" | "Page.domContentEventFired" => {
+                let main_frame = event.params.pointer("/frame/parentId").is_none();
+                if main_frame {
+                    health.send_if_modified(|now| {
+                        let revived = *now == PageHealth::Crashed;
+                        if revived {
+                            *now = PageHealth::Alive;
+                        }
+                        revived
+                    });
+                }
+            }
+            _ => {}
+        }
     }
 }

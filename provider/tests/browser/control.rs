@@ -1,6 +1,5 @@
 //! A person taking control stops the agents; returning it lets them act again.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use browser_provider::cdp::protocol::{PageNavigate, RuntimeEvaluate};
@@ -18,7 +17,7 @@ use crate::support::Ctx;
 pub async fn taking_control_interrupts_and_blocks_agent_actions(ctx: Ctx) {
     // A browser of its own over the shared Chromium: control is per browser,
     // and other tests must keep acting.
-    let browser = Browser::new(Arc::clone(ctx.browser().host()), BrowserConfig::default());
+    let browser = Browser::new(ctx.browser().host(), BrowserConfig::default());
     let cancel = CancellationToken::new();
     let session = browser.open_session(Default::default()).await.unwrap();
     browser
@@ -127,7 +126,7 @@ pub async fn taking_control_interrupts_and_blocks_agent_actions(ctx: Ctx) {
 }
 
 pub async fn handoff_waits_for_the_person_and_reports_what_changed(ctx: Ctx) {
-    let browser = Browser::new(Arc::clone(ctx.browser().host()), BrowserConfig::default());
+    let browser = Browser::new(ctx.browser().host(), BrowserConfig::default());
     let cancel = CancellationToken::new();
     let session = browser.open_session(Default::default()).await.unwrap();
     let (tab, _) = browser

@@ -1,6 +1,5 @@
 //! Navigation: outcomes, history, policy, failures and bounded waits.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use browser_provider::browser::NavigationRequest;
@@ -156,7 +155,7 @@ pub async fn host_lists_are_enforced(ctx: Ctx) {
         },
         ..BrowserConfig::default()
     };
-    let browser = Browser::new(Arc::clone(ctx.browser().host()), config);
+    let browser = Browser::new(ctx.browser().host(), config);
     let cancel = CancellationToken::new();
     let session = browser.open_session(Default::default()).await.unwrap();
     browser
@@ -230,7 +229,7 @@ pub async fn a_load_that_never_finishes_is_reported_not_hung(ctx: Ctx) {
         navigation_timeout: Duration::from_secs(3),
         ..BrowserConfig::default()
     };
-    let browser = Browser::new(Arc::clone(ctx.browser().host()), config);
+    let browser = Browser::new(ctx.browser().host(), config);
     let session = browser.open_session(Default::default()).await.unwrap();
     let (_, outcome) = browser
         .open(

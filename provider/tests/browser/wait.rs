@@ -1,7 +1,6 @@
 //! Waiting for the page: each condition, timeouts that say what they saw,
 //! cancellation mid-flight, and a person taking control.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use browser_provider::page::wait::{Condition, ElementState, LoadState};
@@ -209,7 +208,7 @@ pub async fn a_wait_that_runs_out_says_what_it_saw(ctx: Ctx) {
 
 pub async fn waits_end_at_once_when_cancelled_or_a_person_takes_over(ctx: Ctx) {
     // A browser of its own over the shared Chromium: control is per browser.
-    let browser = Browser::new(Arc::clone(ctx.browser().host()), BrowserConfig::default());
+    let browser = Browser::new(ctx.browser().host(), BrowserConfig::default());
     let cancel = CancellationToken::new();
     let session = browser.open_session(Default::default()).await.unwrap();
     browser

@@ -30,6 +30,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use browser_provider::cdp::Connection;
 use browser_provider::cdp::protocol::{BrowserGetVersion, TargetGetTargets};
+use browser_provider::host::Supervisor;
 use browser_provider::{Browser, BrowserError, Result};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -42,7 +43,9 @@ const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Shared by every request.
 #[derive(Clone)]
 struct Endpoint {
-    connection: Connection,
+    /// The browser, across restarts: each client is served on the
+    /// connection of the browser running when it connects.
+    supervisor: Arc<Supervisor>,
     browser: Browser,
     token: Arc<str>,
     /// `ws://127.0.0.1:PORT/devtools/browser/TOKEN`.
@@ -52,6 +55,24 @@ struct Endpoint {
 }
 
 impl Endpoint {
+    /// The running browser's connection, or why there is none (it is
+    /// restarting: clients reconnect to the same URL once it is back).
+    fn connection(&self) -> std::result::Result<Connection, Box<Response>> {
+        match self.supervisor.host() {
+            Some(host) => Ok(host.connection().clone()),
+            None => {
+                let why = self
+                    .supervisor
+                    .state()
+                    .unavailable()
+                    .map_or_else(|| "no browser".to_owned(), |e| e.to_string());
+                Err(Box::new(
+                    (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+                ))
+            }
+        }
+    }
+
     /// Refuses foreign hosts, web pages and wrong tokens.
     fn check(&self, headers: &HeaderMap, token: &str) -> std::result::Result<(), StatusCode> {
         if !auth::host_is_loopback(headers) || headers.contains_key(header::ORIGIN) {
@@ -76,7 +97,7 @@ pub struct CdpEndpoint {
 /// # Errors
 /// `INVALID_ARGUMENT` when no loopback port can be bound.
 pub async fn start(
-    connection: Connection,
+    supervisor: Arc<Supervisor>,
     browser: Browser,
     cancel: &CancellationToken,
 ) -> Result<CdpEndpoint> {
@@ -89,7 +110,7 @@ pub async fn start(
     let token = auth::random_token()?;
     let websocket_url = format!("ws://{bound}/devtools/browser/{token}");
     let endpoint = Endpoint {
-        connection,
+        supervisor,
         browser,
         page_url_prefix: format!("ws://{bound}/devtools/page/{token}/").into(),
         token: token.into(),
@@ -134,7 +155,11 @@ async fn version(
     if let Err(status) = endpoint.check(&headers, &token) {
         return refuse(status);
     }
-    match endpoint.connection.call(None, &BrowserGetVersion {}).await {
+    let connection = match endpoint.connection() {
+        Ok(connection) => connection,
+        Err(response) => return *response,
+    };
+    match connection.call(None, &BrowserGetVersion {}).await {
         Ok(version) => axum::Json(json!({
             "Browser": version.product,
             "Protocol-Version": version.protocol_version,
@@ -157,7 +182,11 @@ async fn list(
     if let Err(status) = endpoint.check(&headers, &token) {
         return refuse(status);
     }
-    match endpoint.connection.call(None, &TargetGetTargets {}).await {
+    let connection = match endpoint.connection() {
+        Ok(connection) => connection,
+        Err(response) => return *response,
+    };
+    match connection.call(None, &TargetGetTargets {}).await {
         Ok(targets) => {
             let pages: Vec<serde_json::Value> = targets
                 .target_infos
@@ -210,8 +239,12 @@ fn serve_client(
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
     };
+    let connection = match endpoint.connection() {
+        Ok(connection) => connection,
+        Err(response) => return *response,
+    };
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| proxy::run(socket, endpoint.connection, endpoint.browser, home))
+        .on_upgrade(move |socket| proxy::run(socket, connection, endpoint.browser, home))
 }

@@ -17,9 +17,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use axum::extract::ws::{Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use browser_provider::Browser;
 use browser_provider::cdp::{CdpEvent, Connection, RelayLink, Relayed, SessionId};
+use browser_provider::host::BrowserState;
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -106,6 +107,7 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
     };
     let mut outstanding: HashMap<u64, Outstanding> = HashMap::new();
     let (mut outgoing, mut incoming) = socket.split();
+    let mut browser_gone = false;
     loop {
         let reply = tokio::select! {
             message = incoming.next() => {
@@ -128,7 +130,10 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
                     }
                     Some(Relayed::Event(event)) => route(&mut sessions, &event),
                     // The browser is gone.
-                    None => break,
+                    None => {
+                        browser_gone = true;
+                        break;
+                    }
                 }
             }
         };
@@ -141,6 +146,18 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
             break;
         }
     }
+    if browser_gone {
+        // Say so, in a way clients report: a close frame with a code.
+        let reason = gone_reason(&browser);
+        tracing::info!(session = %home_session, %reason, "closing a CDP client: the browser went away");
+        let _ = outgoing
+            .send(Message::Close(Some(CloseFrame {
+                code: CLOSE_BROWSER_GONE,
+                reason: reason.into(),
+            })))
+            .await;
+        return;
+    }
     // What it attached goes with its home session.
     let _ = link.send(
         None,
@@ -148,6 +165,32 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
         json!({"sessionId": home_session.0}),
     );
     tracing::info!(session = %home_session, "a CDP client disconnected");
+}
+
+/// The WebSocket close code for "the browser went away; come back later"
+/// (1012, Service Restart).
+const CLOSE_BROWSER_GONE: u16 = 1012;
+
+/// The close reason for a client whose browser went away: why, and that
+/// the same URL works again once the browser is back (at most 123 bytes,
+/// as a close frame allows).
+fn gone_reason(browser: &Browser) -> String {
+    let cause = browser
+        .watch_browser()
+        .and_then(|state| match &*state.borrow() {
+            BrowserState::Restarting { cause, .. } | BrowserState::Failed { cause, .. } => {
+                Some(cause.clone())
+            }
+            _ => None,
+        });
+    let mut reason = match cause {
+        Some(cause) => format!("browser stopped ({cause}); reconnect to the same URL"),
+        None => "browser stopped; reconnect to the same URL".to_owned(),
+    };
+    while reason.len() > 123 {
+        reason.pop();
+    }
+    reason
 }
 
 /// Opens the client's home session.

@@ -7,7 +7,11 @@
 //! Operations act on the session's active tab. Each takes a cancellation
 //! token and runs within a time bound.
 
-use std::collections::HashMap;
+mod handoff;
+mod person;
+mod recovery;
+mod tabs;
+
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -15,21 +19,23 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::cdp::protocol::{DialogOpening, NetworkGetCookies};
 use crate::control::{Control, ControlState, Holder};
 use crate::error::{BrowserError, Result};
-use crate::host::{ContextId, CreateViewOptions, ViewEvent, ViewHost, ViewId};
+use crate::host::{BrowserState, CreateViewOptions, Supervisor, ViewEvent, ViewHost, ViewId};
 use crate::page::act::{self, ActOutcome, Action, Target};
 use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
 use crate::page::{
-    Budget, DialogRecord, Page, content, execute, input, navigate, screenshot, wait,
+    Budget, DialogRecord, Page, PageHealth, content, execute, input, navigate, screenshot, wait,
 };
 use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
 use crate::snapshot::{self, Scope, Snapshot, SnapshotLimits};
+
+pub use handoff::{HandoffReport, HandoffRequest};
+use tabs::{Registry, SessionState, Tab};
 
 /// Opaque id of an agent session (`s1`, `s2`, …).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -174,34 +180,6 @@ pub struct Activity {
     pub millis: Option<u64>,
 }
 
-/// An agent asking the person for help (log in, solve a CAPTCHA).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandoffRequest {
-    /// The asking session.
-    pub session: SessionId,
-    /// What the agent asks for, in its words.
-    pub reason: String,
-}
-
-/// What changed while the person had control during a handoff.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandoffReport {
-    /// The active tab's URL before and after.
-    pub url_before: String,
-    /// The active tab's URL now.
-    pub url_after: String,
-    /// The active tab's title now.
-    pub title_after: String,
-    /// Tabs of the session that appeared meanwhile.
-    pub tabs_opened: Vec<TabHandle>,
-    /// Tabs of the session that went away meanwhile.
-    pub tabs_closed: Vec<TabHandle>,
-    /// Whether the site's cookies changed (`None` if they could not be read).
-    pub cookies_changed: Option<bool>,
-    /// A fresh snapshot of the active tab.
-    pub snapshot: Snapshot,
-}
-
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
@@ -219,14 +197,20 @@ pub struct Browser {
 impl fmt::Debug for Browser {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Browser")
-            .field("host", &self.inner.host)
+            .field("host", &self.inner.host())
             .finish_non_exhaustive()
     }
 }
 
 struct Inner {
-    /// Where the pages live.
-    host: Arc<dyn ViewHost>,
+    /// Where the pages live: the current browser's host (replaced when a
+    /// supervised browser restarts).
+    host: Mutex<Arc<dyn ViewHost>>,
+    /// Keeps the browser running, when it is supervised.
+    supervisor: Option<Arc<Supervisor>>,
+    /// The browser generation whose tabs have been reopened (see
+    /// [`recovery`]); calls wait for it after a restart.
+    recovered: watch::Sender<u64>,
     /// Limits and policy.
     config: BrowserConfig,
     /// Sessions and tab ownership.
@@ -243,40 +227,6 @@ struct Inner {
     activity: tokio::sync::broadcast::Sender<Activity>,
     /// An agent's request for the person to do something, while it waits.
     handoff: watch::Sender<Option<HandoffRequest>>,
-}
-
-#[derive(Default)]
-struct Registry {
-    /// Live sessions.
-    sessions: HashMap<SessionId, SessionState>,
-    /// Which session owns each tab handle ever given out while it lives.
-    owners: HashMap<TabHandle, SessionId>,
-    /// Tabs that belong to no agent: opened by the person, or left behind
-    /// (kept or claimed) by sessions that ended.
-    unowned: Vec<Tab>,
-    /// Counters for ids; never reset, so ids are never reused.
-    next_session: u64,
-    next_tab: u64,
-}
-
-struct SessionState {
-    /// Tabs in the order they were opened.
-    tabs: Vec<Tab>,
-    /// The tab operations act on.
-    active: Option<TabHandle>,
-    /// The session's own browser context, when isolated.
-    context: Option<ContextId>,
-    /// The control epoch this session last heard about.
-    seen_epoch: u64,
-}
-
-#[derive(Clone)]
-struct Tab {
-    handle: TabHandle,
-    page: Arc<Page>,
-    /// Stays open when the session ends and goes back to the person: a
-    /// deliverable (`keep`) or a tab the session claimed from the person.
-    keep: bool,
 }
 
 /// What an action caused besides its outcome.
@@ -308,16 +258,59 @@ impl Caused {
     }
 }
 
+/// How long a call waits for a restarting browser to be back.
+const RESTART_WAIT: Duration = Duration::from_secs(15);
+
+/// How long a call that lost its browser waits to learn why.
+const CAUSE_WAIT: Duration = Duration::from_secs(3);
+
 /// How long an action that navigated without replacing the document
 /// waits for the browser to say it was a download.
 const DOWNLOAD_NOTICE: Duration = Duration::from_millis(500);
 
 impl Browser {
-    /// A browser over `host`. Spawns a task (on the current runtime) that
-    /// adopts popups into their opener's session and forgets closed tabs.
+    /// A browser over `host`, for as long as that host lives. Spawns a
+    /// task (on the current runtime) that adopts popups into their
+    /// opener's session and forgets closed tabs.
     pub fn new(host: Arc<dyn ViewHost>, config: BrowserConfig) -> Self {
+        Self::build(host, None, config)
+    }
+
+    /// A browser that outlives its browser processes: when `supervisor`
+    /// brings up a new one, sessions keep their ids and tab handles, their
+    /// tabs are reopened at their last URLs, and each session is told.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` or `BROWSER_CRASHED` when the supervisor has no
+    /// browser running.
+    pub fn supervised(supervisor: Arc<Supervisor>, config: BrowserConfig) -> Result<Self> {
+        let state = supervisor.state();
+        let Some(host) = supervisor.host() else {
+            return Err(state
+                .unavailable()
+                .unwrap_or_else(|| BrowserError::not_connected("no browser")));
+        };
+        let browser = Self::build(host, Some(Arc::clone(&supervisor)), config);
+        tokio::spawn(recovery::follow_browser(
+            Arc::downgrade(&browser.inner),
+            supervisor.watch(),
+        ));
+        Ok(browser)
+    }
+
+    fn build(
+        host: Arc<dyn ViewHost>,
+        supervisor: Option<Arc<Supervisor>>,
+        config: BrowserConfig,
+    ) -> Self {
+        let generation = supervisor
+            .as_ref()
+            .and_then(|s| s.state().generation())
+            .unwrap_or(1);
         let inner = Arc::new(Inner {
-            host,
+            host: Mutex::new(Arc::clone(&host)),
+            supervisor,
+            recovered: watch::Sender::new(generation),
             config,
             registry: Mutex::new(Registry::default()),
             tabs_changed: watch::Sender::new(0),
@@ -326,16 +319,29 @@ impl Browser {
             activity: tokio::sync::broadcast::Sender::new(256),
             handoff: watch::Sender::new(None),
         });
-        tokio::spawn(follow_views(
-            Arc::downgrade(&inner),
-            inner.host.watch_views(),
-        ));
+        tokio::spawn(follow_views(Arc::downgrade(&inner), host.watch_views()));
         Self { inner }
     }
 
-    /// The host behind this browser.
-    pub fn host(&self) -> &Arc<dyn ViewHost> {
-        &self.inner.host
+    /// The host behind this browser now (after a restart, the new one's).
+    pub fn host(&self) -> Arc<dyn ViewHost> {
+        self.inner.host()
+    }
+
+    /// The browser's lifecycle (running, restarting, given up), when it is
+    /// supervised.
+    pub fn watch_browser(&self) -> Option<watch::Receiver<BrowserState>> {
+        self.inner.supervisor.as_ref().map(|s| s.watch())
+    }
+
+    /// One-line notices for the session's next call (the browser was
+    /// restarted and its tabs reopened), oldest first; each is given once.
+    pub fn take_notices(&self, session: &SessionId) -> Vec<String> {
+        let mut registry = self.inner.lock();
+        registry
+            .session_mut(session)
+            .map(|state| std::mem::take(&mut state.notices))
+            .unwrap_or_default()
     }
 
     /// Notifies whenever a tab opens, closes, changes hands (claimed, given,
@@ -392,8 +398,9 @@ impl Browser {
 
     /// Opens a new session (with no tabs yet).
     pub async fn open_session(&self, options: SessionOptions) -> Result<SessionId> {
+        self.inner.await_browser().await?;
         let context = if options.isolated {
-            Some(self.inner.host.create_context().await?)
+            Some(self.inner.host().create_context().await?)
         } else {
             None
         };
@@ -407,6 +414,7 @@ impl Browser {
                 active: None,
                 context,
                 seen_epoch: self.inner.control.state().epoch,
+                notices: Vec::new(),
             },
         );
         Ok(id)
@@ -427,12 +435,20 @@ impl Browser {
             Some(self.inner.config.navigation_timeout),
             cancel,
         )?;
+        self.inner.await_browser().await?;
         let tab = match self.inner.active_tab(session) {
             Ok(tab) if !new_tab => tab,
             Ok(_) | Err(BrowserError::TabNotFound { .. }) => self.new_tab(session, &budget).await?,
             Err(other) => return Err(other),
         };
-        let outcome = navigate::navigate(&tab.page, NavigationTarget::Url(target), &budget).await?;
+        // Opening a URL in a crashed tab is how it comes back.
+        let outcome = self
+            .inner
+            .guarded(
+                &tab,
+                navigate::navigate(&tab.page, NavigationTarget::Url(target), &budget),
+            )
+            .await?;
         Ok((tab.handle, outcome))
     }
 
@@ -444,23 +460,28 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<NavigationOutcome> {
         let target = self.inner.checked_target(target)?;
+        self.inner.await_browser().await?;
+        // A crashed tab may be reloaded or navigated: that revives it.
         let tab = self.inner.active_tab(session)?;
         let budget = self.inner.mutating_budget(
             "navigate",
             Some(self.inner.config.navigation_timeout),
             cancel,
         )?;
-        navigate::navigate(&tab.page, target, &budget).await
+        self.inner
+            .guarded(&tab, navigate::navigate(&tab.page, target, &budget))
+            .await
     }
 
     /// Lists the session's tabs with their current URL and title.
     pub async fn list_tabs(&self, session: &SessionId) -> Result<Vec<TabInfo>> {
+        self.inner.await_browser().await?;
         let (tabs, active) = {
             let registry = self.inner.lock();
             let state = registry.session(session)?;
             (state.tabs.clone(), state.active.clone())
         };
-        let views = self.inner.host.list_views().await?;
+        let views = self.inner.host().list_views().await?;
         Ok(tabs
             .into_iter()
             .filter_map(|tab| {
@@ -493,7 +514,7 @@ impl Browser {
             registry.session_mut(session)?.active = Some(tab.clone());
             view
         };
-        self.inner.host.show_view(&view).await
+        self.inner.host().show_view(&view).await
     }
 
     /// Closes one tab. Closing the active tab activates the most recently
@@ -504,7 +525,7 @@ impl Browser {
             let registry = self.inner.lock();
             registry.owned_tab(session, tab)?.page.view().clone()
         };
-        self.inner.host.destroy_view(&view).await?;
+        self.inner.host().destroy_view(&view).await?;
         self.inner.forget_view(&view);
         Ok(())
     }
@@ -522,7 +543,7 @@ impl Browser {
                 .collect()
         };
         for view in &views {
-            self.inner.host.destroy_view(view).await?;
+            self.inner.host().destroy_view(view).await?;
             self.inner.forget_view(view);
         }
         Ok(())
@@ -549,13 +570,13 @@ impl Browser {
             .send_modify(|generation| *generation += 1);
         // Kept tabs stay open and become the person's; the rest close.
         for tab in state.tabs.iter().filter(|t| !t.keep) {
-            self.inner.host.destroy_view(tab.page.view()).await?;
+            self.inner.host().destroy_view(tab.page.view()).await?;
         }
         // Disposing an isolated context would close kept tabs too.
         if let Some(context) = &state.context
             && !state.tabs.iter().any(|t| t.keep)
         {
-            self.inner.host.destroy_context(context).await?;
+            self.inner.host().destroy_context(context).await?;
         }
         Ok(())
     }
@@ -581,14 +602,16 @@ impl Browser {
         timeout: Option<Duration>,
         cancel: &CancellationToken,
     ) -> Result<ExecuteResult> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.mutating_budget("execute", timeout, cancel)?;
         let request = ExecuteRequest {
             script: script.to_owned(),
             args,
             max_result_bytes: self.inner.config.execute_max_result_bytes,
         };
-        execute::execute(&tab.page, &request, &budget).await
+        self.inner
+            .guarded(&tab, execute::execute(&tab.page, &request, &budget))
+            .await
     }
 
     /// Fetches the active tab's content. `max_chars` defaults to the configured cap.
@@ -599,12 +622,14 @@ impl Browser {
         timeout: Option<Duration>,
         cancel: &CancellationToken,
     ) -> Result<ContentResult> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.budget("content", timeout, cancel)?;
         if request.max_chars == 0 {
             request.max_chars = self.inner.config.content_max_chars;
         }
-        content::content(&tab.page, &request, &budget).await
+        self.inner
+            .guarded(&tab, content::content(&tab.page, &request, &budget))
+            .await
     }
 
     /// Captures the active tab, within the configured ceilings.
@@ -614,7 +639,7 @@ impl Browser {
         mut request: ScreenshotRequest,
         cancel: &CancellationToken,
     ) -> Result<Screenshot> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.budget("screenshot", None, cancel)?;
         request.max_pixels = request
             .max_pixels
@@ -622,7 +647,9 @@ impl Browser {
         request.max_bytes = request
             .max_bytes
             .min(self.inner.config.screenshot_max_bytes);
-        screenshot::screenshot(&tab.page, &request, &budget).await
+        self.inner
+            .guarded(&tab, screenshot::screenshot(&tab.page, &request, &budget))
+            .await
     }
 
     /// Console messages and uncaught exceptions of the active tab after
@@ -654,13 +681,18 @@ impl Browser {
         options: &crate::page::inspect::InspectOptions,
         cancel: &CancellationToken,
     ) -> Result<crate::page::inspect::Inspection> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = Budget::new(
             "inspect",
             self.inner.config.operation_timeout,
             cancel.clone(),
         );
-        crate::page::inspect::inspect(&tab.page, target, options, &budget).await
+        self.inner
+            .guarded(
+                &tab,
+                crate::page::inspect::inspect(&tab.page, target, options, &budget),
+            )
+            .await
     }
 
     /// Requests of the active tab that ended after cursor `since` and that
@@ -719,8 +751,13 @@ impl Browser {
             self.inner.config.operation_timeout,
             cancel.clone(),
         );
-        let body =
-            crate::page::network::response_body(&tab.page, &entry, max_chars, &budget).await?;
+        let body = self
+            .inner
+            .guarded(
+                &tab,
+                crate::page::network::response_body(&tab.page, &entry, max_chars, &budget),
+            )
+            .await?;
         Ok((entry, body))
     }
 
@@ -745,12 +782,14 @@ impl Browser {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<wait::Waited> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         // The page-side bound ends the wait; ours only guards against a stuck page.
         let budget =
             self.inner
                 .mutating_budget("wait", Some(timeout + Duration::from_secs(3)), cancel)?;
-        wait::wait(&tab.page, condition, timeout, &budget).await
+        self.inner
+            .guarded(&tab, wait::wait(&tab.page, condition, timeout, &budget))
+            .await
     }
 
     /// Clicks at viewport coordinates in the active tab (fallback path).
@@ -761,9 +800,11 @@ impl Browser {
         y: f64,
         cancel: &CancellationToken,
     ) -> Result<()> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.mutating_budget("click", None, cancel)?;
-        input::click(&tab.page, x, y, &budget).await
+        self.inner
+            .guarded(&tab, input::click(&tab.page, x, y, &budget))
+            .await
     }
 
     /// Types text into the focused element of the active tab (fallback path).
@@ -773,9 +814,11 @@ impl Browser {
         text: &str,
         cancel: &CancellationToken,
     ) -> Result<()> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.mutating_budget("type", None, cancel)?;
-        input::type_text(&tab.page, text, &budget).await
+        self.inner
+            .guarded(&tab, input::type_text(&tab.page, text, &budget))
+            .await
     }
 
     /// Takes a snapshot of the active tab: the visible page as a compact tree
@@ -787,15 +830,19 @@ impl Browser {
         scope: &Scope,
         cancel: &CancellationToken,
     ) -> Result<Snapshot> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.budget("snapshot", None, cancel)?;
-        snapshot::snapshot(
-            &tab.page,
-            scope,
-            &self.inner.config.snapshot_limits,
-            &budget,
-        )
-        .await
+        self.inner
+            .guarded(
+                &tab,
+                snapshot::snapshot(
+                    &tab.page,
+                    scope,
+                    &self.inner.config.snapshot_limits,
+                    &budget,
+                ),
+            )
+            .await
     }
 
     /// Acts on an element of the active tab (by ref, or by exact role and
@@ -807,18 +854,23 @@ impl Browser {
         action: &Action,
         cancel: &CancellationToken,
     ) -> Result<ActionReport> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.mutating_budget("act", None, cancel)?;
-        let mut views = self.inner.host.watch_views();
+        let mut views = self.inner.host().watch_views();
         let mut tabs_changed = self.watch_tabs();
-        let outcome = act::act(
-            &tab.page,
-            target,
-            action,
-            &self.inner.config.snapshot_limits,
-            &budget,
-        )
-        .await?;
+        let outcome = self
+            .inner
+            .guarded(
+                &tab,
+                act::act(
+                    &tab.page,
+                    target,
+                    action,
+                    &self.inner.config.snapshot_limits,
+                    &budget,
+                ),
+            )
+            .await?;
 
         // What else the action caused: tabs it opened, downloads it tried.
         let mut caused = Caused::default();
@@ -876,428 +928,6 @@ impl Browser {
         })
     }
 
-    /// Every tab, agents' and the person's, for the person watching (the
-    /// live view's tab strip), in the order they were opened.
-    pub async fn live_tabs(&self) -> Result<Vec<LiveTab>> {
-        let tabs: Vec<(Option<SessionId>, TabHandle, Arc<Page>, bool)> = {
-            let registry = self.inner.lock();
-            let mut tabs: Vec<_> = registry
-                .sessions
-                .iter()
-                .flat_map(|(id, state)| {
-                    state.tabs.iter().map(move |t| {
-                        (
-                            Some(id.clone()),
-                            t.handle.clone(),
-                            Arc::clone(&t.page),
-                            state.active.as_ref() == Some(&t.handle),
-                        )
-                    })
-                })
-                .chain(
-                    registry
-                        .unowned
-                        .iter()
-                        .map(|t| (None, t.handle.clone(), Arc::clone(&t.page), false)),
-                )
-                .collect();
-            tabs.sort_by_key(|(_, handle, ..)| handle.number());
-            tabs
-        };
-        let views = self.inner.host.list_views().await?;
-        Ok(tabs
-            .into_iter()
-            .filter_map(|(session, handle, page, active)| {
-                let info = views.iter().find(|v| &v.id == page.view())?;
-                Some(LiveTab {
-                    session,
-                    handle,
-                    url: info.url.clone(),
-                    title: info.title.clone(),
-                    icon: page.icon(),
-                    external: page.is_external(),
-                    view: page.view().clone(),
-                    active,
-                })
-            })
-            .collect())
-    }
-
-    /// People watch from now on (a live view runs): every tab, present and
-    /// future, is followed so the tab strip shows current titles and the
-    /// timeline shows JavaScript dialogs. Off by default, because following
-    /// costs agents time on every page (measured: about 8 ms per click on a
-    /// large page).
-    pub fn follow_pages_for_people(&self) {
-        if self
-            .inner
-            .people_watch
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            return;
-        }
-        let pages: Vec<Arc<Page>> = {
-            let registry = self.inner.lock();
-            registry.all_tabs().map(|t| Arc::clone(&t.page)).collect()
-        };
-        for page in &pages {
-            self.inner.follow_loads(page);
-        }
-    }
-
-    /// The sessions open now (for the person handing a tab to one).
-    pub fn sessions(&self) -> Vec<SessionId> {
-        let mut sessions: Vec<SessionId> = self.inner.lock().sessions.keys().cloned().collect();
-        sessions.sort_by_key(|s| s.0.trim_start_matches('s').parse::<u64>().unwrap_or(0));
-        sessions
-    }
-
-    /// Tabs that belong to no agent, with their URL and title: what an
-    /// agent may claim with [`Browser::claim_tab`].
-    pub async fn unowned_tabs(&self) -> Result<Vec<TabInfo>> {
-        let tabs = self.inner.lock().unowned.clone();
-        let views = self.inner.host.list_views().await?;
-        Ok(tabs
-            .into_iter()
-            .filter_map(|tab| {
-                let view = views.iter().find(|v| &v.id == tab.page.view())?;
-                Some(TabInfo {
-                    handle: tab.handle,
-                    url: view.url.clone(),
-                    title: view.title.clone(),
-                    active: false,
-                })
-            })
-            .collect())
-    }
-
-    /// An agent takes over a tab that belongs to no agent. The caller names
-    /// the tab by handle, URL and title exactly as it last saw them; if any
-    /// of them changed meanwhile the claim fails and nothing moves. The tab
-    /// becomes the session's active tab and goes back to the person (not
-    /// closed) when the session ends.
-    ///
-    /// # Errors
-    /// `TAB_NOT_FOUND` when no unowned tab has that handle or it changed,
-    /// `TAB_NOT_OWNED` when an agent owns it, `HUMAN_INTERVENED` while the
-    /// person has control.
-    pub async fn claim_tab(
-        &self,
-        session: &SessionId,
-        tab: &TabHandle,
-        url: &str,
-        title: &str,
-    ) -> Result<()> {
-        self.inner.control.admit_mutation()?;
-        let view = self.unowned_view(tab)?;
-        let views = self.inner.host.list_views().await?;
-        let now = views
-            .iter()
-            .find(|v| v.id == view)
-            .ok_or_else(|| BrowserError::TabNotFound { tab: tab.0.clone() })?;
-        if now.url != url || now.title != title {
-            return Err(BrowserError::TabNotFound {
-                tab: format!(
-                    "{tab} (it changed since it was listed: now {:?} titled {:?}; list the tabs again)",
-                    now.url, now.title
-                ),
-            });
-        }
-        self.move_to_session(session, tab)
-    }
-
-    /// The person hands one of their tabs to an agent session (from the
-    /// tab strip). Like a claim, it goes back to the person when the
-    /// session ends.
-    ///
-    /// # Errors
-    /// `TAB_NOT_FOUND`, `TAB_NOT_OWNED`, `SESSION_NOT_FOUND`.
-    pub fn give_tab(&self, tab: &TabHandle, session: &SessionId) -> Result<()> {
-        self.move_to_session(session, tab)
-    }
-
-    /// Opens a tab for the person (the tab strip's "new tab") and waits
-    /// (bounded) for it to load: it belongs to no agent. `url` is checked
-    /// by the navigation policy.
-    ///
-    /// # Errors
-    /// `NAVIGATION_BLOCKED`, or what creating the tab fails with.
-    pub async fn open_person_tab(&self, url: &str) -> Result<TabHandle> {
-        let target = self.inner.config.policy.check(url)?;
-        let host = &self.inner.host;
-        let view = host
-            .create_view(CreateViewOptions {
-                context: None,
-                background: false,
-            })
-            .await?;
-        let page = match Page::attach(Arc::clone(host), view.clone()).await {
-            Ok(page) => page,
-            Err(error) => {
-                let _ = host.destroy_view(&view).await;
-                return Err(error);
-            }
-        };
-        let page = Arc::new(page);
-        let handle = self.inner.adopt_unowned(Arc::clone(&page));
-        if target.as_str() != "about:blank" {
-            let budget = self.inner.person_budget();
-            navigate::navigate(&page, NavigationTarget::Url(target), &budget).await?;
-        }
-        Ok(handle)
-    }
-
-    /// Registers the browser's existing tabs that belong to nobody yet (a
-    /// start page, tabs of a persistent profile) as the person's.
-    ///
-    /// # Errors
-    /// What listing or attaching to the tabs fails with.
-    pub async fn adopt_unowned_views(&self) -> Result<()> {
-        let known: Vec<ViewId> = {
-            let registry = self.inner.lock();
-            registry.all_tabs().map(|t| t.page.view().clone()).collect()
-        };
-        for view in self.inner.host.list_views().await? {
-            if known.contains(&view.id) {
-                continue;
-            }
-            let page = Page::attach(Arc::clone(&self.inner.host), view.id).await?;
-            self.inner.adopt_unowned(Arc::new(page));
-        }
-        Ok(())
-    }
-
-    /// Shows a page that someone outside the shell opened (a CDP client
-    /// of the shell's endpoint) in the browser column, as a tab of the
-    /// person's; nothing happens for a target that is already a tab or is
-    /// not a page.
-    ///
-    /// # Errors
-    /// Whatever listing the views or preparing the page reports.
-    pub async fn adopt_external_view(&self, target_id: &str) -> Result<()> {
-        let known = {
-            let registry = self.inner.lock();
-            registry
-                .all_tabs()
-                .any(|t| t.page.view().as_str() == target_id)
-        };
-        if known {
-            return Ok(());
-        }
-        let views = self.inner.host.list_views().await?;
-        let Some(view) = views.into_iter().find(|v| v.id.as_str() == target_id) else {
-            return Ok(());
-        };
-        let page = Page::attach(Arc::clone(&self.inner.host), view.id).await?;
-        page.mark_external();
-        self.inner.adopt_unowned(Arc::new(page));
-        Ok(())
-    }
-
-    /// The person closes any tab from the tab strip (an agent's included:
-    /// the person is in charge; the agent finds it gone).
-    ///
-    /// # Errors
-    /// `TAB_NOT_FOUND` for an unknown handle.
-    pub async fn close_any_tab(&self, tab: &TabHandle) -> Result<()> {
-        let view = self.view_of_any(tab)?;
-        self.inner.host.destroy_view(&view).await?;
-        self.inner.forget_view(&view);
-        Ok(())
-    }
-
-    /// The person navigates any tab from the address bar (http(s) only,
-    /// like agents). Returns once the navigation has started; the live view
-    /// shows the rest.
-    ///
-    /// # Errors
-    /// `TAB_NOT_FOUND`, `NAVIGATION_BLOCKED`, `INVALID_ARGUMENT` (no
-    /// history entry to go to).
-    pub async fn person_navigate(
-        &self,
-        tab: &TabHandle,
-        target: NavigationRequest<'_>,
-    ) -> Result<()> {
-        let page = self.page_of_any(tab)?;
-        let target = self.inner.checked_target(target)?;
-        let budget = self.inner.person_budget();
-        navigate::start(&page, target, &budget).await
-    }
-
-    fn unowned_view(&self, tab: &TabHandle) -> Result<ViewId> {
-        let registry = self.inner.lock();
-        if let Some(found) = registry.unowned.iter().find(|t| &t.handle == tab) {
-            return Ok(found.page.view().clone());
-        }
-        if registry.owners.contains_key(tab) {
-            return Err(BrowserError::TabNotOwned { tab: tab.0.clone() });
-        }
-        Err(BrowserError::TabNotFound { tab: tab.0.clone() })
-    }
-
-    fn page_of_any(&self, tab: &TabHandle) -> Result<Arc<Page>> {
-        let registry = self.inner.lock();
-        registry
-            .all_tabs()
-            .find(|t| &t.handle == tab)
-            .map(|t| Arc::clone(&t.page))
-            .ok_or_else(|| BrowserError::TabNotFound { tab: tab.0.clone() })
-    }
-
-    fn view_of_any(&self, tab: &TabHandle) -> Result<ViewId> {
-        Ok(self.page_of_any(tab)?.view().clone())
-    }
-
-    fn move_to_session(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
-        {
-            let mut registry = self.inner.lock();
-            registry.session(session)?;
-            let index = match registry.unowned.iter().position(|t| &t.handle == tab) {
-                Some(index) => index,
-                None if registry.owners.contains_key(tab) => {
-                    return Err(BrowserError::TabNotOwned { tab: tab.0.clone() });
-                }
-                None => return Err(BrowserError::TabNotFound { tab: tab.0.clone() }),
-            };
-            let mut moved = registry.unowned.remove(index);
-            moved.keep = true;
-            registry.owners.insert(tab.clone(), session.clone());
-            let state = registry.session_mut(session)?;
-            state.tabs.push(moved);
-            state.active = Some(tab.clone());
-        }
-        self.inner
-            .tabs_changed
-            .send_modify(|generation| *generation += 1);
-        Ok(())
-    }
-
-    /// Asks the person to do something and waits (bounded, cancellable)
-    /// until they return control; then reports what changed and returns a
-    /// fresh snapshot. Control passes to the person while the request shows.
-    ///
-    /// # Errors
-    /// `TIMEOUT` when the person does not return control in time (they keep
-    /// it), `ABORTED` when cancelled, `TAB_NOT_FOUND` without an open tab.
-    pub async fn handoff(
-        &self,
-        session: &SessionId,
-        reason: &str,
-        timeout: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<HandoffReport> {
-        if reason.trim().is_empty() {
-            return Err(BrowserError::invalid(
-                "reason",
-                "say what the person should do",
-            ));
-        }
-        let tab = self.inner.active_tab(session)?;
-        let budget = self.inner.budget("handoff", Some(timeout), cancel)?;
-        let before = self.page_facts(&tab, &budget).await?;
-        let tabs_before: Vec<TabHandle> = self
-            .list_tabs(session)
-            .await?
-            .into_iter()
-            .map(|t| t.handle)
-            .collect();
-
-        let mut control = self.watch_control();
-        // Control first, then the banner: whoever sees the request can act on it.
-        self.take_control();
-        self.inner.handoff.send_replace(Some(HandoffRequest {
-            session: session.clone(),
-            reason: reason.trim().to_owned(),
-        }));
-        let waited = budget
-            .run("wait for the person", async {
-                loop {
-                    if control.borrow_and_update().holder == Holder::Agent {
-                        return Ok(());
-                    }
-                    if control.changed().await.is_err() {
-                        return Err(BrowserError::Aborted);
-                    }
-                }
-            })
-            .await;
-        self.inner.handoff.send_replace(None);
-        waited?;
-
-        let tab = self.inner.active_tab(session)?;
-        let grace = budget.grace(self.inner.config.operation_timeout);
-        let after = self.page_facts(&tab, &grace).await?;
-        let tabs_after: Vec<TabHandle> = self
-            .list_tabs(session)
-            .await?
-            .into_iter()
-            .map(|t| t.handle)
-            .collect();
-        let snapshot = snapshot::snapshot(
-            &tab.page,
-            &Scope::Page,
-            &self.inner.config.snapshot_limits,
-            &grace,
-        )
-        .await?;
-        // The agent has now seen the page as it is.
-        let _ = self.control_returned_since_last_call(session);
-        Ok(HandoffReport {
-            url_before: before.url,
-            url_after: after.url,
-            title_after: after.title,
-            tabs_opened: tabs_after
-                .iter()
-                .filter(|t| !tabs_before.contains(t))
-                .cloned()
-                .collect(),
-            tabs_closed: tabs_before
-                .iter()
-                .filter(|t| !tabs_after.contains(t))
-                .cloned()
-                .collect(),
-            cookies_changed: match (before.cookies, after.cookies) {
-                (Some(a), Some(b)) => Some(a != b),
-                _ => None,
-            },
-            snapshot,
-        })
-    }
-
-    /// URL, title and the site's cookies (names and values, sorted) of a tab.
-    async fn page_facts(&self, tab: &Tab, budget: &Budget) -> Result<PageFacts> {
-        let outcome = navigate::current_outcome(&tab.page, budget, true).await?;
-        let cookies = tab
-            .page
-            .call(
-                budget,
-                &NetworkGetCookies {
-                    urls: vec![outcome.url.clone()],
-                },
-            )
-            .await
-            .ok()
-            .map(|found| {
-                let mut pairs: Vec<(String, String)> = found
-                    .cookies
-                    .into_iter()
-                    .map(|c| (c.name, c.value))
-                    .collect();
-                pairs.sort();
-                pairs
-            });
-        Ok(PageFacts {
-            url: outcome.url,
-            title: outcome.title,
-            cookies,
-        })
-    }
-
-    /// The pending handoff request, for the live view's banner.
-    pub fn watch_handoff(&self) -> watch::Receiver<Option<HandoffRequest>> {
-        self.inner.handoff.subscribe()
-    }
-
     /// Reports what an agent is doing to people watching.
     pub fn record_activity(&self, activity: Activity) {
         let _ = self.inner.activity.send(activity);
@@ -1324,7 +954,7 @@ impl Browser {
     /// Creates a tab for the session and makes it active.
     async fn new_tab(&self, session: &SessionId, budget: &Budget) -> Result<Tab> {
         let context = self.inner.lock().session(session)?.context.clone();
-        let host = &self.inner.host;
+        let host = &self.inner.host();
         let view = budget
             .run(
                 "create tab",
@@ -1366,13 +996,6 @@ pub struct ActionReport {
     pub dialogs: Vec<DialogRecord>,
     /// Downloads it started, which were refused.
     pub downloads_refused: Vec<String>,
-}
-
-/// What a handoff compares before and after.
-struct PageFacts {
-    url: String,
-    title: String,
-    cookies: Option<Vec<(String, String)>>,
 }
 
 /// A navigation as callers ask for it.
@@ -1450,6 +1073,111 @@ impl Inner {
         )
     }
 
+    /// The current browser's host.
+    fn host(&self) -> Arc<dyn ViewHost> {
+        Arc::clone(&self.host.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Returns once the browser runs and its tabs are back (at once,
+    /// unless it is restarting). While a relaunch is under way, a call
+    /// waits for it, at most [`RESTART_WAIT`]; while a connection is being
+    /// re-established, or after the browser was given up on, it fails
+    /// at once.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` while reconnecting or past the wait,
+    /// `BROWSER_CRASHED` when the browser could not be restarted.
+    async fn await_browser(&self) -> Result<()> {
+        let Some(supervisor) = &self.supervisor else {
+            return Ok(());
+        };
+        let mut state = supervisor.watch();
+        let mut recovered = self.recovered.subscribe();
+        let wait = async {
+            loop {
+                let now = state.borrow_and_update().clone();
+                match &now {
+                    BrowserState::Running { generation, .. }
+                        if *recovered.borrow_and_update() >= *generation =>
+                    {
+                        return Ok(());
+                    }
+                    // Relaunched; its tabs are being reopened.
+                    BrowserState::Running { .. } => {}
+                    // A relaunch takes a moment: worth waiting for.
+                    BrowserState::Restarting {
+                        reconnecting: false,
+                        ..
+                    } => {}
+                    other => {
+                        return Err(other.unavailable().unwrap_or_else(|| {
+                            BrowserError::not_connected("the browser is not running")
+                        }));
+                    }
+                }
+                tokio::select! {
+                    changed = state.changed() => if changed.is_err() {
+                        return Err(BrowserError::not_connected("the browser was shut down"));
+                    },
+                    _ = recovered.changed() => {}
+                }
+            }
+        };
+        match tokio::time::timeout(RESTART_WAIT, wait).await {
+            Ok(result) => result,
+            Err(_) => Err(supervisor.state().unavailable().unwrap_or_else(|| {
+                BrowserError::not_connected("the browser's tabs are still being reopened")
+            })),
+        }
+    }
+
+    /// The session's active tab, once the browser is there, unless its
+    /// page has crashed.
+    ///
+    /// # Errors
+    /// Those of [`Inner::await_browser`]; `TAB_NOT_FOUND`; `PAGE_CRASHED`
+    /// until the tab is reloaded or navigated.
+    async fn usable_tab(&self, session: &SessionId) -> Result<Tab> {
+        self.await_browser().await?;
+        let tab = self.active_tab(session)?;
+        if tab.page.health() == PageHealth::Crashed {
+            return Err(BrowserError::PageCrashed {
+                tab: tab.handle.to_string(),
+                in_flight: false,
+            });
+        }
+        Ok(tab)
+    }
+
+    /// Runs `work` on `tab`, ending it as soon as the page crashes
+    /// (`PAGE_CRASHED`) or its browser goes away (`BROWSER_RESTARTED`,
+    /// naming why), rather than when some command times out.
+    async fn guarded<T>(
+        &self,
+        tab: &Tab,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let result = tokio::select! {
+            biased;
+            result = work => result,
+            error = tab.page.failure(tab.handle.as_str()) => return Err(error),
+        };
+        match result {
+            // The connection died under the call: say why, once known.
+            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
+                if self.supervisor.is_some() =>
+            {
+                let known =
+                    tokio::time::timeout(CAUSE_WAIT, tab.page.failure(tab.handle.as_str())).await;
+                match known {
+                    Ok(error) => Err(error),
+                    Err(_) => result,
+                }
+            }
+            other => other,
+        }
+    }
+
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {
         let registry = self.lock();
         let state = registry.session(session)?;
@@ -1472,6 +1200,7 @@ impl Inner {
         let tab = Tab {
             handle: handle.clone(),
             page: Arc::new(page),
+            last_url: String::new(),
             keep: false,
         };
         let state = registry.session_mut(session)?;
@@ -1487,118 +1216,25 @@ impl Inner {
         Ok(tab)
     }
 
-    /// Follows `page` for the person watching: bumps the tab strip when it
-    /// loads or navigates (so its title, URL and icon there stay current;
-    /// the browser's own notices of a new title can lag indefinitely), and puts
-    /// JavaScript dialogs it opens on the activity timeline. Ends when the
-    /// tab goes away.
-    fn follow_loads(self: &Arc<Self>, page: &Arc<Page>) {
-        let page = Arc::clone(page);
-        let inner = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let Ok(mut events) = page.events().await else {
-                return;
-            };
-            // A page loaded before people watched has an icon already.
-            if page.refresh_icon().await
-                && let Some(inner) = inner.upgrade()
-            {
-                inner
-                    .tabs_changed
-                    .send_modify(|generation| *generation += 1);
-            }
-            while let Some(event) = events.recv().await {
-                let Some(inner) = inner.upgrade() else { return };
-                match event.method.as_str() {
-                    "Page.loadEventFired"
-                    | "Page.domContentEventFired"
-                    | "Page.navigatedWithinDocument" => {
-                        inner
-                            .tabs_changed
-                            .send_modify(|generation| *generation += 1);
-                        if event.method != "Page.navigatedWithinDocument" {
-                            let page = Arc::clone(&page);
-                            let inner = Arc::downgrade(&inner);
-                            tokio::spawn(async move {
-                                if page.refresh_icon().await
-                                    && let Some(inner) = inner.upgrade()
-                                {
-                                    inner
-                                        .tabs_changed
-                                        .send_modify(|generation| *generation += 1);
-                                }
-                            });
-                        }
-                    }
-                    "Page.javascriptDialogOpening" => {
-                        let Some(dialog) = event.decode::<DialogOpening>() else {
-                            continue;
-                        };
-                        let Some(session) = inner.owner_of(page.view()) else {
-                            continue;
-                        };
-                        let answer = if dialog.kind == "beforeunload" {
-                            "accepted"
-                        } else {
-                            "dismissed"
-                        };
-                        let message: String = dialog.message.chars().take(120).collect();
-                        let _ = inner.activity.send(Activity {
-                            session,
-                            tool: format!("{} dialog", dialog.kind),
-                            summary: format!("{message:?} ({answer})"),
-                            outcome: Some(Ok(())),
-                            millis: None,
-                        });
-                    }
-                    _ => {}
-                }
-            }
-        });
-    }
-
-    /// Records `page` as a tab of the person's (no agent's).
-    fn adopt_unowned(self: &Arc<Self>, page: Arc<Page>) -> TabHandle {
-        let mut registry = self.lock();
-        registry.next_tab += 1;
-        let handle = TabHandle(format!("t{}", registry.next_tab));
-        registry.unowned.push(Tab {
-            handle: handle.clone(),
-            page: Arc::clone(&page),
-            keep: false,
-        });
-        drop(registry);
-        self.tabs_changed.send_modify(|generation| *generation += 1);
-        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
-            self.follow_loads(&page);
-        }
-        handle
-    }
-
     /// Removes the tab showing `view` from whichever session has it.
     fn forget_view(&self, view: &ViewId) {
         let mut registry = self.lock();
-        let mut removed = None;
-        for state in registry.sessions.values_mut() {
-            let Some(index) = state.tabs.iter().position(|t| t.page.view() == view) else {
-                continue;
-            };
-            let tab = state.tabs.remove(index);
-            if state.active.as_ref() == Some(&tab.handle) {
-                state.active = state.tabs.last().map(|t| t.handle.clone());
-            }
-            removed = Some(tab.handle);
-            break;
-        }
-        if removed.is_none()
-            && let Some(index) = registry.unowned.iter().position(|t| t.page.view() == view)
-        {
-            removed = Some(registry.unowned.remove(index).handle);
-        }
-        if let Some(handle) = removed {
-            registry.owners.remove(&handle);
+        let handle = registry
+            .all_tabs()
+            .find(|t| t.page.view() == view)
+            .map(|t| t.handle.clone());
+        if let Some(handle) = handle {
+            registry.remove_tab(&handle);
             drop(registry);
             self.tabs_changed.send_modify(|generation| *generation += 1);
+        }
+    }
+
+    /// Remembers where the tab showing `view` is, to reopen it there.
+    fn note_url(&self, view: &ViewId, url: &str) {
+        let mut registry = self.lock();
+        if let Some(tab) = registry.all_tabs_mut().find(|t| t.page.view() == view) {
+            url.clone_into(&mut tab.last_url);
         }
     }
 
@@ -1624,49 +1260,6 @@ impl Inner {
     }
 }
 
-impl Registry {
-    /// Every tab: the sessions' and the person's.
-    fn all_tabs(&self) -> impl Iterator<Item = &Tab> {
-        self.sessions
-            .values()
-            .flat_map(|s| s.tabs.iter())
-            .chain(self.unowned.iter())
-    }
-
-    fn session(&self, session: &SessionId) -> Result<&SessionState> {
-        self.sessions
-            .get(session)
-            .ok_or_else(|| BrowserError::SessionNotFound {
-                session: session.0.clone(),
-            })
-    }
-
-    fn session_mut(&mut self, session: &SessionId) -> Result<&mut SessionState> {
-        self.sessions
-            .get_mut(session)
-            .ok_or_else(|| BrowserError::SessionNotFound {
-                session: session.0.clone(),
-            })
-    }
-
-    /// The tab `handle` of `session`, or why not: another session's
-    /// (`TAB_NOT_OWNED`) or nobody's (`TAB_NOT_FOUND`).
-    fn owned_tab(&self, session: &SessionId, handle: &TabHandle) -> Result<&Tab> {
-        let state = self.session(session)?;
-        if let Some(tab) = state.tabs.iter().find(|t| &t.handle == handle) {
-            return Ok(tab);
-        }
-        match self.owners.get(handle) {
-            Some(owner) if owner != session => Err(BrowserError::TabNotOwned {
-                tab: handle.0.clone(),
-            }),
-            _ => Err(BrowserError::TabNotFound {
-                tab: handle.0.clone(),
-            }),
-        }
-    }
-}
-
 /// Keeps sessions in step with the browser: a popup opened by a session's
 /// tab becomes a tab of that session; a tab closed by the page or a person
 /// leaves its session.
@@ -1686,14 +1279,13 @@ async fn follow_views(
                     let person_opened =
                         inner.lock().unowned.iter().any(|t| t.page.view() == opener);
                     if person_opened
-                        && let Ok(page) =
-                            Page::attach(Arc::clone(&inner.host), info.id.clone()).await
+                        && let Ok(page) = Page::attach(inner.host(), info.id.clone()).await
                     {
                         inner.adopt_unowned(Arc::new(page));
                     }
                     continue;
                 };
-                match Page::attach(Arc::clone(&inner.host), info.id.clone()).await {
+                match Page::attach(inner.host(), info.id.clone()).await {
                     Ok(page) => {
                         if let Ok(tab) = inner.adopt(&session, page, false) {
                             tracing::debug!(%session, tab = %tab.handle, "adopted a popup");
@@ -1703,10 +1295,14 @@ async fn follow_views(
                 }
             }
             ViewEvent::Closed(view) => inner.forget_view(&view),
-            // A new URL or title: the tab strip shows it.
-            ViewEvent::Changed(_) => inner
-                .tabs_changed
-                .send_modify(|generation| *generation += 1),
+            // A new URL or title: the tab strip shows it, and a restart
+            // reopens the tab there.
+            ViewEvent::Changed(info) => {
+                inner.note_url(&info.id, &info.url);
+                inner
+                    .tabs_changed
+                    .send_modify(|generation| *generation += 1);
+            }
             ViewEvent::DownloadRefused { .. } => {}
         }
     }

@@ -1,0 +1,254 @@
+//! Where a browser restart happens for sessions and tabs.
+//!
+//! The [`Supervisor`](crate::host::Supervisor) brings a new browser up;
+//! this module makes the shell's own identities survive it. When the
+//! browser goes away, every page is marked gone, so calls running on it
+//! end at once with `BROWSER_RESTARTED` and the cause. When the new one
+//! runs, each tab (agents' and the person's; a CDP client's pages go with
+//! their client) gets a new page in the new browser, in its session's new
+//! isolated context if it had one, and is reopened at its last URL. Tab
+//! handles and session ids do not change; refs do (they belonged to the
+//! old pages). Each session is told once, with its next call. Calls that
+//! arrive meanwhile wait for this to finish ([`Inner::await_browser`]).
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::watch;
+
+use super::{Inner, SessionId, TabHandle, follow_views};
+use crate::host::{BrowserState, ContextId, CreateViewOptions, Restart, ViewHost};
+use crate::page::navigate::{self, NavigationTarget};
+use crate::page::{Budget, Page};
+
+/// How long reopened tabs may take to load before calls go ahead anyway.
+const REOPEN_WAIT: Duration = Duration::from_secs(10);
+
+/// Follows the supervisor for as long as the browser lives.
+pub(super) async fn follow_browser(inner: Weak<Inner>, mut state: watch::Receiver<BrowserState>) {
+    let mut reopened_generation = state.borrow().generation().unwrap_or(1);
+    loop {
+        if state.changed().await.is_err() {
+            return;
+        }
+        let now = state.borrow_and_update().clone();
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        match now {
+            BrowserState::Restarting { cause, .. } | BrowserState::Failed { cause, .. } => {
+                inner.mark_pages_gone(&cause);
+            }
+            BrowserState::Running {
+                generation,
+                host,
+                restarted: Some(restart),
+            } if generation > reopened_generation => {
+                reopened_generation = generation;
+                // The restarting state may have been skipped over.
+                inner.mark_pages_gone(&restart.cause);
+                inner.reopen_tabs(host, &restart).await;
+                inner.recovered.send_replace(generation);
+            }
+            BrowserState::Running { .. } => {}
+            BrowserState::Stopped => return,
+        }
+    }
+}
+
+/// One tab to bring back.
+struct Reopening {
+    handle: TabHandle,
+    context: Option<ContextId>,
+    url: String,
+}
+
+impl Inner {
+    /// Every page's calls fail now: their browser is gone.
+    fn mark_pages_gone(&self, cause: &str) {
+        let pages: Vec<Arc<Page>> = self
+            .lock()
+            .all_tabs()
+            .map(|tab| Arc::clone(&tab.page))
+            .collect();
+        for page in pages {
+            page.mark_browser_gone(cause);
+        }
+    }
+
+    /// Moves every session and tab onto the browser `host` (see the
+    /// module docs) and leaves each session a notice.
+    async fn reopen_tabs(self: &Arc<Self>, host: Arc<dyn ViewHost>, restart: &Restart) {
+        *self.host.lock().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&host);
+        tokio::spawn(follow_views(Arc::downgrade(self), host.watch_views()));
+
+        let (isolated, external) = {
+            let registry = self.lock();
+            let isolated: Vec<SessionId> = registry
+                .sessions
+                .iter()
+                .filter(|(_, state)| state.context.is_some())
+                .map(|(id, _)| id.clone())
+                .collect();
+            let external: Vec<TabHandle> = registry
+                .all_tabs()
+                .filter(|tab| tab.page.is_external())
+                .map(|tab| tab.handle.clone())
+                .collect();
+            (isolated, external)
+        };
+        // A CDP client's pages went with its connection.
+        for handle in &external {
+            self.lock().remove_tab(handle);
+        }
+        for session in isolated {
+            let context = match host.create_context().await {
+                Ok(context) => Some(context),
+                Err(error) => {
+                    // Its tabs cannot come back without their isolation.
+                    tracing::warn!(%session, %error, "cannot recreate an isolated context");
+                    let mut registry = self.lock();
+                    let handles: Vec<TabHandle> = registry
+                        .session(&session)
+                        .map(|state| state.tabs.iter().map(|t| t.handle.clone()).collect())
+                        .unwrap_or_default();
+                    for handle in &handles {
+                        registry.remove_tab(handle);
+                    }
+                    None
+                }
+            };
+            if let Ok(state) = self.lock().session_mut(&session) {
+                state.context = context;
+            }
+        }
+
+        let mut plan: Vec<Reopening> = {
+            let registry = self.lock();
+            registry
+                .sessions
+                .values()
+                .flat_map(|state| {
+                    state.tabs.iter().map(|tab| Reopening {
+                        handle: tab.handle.clone(),
+                        context: state.context.clone(),
+                        url: tab.last_url.clone(),
+                    })
+                })
+                .chain(registry.unowned.iter().map(|tab| Reopening {
+                    handle: tab.handle.clone(),
+                    context: None,
+                    url: tab.last_url.clone(),
+                }))
+                .collect()
+        };
+        plan.sort_by_key(|tab| tab.handle.number());
+
+        let mut loads = tokio::task::JoinSet::new();
+        for tab in plan {
+            let page = match self.new_page(&host, tab.context).await {
+                Ok(page) => page,
+                Err(error) => {
+                    tracing::warn!(tab = %tab.handle, %error, "cannot reopen a tab");
+                    self.lock().remove_tab(&tab.handle);
+                    continue;
+                }
+            };
+            if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle) {
+                slot.page = Arc::clone(&page);
+            }
+            if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+                self.follow_loads(&page);
+            }
+            let Ok(target) = self.config.policy.check(&tab.url) else {
+                continue;
+            };
+            if target.as_str() == "about:blank" {
+                continue;
+            }
+            let bound = self.config.navigation_timeout.min(REOPEN_WAIT);
+            loads.spawn(async move {
+                let budget =
+                    Budget::new("reopen", bound, tokio_util::sync::CancellationToken::new());
+                if let Err(error) =
+                    navigate::navigate(&page, NavigationTarget::Url(target), &budget).await
+                {
+                    tracing::debug!(%error, "a reopened tab did not load");
+                }
+            });
+        }
+        let _ = tokio::time::timeout(REOPEN_WAIT, async {
+            while loads.join_next().await.is_some() {}
+        })
+        .await;
+        loads.detach_all();
+
+        let when = clock(restart.at);
+        let mut registry = self.lock();
+        for state in registry.sessions.values_mut() {
+            let tabs: Vec<&str> = state.tabs.iter().map(|t| t.handle.as_str()).collect();
+            let reopened = if tabs.is_empty() {
+                "you had no open tabs".to_owned()
+            } else {
+                format!(
+                    "your tabs {} were reopened at their last URLs; refs from before no longer work: take a snapshot",
+                    tabs.join(", ")
+                )
+            };
+            state.notices.push(format!(
+                "Note: the browser stopped ({}) and was restarted at {when}; {reopened}.",
+                restart.cause
+            ));
+        }
+        drop(registry);
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        tracing::info!(cause = %restart.cause, "tabs reopened after the browser restarted");
+    }
+
+    /// A blank page in `host`, prepared for operations.
+    async fn new_page(
+        &self,
+        host: &Arc<dyn ViewHost>,
+        context: Option<ContextId>,
+    ) -> crate::Result<Arc<Page>> {
+        let view = host
+            .create_view(CreateViewOptions {
+                context,
+                background: true,
+            })
+            .await?;
+        match Page::attach(Arc::clone(host), view.clone()).await {
+            Ok(page) => Ok(Arc::new(page)),
+            Err(error) => {
+                let _ = host.destroy_view(&view).await;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// `10:42:07 UTC`, for notices.
+pub(crate) fn clock(at: SystemTime) -> String {
+    let seconds = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+        % 86_400;
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_reads_utc_time_of_day() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 10 * 3600 + 42 * 60 + 7);
+        assert_eq!(clock(at), "10:42:07 UTC");
+    }
+}
