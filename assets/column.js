@@ -15,6 +15,8 @@
   let meta = { cssWidth: 1, cssHeight: 1 };
   let lastUrl = null;
   let shownTab = null;
+  let socketOpen = false;
+  let dismissedRestart = null;
 
   function send(message) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -24,8 +26,8 @@
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     socket = new WebSocket(`${scheme}//${location.host}/ws?token=${encodeURIComponent(token)}`);
     socket.binaryType = 'blob';
-    socket.onopen = () => { $('conn').textContent = 'live'; sendViewport(); };
-    socket.onclose = () => { $('conn').textContent = 'disconnected; retrying…'; setTimeout(connect, 1500); };
+    socket.onopen = () => { socketOpen = true; showConnection(); sendViewport(); };
+    socket.onclose = () => { socketOpen = false; showConnection(); setTimeout(connect, 1500); };
     socket.onmessage = (event) => {
       if (typeof event.data !== 'string') return showFrame(event.data);
       const message = JSON.parse(event.data);
@@ -57,8 +59,35 @@
     decoded.src = url;
   }
 
+  // "live" only while frames can come: the socket is open and the browser runs.
+  function showConnection() {
+    const running = !state.browser || state.browser.state === 'running';
+    $('conn').textContent = !socketOpen ? 'disconnected; retrying…' : running ? 'live' : 'no live picture';
+  }
+
+  // What happened to the browser, in one line; nothing while all is well.
+  function browserLine(browser) {
+    if (!browser) return null;
+    if (browser.state === 'restarting') {
+      return browser.reconnecting
+        ? `Lost the connection to the browser (${browser.cause}) at ${browser.since}; reconnecting…`
+        : `The browser stopped (${browser.cause}) at ${browser.since}; restarting…`;
+    }
+    if (browser.state === 'failed') return `The browser stopped and could not be restarted: ${browser.cause}`;
+    if (browser.state === 'stopped') return 'The browser was shut down.';
+    if (browser.restartedAt && dismissedRestart !== browser.restartedAt) {
+      return `The browser stopped (${browser.cause}) and was restarted at ${browser.restartedAt}.`;
+    }
+    return null;
+  }
+
   function render(next) {
     state = next;
+    showConnection();
+    const line = browserLine(state.browser);
+    $('browser-banner').classList.toggle('open', !!line);
+    $('browser-banner').classList.toggle('recovered', !!state.browser && state.browser.state === 'running');
+    $('browser-text').textContent = line || '';
     const human = state.holder === 'human';
     $('holder').classList.toggle('human', human);
     $('holder-text').textContent = human ? 'You have control' : 'Agent has control';
@@ -69,13 +98,13 @@
     const tabs = $('tabs');
     tabs.replaceChildren(...state.tabs.map((tab) => {
       const item = document.createElement('div');
-      item.className = 'tab' + (tab.shown ? ' shown' : '') + (tab.session ? '' : ' yours');
+      item.className = 'tab' + (tab.shown ? ' shown' : '') + (tab.session ? '' : ' yours') + (tab.crashed ? ' crashed' : '');
       item.title = tab.url;
       item.setAttribute('role', 'button');
       item.innerHTML = '<span class="icon" aria-hidden="true"></span><span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
       item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
       item.querySelector('.icon').replaceChildren(tabIcon(tab));
-      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || (tab.external ? 'CDP client' : 'you'));
+      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || (tab.external ? 'CDP client' : 'you')) + (tab.crashed ? ' · crashed' : '');
       item.onclick = () => send({ type: 'show', tab: tab.handle });
       const close = item.querySelector('.close');
       close.hidden = state.viewOnly;
@@ -97,6 +126,8 @@
       give.replaceChildren(new Option('Hand to agent…', ''), ...state.sessions.map((s) => new Option(s, s)));
     }
     if (!shown) { $('empty').style.display = ''; img.removeAttribute('src'); }
+    $('crashed').hidden = !(shown && shown.crashed);
+    $('crashed-reload').disabled = state.viewOnly;
     $('banner').classList.toggle('open', !!state.handoff);
     $('reason').textContent = state.handoff || '';
   }
@@ -183,6 +214,11 @@
   $('back').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'back' });
   $('forward').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'forward' });
   $('reload').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'reload' });
+  $('crashed-reload').onclick = () => shownTab && send({ type: 'navigate', tab: shownTab, action: 'reload' });
+  $('browser-dismiss').onclick = () => {
+    if (state.browser && state.browser.restartedAt) dismissedRestart = state.browser.restartedAt;
+    render(state);
+  };
   $('address').onsubmit = (e) => {
     e.preventDefault();
     let url = $('url').value.trim();

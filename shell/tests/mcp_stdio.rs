@@ -439,3 +439,86 @@ async fn a_long_wait_reports_progress() {
     assert!(answer.get("result").is_some(), "{answer}");
     client.finish().await;
 }
+
+/// The Chromium that the shell `shell` launched (its child on the debugging pipe).
+fn browser_of(shell: u32) -> Option<i32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, after)| after.split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<u32>().ok());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            parent == Some(shell)
+                && String::from_utf8_lossy(&cmdline).contains("--remote-debugging-pipe")
+        })
+}
+
+#[tokio::test]
+async fn the_server_outlives_a_killed_browser() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+    let shell = client.child.id().unwrap();
+    let (text, is_error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!is_error, "{text}");
+
+    // A wait in flight (its first progress report says it runs) when the
+    // browser is killed as the OOM killer would.
+    let id = 900;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "browser_wait",
+                "arguments": {"text": "never on this page", "timeoutMs": 20000},
+                "_meta": {"progressToken": "kill-1"}
+            }}),
+        )
+        .await;
+    loop {
+        let message = client.next_message().await;
+        if message["method"] == "notifications/progress" {
+            break;
+        }
+        assert_ne!(message["id"], json!(id), "the wait ended early: {message}");
+    }
+    let browser = browser_of(shell).expect("the shell's browser");
+    let killed_at = std::time::Instant::now();
+    // SAFETY: signalling the browser this test's shell launched.
+    unsafe { libc::kill(browser, libc::SIGKILL) };
+    let answer = loop {
+        let message = client.next_message().await;
+        if message["id"] == json!(id) {
+            break message;
+        }
+    };
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert!(text.contains("BROWSER_RESTARTED"), "{text}");
+    assert!(text.contains("killed by signal 9"), "{text}");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(5),
+        "failed promptly: {:?}",
+        killed_at.elapsed()
+    );
+
+    // The next call runs normally on the reopened tab and says what happened, once.
+    let (text, is_error, _) = client.call("browser_snapshot", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        text.contains("the browser stopped (killed by signal 9"),
+        "{text}"
+    );
+    assert!(text.contains("your tab t2 was reopened"), "{text}");
+    assert!(text.contains("/form.html"), "{text}");
+    let (text, is_error, _) = client.call("browser_snapshot", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(!text.contains("restarted"), "the notice comes once: {text}");
+    assert_ne!(browser_of(shell), Some(browser), "a new browser runs");
+    client.finish().await;
+}

@@ -35,6 +35,7 @@ use crate::registry::BrowserProvider;
 use crate::snapshot::{self, Scope, Snapshot, SnapshotLimits};
 
 pub use handoff::{HandoffReport, HandoffRequest};
+pub use recovery::clock;
 use tabs::{Registry, SessionState, Tab};
 
 /// Opaque id of an agent session (`s1`, `s2`, …).
@@ -161,6 +162,8 @@ pub struct LiveTab {
     pub icon: Option<String>,
     /// Opened by an external CDP client (which owns its viewport).
     pub external: bool,
+    /// Its page crashed; a reload brings it back.
+    pub crashed: bool,
     /// Whether it is its session's active tab.
     pub active: bool,
 }

@@ -54,6 +54,7 @@ impl Browser {
                     title: info.title.clone(),
                     icon: page.icon(),
                     external: page.is_external(),
+                    crashed: page.health() == crate::page::PageHealth::Crashed,
                     view: page.view().clone(),
                     active,
                 })
@@ -318,6 +319,19 @@ impl Inner {
     /// JavaScript dialogs it opens on the activity timeline. Ends when the
     /// tab goes away.
     pub(super) fn follow_loads(self: &Arc<Self>, page: &Arc<Page>) {
+        // A crash (and the reload that ends it) shows in the tab strip.
+        let mut health = page.watch_health();
+        let watcher = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while health.changed().await.is_ok() {
+                let Some(inner) = watcher.upgrade() else {
+                    return;
+                };
+                inner
+                    .tabs_changed
+                    .send_modify(|generation| *generation += 1);
+            }
+        });
         let page = Arc::clone(page);
         let inner = Arc::downgrade(self);
         tokio::spawn(async move {

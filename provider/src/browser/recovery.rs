@@ -187,13 +187,15 @@ impl Inner {
         let mut registry = self.lock();
         for state in registry.sessions.values_mut() {
             let tabs: Vec<&str> = state.tabs.iter().map(|t| t.handle.as_str()).collect();
-            let reopened = if tabs.is_empty() {
-                "you had no open tabs".to_owned()
-            } else {
-                format!(
+            let reopened = match tabs.as_slice() {
+                [] => "you had no open tabs".to_owned(),
+                [one] => format!(
+                    "your tab {one} was reopened at its last URL; refs from before no longer work: take a snapshot"
+                ),
+                many => format!(
                     "your tabs {} were reopened at their last URLs; refs from before no longer work: take a snapshot",
-                    tabs.join(", ")
-                )
+                    many.join(", ")
+                ),
             };
             state.notices.push(format!(
                 "Note: the browser stopped ({}) and was restarted at {when}; {reopened}.",
@@ -227,8 +229,8 @@ impl Inner {
     }
 }
 
-/// `10:42:07 UTC`, for notices.
-pub(crate) fn clock(at: SystemTime) -> String {
+/// `10:42:07 UTC`: a time of day as notices and banners give it.
+pub fn clock(at: SystemTime) -> String {
     let seconds = at
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())

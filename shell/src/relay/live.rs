@@ -107,11 +107,18 @@ impl LiveView {
     async fn follow_status(self: Arc<Self>, cancel: CancellationToken) {
         let mut tabs = self.browser.watch_tabs();
         let mut control = self.browser.watch_control();
+        let mut lifecycle = self.browser.watch_browser();
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return,
                 changed = tabs.changed() => if changed.is_err() { return },
                 changed = control.changed() => if changed.is_err() { return },
+                changed = async {
+                    match lifecycle.as_mut() {
+                        Some(state) => state.changed().await.is_ok(),
+                        None => std::future::pending().await,
+                    }
+                } => if !changed { return },
             }
             self.status_changed();
         }
@@ -247,6 +254,42 @@ impl LiveView {
         &self.browser
     }
 
+    /// The browser's lifecycle for people: `{"state": "running" |
+    /// "restarting" | "failed" | "stopped", "cause", "since", "restartedAt"}`
+    /// (times as `10:42:07 UTC`), what the column's banner says.
+    pub fn browser_status(&self) -> serde_json::Value {
+        use browser_provider::host::BrowserState;
+        let Some(state) = self.browser.watch_browser() else {
+            return serde_json::json!({"state": "running"});
+        };
+        let clock = browser_provider::browser::clock;
+        match &*state.borrow() {
+            BrowserState::Running { restarted, .. } => serde_json::json!({
+                "state": "running",
+                "cause": restarted.as_ref().map(|r| r.cause.clone()),
+                "restartedAt": restarted.as_ref().map(|r| clock(r.at)),
+            }),
+            BrowserState::Restarting {
+                cause,
+                since,
+                attempt,
+                reconnecting,
+            } => serde_json::json!({
+                "state": "restarting",
+                "cause": cause,
+                "since": clock(*since),
+                "attempt": attempt,
+                "reconnecting": reconnecting,
+            }),
+            BrowserState::Failed { cause, at } => serde_json::json!({
+                "state": "failed",
+                "cause": cause,
+                "since": clock(*at),
+            }),
+            BrowserState::Stopped => serde_json::json!({"state": "stopped"}),
+        }
+    }
+
     /// Follows the shown tab.
     pub fn watch_shown(&self) -> watch::Receiver<Option<ViewId>> {
         self.shown.subscribe()
@@ -285,24 +328,51 @@ impl LiveView {
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
         // The highest tab number seen: a higher one is a tab that just opened.
         let mut highest_seen = 0u64;
+        // The shown tab's handle: it outlives the tab's view across restarts.
+        let mut shown_handle: Option<browser_provider::TabHandle> = None;
         let number = |tab: &LiveTab| tab.handle.number();
         loop {
             // Follow the action: show a tab that just opened (the start page
             // gives way to the agent's first page), and keep showing a live
             // tab when the shown one closes.
-            let tabs = self.browser.live_tabs().await.unwrap_or_default();
+            let tabs = match self.browser.live_tabs().await {
+                Ok(tabs) => tabs,
+                Err(error) => {
+                    // No browser (it is restarting): keep the last picture
+                    // until its tabs are back.
+                    tracing::debug!(%error, "no tabs to show now");
+                    cast = None;
+                    cast_frames = None;
+                    tokio::select! {
+                        () = cancel.cancelled() => return,
+                        _ = tabs_changed.changed() => continue,
+                    }
+                }
+            };
             page_size_changed.borrow_and_update();
             self.size_pages(&tabs, &mut sized).await;
             let shown = self.shown();
+            if let Some(tab) = shown
+                .as_ref()
+                .and_then(|view| tabs.iter().find(|t| &t.view == view))
+            {
+                shown_handle = Some(tab.handle.clone());
+            }
             let newest = tabs.iter().max_by_key(|t| number(t));
             let opened = newest.is_some_and(|t| number(t) > highest_seen);
             highest_seen = highest_seen.max(newest.map_or(0, number));
             let gone = shown
                 .as_ref()
                 .is_none_or(|view| !tabs.iter().any(|t| &t.view == view));
-            let newest = newest.map(|t| t.view.clone());
-            if (opened || gone) && newest != shown {
-                self.shown.send_replace(newest);
+            // A tab reopened after a restart has a new view but is the same tab.
+            let reopened = shown_handle
+                .as_ref()
+                .and_then(|handle| tabs.iter().find(|t| &t.handle == handle))
+                .filter(|_| gone && !opened)
+                .map(|t| t.view.clone());
+            let next = reopened.or_else(|| newest.map(|t| t.view.clone()));
+            if (opened || gone) && next != shown {
+                self.shown.send_replace(next);
             }
             let want = self.shown();
             let size = *size_changed.borrow_and_update();

@@ -183,6 +183,8 @@ async fn status(
         "shown": handle_of(live.shown()),
         "pictured": handle_of(live.pictured()),
         "pageSize": live.page_size().map(|(width, height)| [width, height]),
+        "browser": live.browser_status(),
+        "crashed": tabs.iter().filter(|t| t.crashed).map(|t| t.handle.as_str()).collect::<Vec<_>>(),
         "generation": generation,
     }))
     .into_response()

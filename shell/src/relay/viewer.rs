@@ -112,6 +112,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let mut shown = live.watch_shown();
     let mut activity = browser.watch_activity();
     let mut handoff = browser.watch_handoff();
+    let mut lifecycle = browser.watch_browser();
     let slot = live.join();
     let mut credits = CREDITS;
     let mut pending = frames.borrow().is_some();
@@ -196,6 +197,15 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
             _ = handoff.changed() => {
                 if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
             }
+            changed = async {
+                match lifecycle.as_mut() {
+                    Some(state) => state.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            } => {
+                if !changed { return; }
+                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+            }
             event = activity.recv() => {
                 let Ok(event) = event else { continue };
                 let outcome = match &event.outcome {
@@ -223,7 +233,7 @@ where
         .tabs()
         .await
         .into_iter()
-        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "external": t.external, "shown": Some(&t.view) == shown.as_ref()}))
+        .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "external": t.external, "crashed": t.crashed, "shown": Some(&t.view) == shown.as_ref()}))
         .collect();
     let control = live.browser().control();
     let holder = match control.holder {
@@ -242,7 +252,7 @@ where
         .iter()
         .map(|s| s.as_str().to_owned())
         .collect();
-    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "sessions": sessions, "handoff": handoff});
+    let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "sessions": sessions, "handoff": handoff, "browser": live.browser_status()});
     outgoing.send(Message::Text(state.to_string().into())).await
 }
 
