@@ -148,7 +148,7 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
     }
     if browser_gone {
         // Say so, in a way clients report: a close frame with a code.
-        let reason = gone_reason(&browser);
+        let reason = gone_reason(&browser).await;
         tracing::info!(session = %home_session, %reason, "closing a CDP client: the browser went away");
         let _ = outgoing
             .send(Message::Close(Some(CloseFrame {
@@ -174,15 +174,22 @@ const CLOSE_BROWSER_GONE: u16 = 1012;
 /// The close reason for a client whose browser went away: why, and that
 /// the same URL works again once the browser is back (at most 123 bytes,
 /// as a close frame allows).
-fn gone_reason(browser: &Browser) -> String {
-    let cause = browser
-        .watch_browser()
-        .and_then(|state| match &*state.borrow() {
-            BrowserState::Restarting { cause, .. } | BrowserState::Failed { cause, .. } => {
-                Some(cause.clone())
-            }
-            _ => None,
-        });
+async fn gone_reason(browser: &Browser) -> String {
+    let mut cause = None;
+    if let Some(mut state) = browser.watch_browser() {
+        // The supervisor learns the cause a moment after the pipe closes.
+        let known = tokio::time::timeout(
+            std::time::Duration::from_secs(3),
+            state.wait_for(|s| !matches!(s, BrowserState::Running { .. })),
+        )
+        .await;
+        if let Ok(Ok(state)) = known
+            && let BrowserState::Restarting { cause: why, .. }
+            | BrowserState::Failed { cause: why, .. } = &*state
+        {
+            cause = Some(why.clone());
+        }
+    }
     let mut reason = match cause {
         Some(cause) => format!("browser stopped ({cause}); reconnect to the same URL"),
         None => "browser stopped; reconnect to the same URL".to_owned(),

@@ -255,7 +255,8 @@ impl LiveView {
     }
 
     /// The browser's lifecycle for people: `{"state": "running" |
-    /// "restarting" | "failed" | "stopped", "cause", "since", "restartedAt"}`
+    /// "restarting" | "failed" | "stopped", "cause", "since", "restartedAt",
+    /// "pid"}`
     /// (times as `10:42:07 UTC`), what the column's banner says.
     pub fn browser_status(&self) -> serde_json::Value {
         use browser_provider::host::BrowserState;
@@ -264,8 +265,11 @@ impl LiveView {
         };
         let clock = browser_provider::browser::clock;
         match &*state.borrow() {
-            BrowserState::Running { restarted, .. } => serde_json::json!({
+            BrowserState::Running {
+                restarted, host, ..
+            } => serde_json::json!({
                 "state": "running",
+                "pid": host.pid(),
                 "cause": restarted.as_ref().map(|r| r.cause.clone()),
                 "restartedAt": restarted.as_ref().map(|r| clock(r.at)),
             }),

@@ -1,0 +1,161 @@
+//! The relay through a browser kill: the people watching see what
+//! happened and get the picture back, a CDP client is told with a close
+//! code and comes back on the same URL, and the agent carries on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Agent, Endpoint, serve_fixtures, start_shell_in, status_until};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+#[tokio::test]
+async fn the_relay_survives_a_killed_browser() {
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let (relay, printed) = start_shell_in(&runtime, &["relay", "--cdp-endpoint"], 4).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let cdp_url = printed[3]
+        .strip_prefix("CDP endpoint: ")
+        .unwrap()
+        .to_owned();
+    let endpoint = Endpoint {
+        host: host.clone(),
+        path: "/mcp".into(),
+        token: token.clone(),
+    };
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, is_error) = agent
+        .call("browser_open", json!({"url": format!("{base}/live.html")}))
+        .await;
+    assert!(!is_error, "{text}");
+
+    // A viewer watches the agent's tab; a CDP client is attached.
+    let (mut viewer, _) = tokio_tungstenite::connect_async(format!("ws://{host}/ws?token={token}"))
+        .await
+        .unwrap();
+    let (mut client, _) = tokio_tungstenite::connect_async(cdp_url.as_str())
+        .await
+        .unwrap();
+    let running = status_until(&endpoint, |s| {
+        s["browser"]["state"] == "running" && s["pictured"].is_string()
+    })
+    .await;
+    let pid = i32::try_from(running["browser"]["pid"].as_u64().unwrap()).unwrap();
+    let pictured = running["pictured"].clone();
+
+    // SAFETY: signalling the browser this test's relay launched.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+
+    // The CDP client is told, with a close code and the cause.
+    let close = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match client.next().await {
+                Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended without a close frame: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("a close frame");
+    let close = close.expect("a close code and reason");
+    assert_eq!(close.code, CloseCode::Restart);
+    assert!(
+        close.reason.contains("killed by signal 9"),
+        "{}",
+        close.reason
+    );
+
+    // The people see it come back, on the same tab, with a fresh picture.
+    let back = status_until(&endpoint, |s| {
+        s["browser"]["state"] == "running" && s["browser"]["pid"] != json!(pid)
+    })
+    .await;
+    let back_at = Instant::now();
+    assert!(
+        back["browser"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("killed by signal 9"),
+        "{back}"
+    );
+    assert!(back["browser"]["restartedAt"].is_string(), "{back}");
+    let frames_then = back["framesSent"].as_u64().unwrap();
+    let again = status_until(&endpoint, |s| {
+        s["pictured"] == pictured && s["framesSent"].as_u64().unwrap() > frames_then
+    })
+    .await;
+    assert_eq!(again["shown"], pictured, "the same tab is shown");
+    assert!(
+        back_at.elapsed() < Duration::from_secs(2),
+        "the picture is back within 2 s of the relaunch: {:?}",
+        back_at.elapsed()
+    );
+    // The viewer's state says what happened, for the banner.
+    let state = loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), viewer.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        match message {
+            Message::Binary(_) => {
+                let ack = json!({"type": "ack"}).to_string();
+                viewer.send(Message::Text(ack.into())).await.unwrap();
+            }
+            Message::Text(text) => {
+                let message: Value = serde_json::from_str(&text).unwrap();
+                if message["type"] == "state" && message["browser"]["restartedAt"].is_string() {
+                    break message;
+                }
+            }
+            _ => {}
+        }
+    };
+    assert_eq!(state["browser"]["state"], "running", "{state}");
+
+    // The same CDP URL accepts clients again.
+    let (mut client, _) = tokio_tungstenite::connect_async(cdp_url.as_str())
+        .await
+        .unwrap();
+    client
+        .send(Message::Text(
+            json!({"id": 1, "method": "Browser.getVersion"})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Some(Ok(Message::Text(text))) = client.next().await {
+                let message: Value = serde_json::from_str(&text).unwrap();
+                if message["id"] == 1 {
+                    return message;
+                }
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(answer["result"]["product"].is_string(), "{answer}");
+
+    // The agent carries on, told once.
+    let (text, is_error) = agent.call("browser_snapshot", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.contains("was reopened at its last URL"), "{text}");
+    assert!(text.contains("/live.html"), "{text}");
+    common::stop_shell(relay).await;
+}
