@@ -31,6 +31,9 @@ pub struct Config {
     pub content_max_chars: usize,
     /// A tool call running longer is cancelled and returns TIMEOUT.
     pub timeout_ms: u64,
+    /// A navigation (open, navigate, a reload) that has not loaded by then
+    /// returns where it got to; one that has not even started fails with TIMEOUT.
+    pub navigation_timeout_ms: u64,
     /// Offer the tab tools (list, switch, close).
     pub tab_tools: bool,
     /// Offer browser_execute.
@@ -63,6 +66,7 @@ impl Default for Config {
             snapshot_max_bytes: SnapshotLimits::default().render.max_bytes,
             content_max_chars: BrowserConfig::default().content_max_chars,
             timeout_ms: 60_000,
+            navigation_timeout_ms: 30_000,
             tab_tools: true,
             execute_enabled: true,
             isolated: false,
@@ -99,6 +103,7 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         let positive = [
             ("timeoutMs", self.timeout_ms == 0),
+            ("navigationTimeoutMs", self.navigation_timeout_ms == 0),
             ("sessionLeaseMs", self.session_lease_ms == 0),
             ("contentMaxChars", self.content_max_chars == 0),
             ("snapshotMaxElements", self.snapshot_max_elements == 0),
@@ -135,6 +140,7 @@ impl Config {
                 blocked_hosts: self.blocked_hosts.clone(),
             },
             content_max_chars: self.content_max_chars,
+            navigation_timeout: Duration::from_millis(self.navigation_timeout_ms),
             snapshot_limits: limits,
             ..BrowserConfig::default()
         }

@@ -50,7 +50,7 @@ pub struct BrowserOptions {
     /// Never allow these hosts (and their subdomains); repeatable.
     #[arg(long = "block-host", value_name = "HOST", global = true)]
     pub blocked_hosts: Vec<String>,
-    /// Read settings from this TOML file (keys: httpOnly, timeoutMs,
+    /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
     /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
     /// headless, browserPath, profileDir, connect). Flags override it.

@@ -10,6 +10,7 @@ use browser_provider::page::console::{CONSOLE_CAP, Level};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::inspect::{InspectOptions, InspectTarget};
+use browser_provider::page::navigate::NavigationOutcome;
 use browser_provider::page::network::{Body, NETWORK_CAP, NetworkFilter};
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
 use browser_provider::page::wait::{Condition, ElementState, LoadState};
@@ -186,6 +187,33 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
     })
 }
 
+/// How long the snapshot after a navigation that did not finish loading
+/// may take: the page may be stuck, and the navigation used its bound.
+const BUSY_PAGE_SNAPSHOT: Duration = Duration::from_secs(2);
+
+/// The snapshot that follows a navigation, as text. A page that did not
+/// finish loading gets a short try; when its main thread is busy, the
+/// result says so instead of waiting.
+async fn page_after(
+    browser: &Browser,
+    session: &SessionId,
+    outcome: &NavigationOutcome,
+    cancel: &CancellationToken,
+) -> Result<String> {
+    let tab = browser.active_tab(session)?;
+    let snapshot = browser.snapshot(session, &Scope::Page, cancel);
+    if outcome.loaded {
+        return Ok(render::snapshot(tab.as_str(), &snapshot.await?));
+    }
+    match tokio::time::timeout(BUSY_PAGE_SNAPSHOT, snapshot).await {
+        Ok(snapshot) => Ok(render::snapshot(tab.as_str(), &snapshot?)),
+        Err(_) => Ok(format!(
+            "Tab {tab}: the page's main thread is busy (a script that does not return?); \
+             no snapshot now. Try browser_snapshot later, or navigate away."
+        )),
+    }
+}
+
 async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> Result<()> {
     if let Some(tab) = tab {
         browser.switch_tab(session, &TabHandle::parse(tab)?).await?;
@@ -207,20 +235,12 @@ async fn run(
             let (tab, outcome) = browser
                 .open(session, &args.url, args.new_tab, cancel)
                 .await?;
-            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
-            let status = outcome
-                .status
-                .map(|s| format!("HTTP {s}"))
-                .unwrap_or_else(|| "no HTTP status".into());
-            let loading = if outcome.loaded {
-                ""
-            } else {
-                "; still loading"
-            };
+            let page = page_after(browser, session, &outcome, cancel).await?;
             Ok(ToolOutput::text(format!(
-                "Opened {} in tab {tab} ({status}{loading}).\n{}",
+                "Opened {} in tab {tab} ({}).{}\n{page}",
                 outcome.url,
-                render::snapshot(tab.as_str(), &snapshot)
+                render::load_state(&outcome),
+                render::dialogs_seen(&outcome),
             )))
         }
         "browser_snapshot" => {
@@ -297,16 +317,12 @@ async fn run(
                 }
             };
             let outcome = browser.navigate(session, request, cancel).await?;
-            let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
-            let tab = browser.active_tab(session)?;
-            let status = outcome
-                .status
-                .map(|s| format!("HTTP {s}"))
-                .unwrap_or_else(|| "no HTTP status".into());
+            let page = page_after(browser, session, &outcome, cancel).await?;
             Ok(ToolOutput::text(format!(
-                "Now at {} ({status}).\n{}",
+                "Now at {} ({}).{}\n{page}",
                 outcome.url,
-                render::snapshot(tab.as_str(), &snapshot)
+                render::load_state(&outcome),
+                render::dialogs_seen(&outcome),
             )))
         }
         "browser_execute" => {

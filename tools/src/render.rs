@@ -36,6 +36,33 @@ fn fence_tag() -> String {
     format!("{:08x}", hasher.finish() as u32)
 }
 
+/// `HTTP 200`, `no HTTP status; still loading`: how far a navigation got.
+pub fn load_state(outcome: &browser_provider::page::navigate::NavigationOutcome) -> String {
+    let status = outcome
+        .status
+        .map(|s| format!("HTTP {s}"))
+        .unwrap_or_else(|| "no HTTP status".into());
+    match (outcome.loaded, outcome.unresponsive) {
+        (true, _) => status,
+        (false, false) => format!("{status}; still loading"),
+        (false, true) => {
+            format!("{status}; not loaded within its bound, and the page does not respond")
+        }
+    }
+}
+
+/// ` The page opened 212 dialogs; all were answered (…).`, or nothing.
+pub fn dialogs_seen(outcome: &browser_provider::page::navigate::NavigationOutcome) -> String {
+    match outcome.dialogs {
+        0 => String::new(),
+        1 => " The page opened a dialog; it was answered (alerts dismissed, leaving confirmed)."
+            .into(),
+        many => format!(
+            " The page opened {many} dialogs; all were answered (alerts dismissed, leaving confirmed)."
+        ),
+    }
+}
+
 /// A snapshot: a header in our words, the tree fenced.
 pub fn snapshot(tab: &str, snapshot: &Snapshot) -> String {
     let mut out = format!(

@@ -444,6 +444,7 @@ impl Browser {
             Ok(_) | Err(BrowserError::TabNotFound { .. }) => self.new_tab(session, &budget).await?,
             Err(other) => return Err(other),
         };
+        let tab = self.inner.unstuck(session, tab).await?;
         // Opening a URL in a crashed tab is how it comes back.
         let outcome = self
             .inner
@@ -465,7 +466,20 @@ impl Browser {
         let target = self.inner.checked_target(target)?;
         self.inner.await_browser().await?;
         // A crashed tab may be reloaded or navigated: that revives it.
-        let tab = self.inner.active_tab(session)?;
+        let mut tab = self.inner.active_tab(session)?;
+        let target = match target {
+            // A stuck page cannot let go of its document: go there afresh.
+            NavigationTarget::Reload if tab.page.is_unresponsive() => {
+                match self.inner.config.policy.check(&tab.last_url) {
+                    Ok(url) => NavigationTarget::Url(url),
+                    Err(_) => NavigationTarget::Reload,
+                }
+            }
+            other => other,
+        };
+        if matches!(target, NavigationTarget::Url(_)) {
+            tab = self.inner.unstuck(session, tab).await?;
+        }
         let budget = self.inner.mutating_budget(
             "navigate",
             Some(self.inner.config.navigation_timeout),
@@ -789,7 +803,7 @@ impl Browser {
         // The page-side bound ends the wait; ours only guards against a stuck page.
         let budget =
             self.inner
-                .mutating_budget("wait", Some(timeout + Duration::from_secs(3)), cancel)?;
+                .mutating_budget("wait", Some(timeout + Duration::from_secs(1)), cancel)?;
         self.inner
             .guarded(&tab, wait::wait(&tab.page, condition, timeout, &budget))
             .await
@@ -1179,6 +1193,44 @@ impl Inner {
             }
             other => other,
         }
+    }
+
+    /// `tab`, or, when its page stopped answering (a script that loops,
+    /// dialogs in a loop), the same tab on a fresh page: a busy page cannot
+    /// let go of its document, so a navigation away would wait for it
+    /// forever. The old page is closed.
+    async fn unstuck(self: &Arc<Self>, session: &SessionId, tab: Tab) -> Result<Tab> {
+        if !tab.page.is_unresponsive() {
+            return Ok(tab);
+        }
+        tracing::info!(tab = %tab.handle, "replacing a page that does not respond");
+        let context = self.lock().session(session)?.context.clone();
+        let host = self.host();
+        let page = self.new_page(&host, context).await?;
+        let replaced = {
+            let mut registry = self.lock();
+            let slot = registry
+                .all_tabs_mut()
+                .find(|t| t.handle == tab.handle)
+                .ok_or_else(|| BrowserError::TabNotFound {
+                    tab: tab.handle.to_string(),
+                })?;
+            let old = std::mem::replace(&mut slot.page, Arc::clone(&page));
+            let updated = slot.clone();
+            (old, updated)
+        };
+        let (old, updated) = replaced;
+        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+            self.follow_loads(&updated.page);
+        }
+        let old_view = old.view().clone();
+        tokio::spawn(async move {
+            if let Err(error) = host.destroy_view(&old_view).await {
+                tracing::debug!(%error, "could not close a page that does not respond");
+            }
+        });
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        Ok(updated)
     }
 
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {

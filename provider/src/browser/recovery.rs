@@ -208,7 +208,7 @@ impl Inner {
     }
 
     /// A blank page in `host`, prepared for operations.
-    async fn new_page(
+    pub(super) async fn new_page(
         &self,
         host: &Arc<dyn ViewHost>,
         context: Option<ContextId>,

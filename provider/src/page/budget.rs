@@ -55,6 +55,19 @@ impl Budget {
         }
     }
 
+    /// The same budget ending `reserve` earlier (but not before now), for
+    /// a step that must leave time for what follows it: reading where a
+    /// navigation got to after waiting for it to load. Its timeout still
+    /// names the whole bound.
+    pub fn reserving(&self, reserve: Duration) -> Self {
+        let now = Instant::now();
+        let deadline = self.deadline.checked_sub(reserve).unwrap_or(now).max(now);
+        Self {
+            deadline,
+            ..self.clone()
+        }
+    }
+
     /// The time left (zero once expired).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())

@@ -12,9 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Budget, Page};
-use crate::cdp::protocol::{
-    ExceptionDetails, RuntimeCompileScript, RuntimeEvaluate, RuntimeTerminateExecution,
-};
+use crate::cdp::protocol::{ExceptionDetails, RuntimeCompileScript, RuntimeEvaluate};
 use crate::error::{BrowserError, Result};
 use crate::host::ViewHostExt;
 
@@ -188,14 +186,7 @@ async fn run_script(
         Err(BrowserError::Timeout { .. } | BrowserError::Aborted)
     ) {
         // Stop whatever still runs so the tab stays usable.
-        let _ = page
-            .host()
-            .call_within(
-                page.view(),
-                &RuntimeTerminateExecution {},
-                Duration::from_secs(2),
-            )
-            .await;
+        page.terminate_scripts();
     }
     let evaluated = outcome?;
     // A script that V8 terminated at our bound reports an exception without details.

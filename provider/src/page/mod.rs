@@ -80,6 +80,11 @@ pub struct Page {
     view: ViewId,
     /// Dialogs answered since the last [`Page::take_dialogs`].
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+    /// Its main thread stopped answering (a script that loops): a new
+    /// navigation goes to a fresh page instead.
+    unresponsive: std::sync::atomic::AtomicBool,
+    /// Dialogs answered since the page was prepared, all together.
+    dialogs_answered: Arc<std::sync::atomic::AtomicU64>,
     /// Console messages and exceptions since the page was prepared.
     console: Arc<Mutex<console::ConsoleLog>>,
     /// Requests since the page was prepared.
@@ -125,7 +130,9 @@ impl Page {
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
+        let dialogs_answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
         tokio::spawn(answer_dialogs(
+            Arc::clone(&dialogs_answered),
             Arc::downgrade(&host),
             view.clone(),
             events,
@@ -135,6 +142,8 @@ impl Page {
             host,
             view,
             dialogs,
+            dialogs_answered,
+            unresponsive: std::sync::atomic::AtomicBool::new(false),
             console,
             network,
             icon: Mutex::new(None),
@@ -278,6 +287,40 @@ impl Page {
             .watch_in_flight()
     }
 
+    /// Stops the script running in the page's main thread, if any (one
+    /// that loops, say), without waiting for the page to confirm: a busy
+    /// page may be slow to, and the caller keeps its bound.
+    pub fn terminate_scripts(&self) {
+        let host = Arc::clone(&self.host);
+        let view = self.view.clone();
+        tokio::spawn(async move {
+            let stop = crate::cdp::protocol::RuntimeTerminateExecution {};
+            if let Err(error) = host
+                .call_within(&view, &stop, std::time::Duration::from_secs(2))
+                .await
+            {
+                tracing::debug!(%error, "could not terminate a script");
+            }
+        });
+    }
+
+    /// Whether the page's main thread stopped answering.
+    pub fn is_unresponsive(&self) -> bool {
+        self.unresponsive.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes that the page's main thread stopped answering.
+    pub fn mark_unresponsive(&self) {
+        self.unresponsive
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many dialogs the page has opened (all answered) since it was prepared.
+    pub fn dialogs_answered(&self) -> u64 {
+        self.dialogs_answered
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Returns and forgets the dialogs answered since the last call.
     pub fn take_dialogs(&self) -> Vec<DialogRecord> {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
@@ -366,6 +409,7 @@ impl Page {
 /// Answers every dialog at once: `beforeunload` is accepted (the navigation
 /// the agent asked for proceeds); alert, confirm and prompt are dismissed.
 async fn answer_dialogs(
+    answered: Arc<std::sync::atomic::AtomicU64>,
     host: Weak<dyn ViewHost>,
     view: ViewId,
     mut events: EventStream,
@@ -387,6 +431,7 @@ async fn answer_dialogs(
             tracing::debug!(%view, %error, "could not answer a dialog");
         }
         tracing::debug!(%view, kind = %dialog.kind, accept, "answered a JavaScript dialog");
+        answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
         if log.len() == DIALOG_LOG_CAP {
             log.remove(0);

@@ -13,8 +13,11 @@ use crate::cdp::protocol::{
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result};
 
-/// Time allowed to read URL and title after a load ran out of time.
-const OUTCOME_GRACE: Duration = Duration::from_secs(5);
+/// Time kept at the end of a navigation's bound to read where it got to.
+const OUTCOME_RESERVE: Duration = Duration::from_millis(800);
+
+/// How long a page may take to start navigating before its script is stopped.
+const UNSTICK_AFTER: Duration = Duration::from_secs(1);
 
 /// Where to navigate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +45,14 @@ pub struct NavigationOutcome {
     /// within the budget (a hanging image, say); the page is usable anyway.
     #[serde(default = "yes")]
     pub loaded: bool,
+    /// JavaScript dialogs the page opened meanwhile (all answered: alerts
+    /// dismissed, `beforeunload` accepted).
+    #[serde(default)]
+    pub dialogs: u64,
+    /// The page's main thread did not answer when asked where it got to
+    /// (a script that loops): URL and title come from the browser.
+    #[serde(default)]
+    pub unresponsive: bool,
 }
 
 fn yes() -> bool {
@@ -59,6 +70,7 @@ pub async fn navigate(
     target: NavigationTarget,
     budget: &Budget,
 ) -> Result<NavigationOutcome> {
+    let dialogs_before = page.dialogs_answered();
     // Subscribe before acting so no lifecycle event can slip past.
     let mut events = page.events().await?;
     let expected_loader = match begin(page, &target, budget).await? {
@@ -66,13 +78,48 @@ pub async fn navigate(
         // Same-document navigation (fragment change): nothing to wait for.
         Begun::SameDocument => return current_outcome(page, budget, true).await,
     };
-    let loaded = wait_for_load(page, &mut events, expected_loader, budget).await?;
-    if loaded {
-        current_outcome(page, budget, true).await
-    } else {
-        // The deadline passed while subresources loaded; the document is there to read.
-        current_outcome(page, &budget.grace(OUTCOME_GRACE), false).await
-    }
+    // Waiting for `load` leaves time to read where the page got to, so the
+    // whole navigation keeps its bound even when the page never loads.
+    let loaded = wait_for_load(
+        page,
+        &mut events,
+        expected_loader,
+        &budget.reserving(OUTCOME_RESERVE),
+    )
+    .await?;
+    let mut outcome = match current_outcome(page, budget, loaded).await {
+        Ok(outcome) => outcome,
+        // Its main thread is busy (a script that loops, dialogs in a
+        // loop): the browser knows the URL and title without asking it.
+        Err(BrowserError::Timeout { .. }) if !loaded && !budget.cancel_token().is_cancelled() => {
+            page.mark_unresponsive();
+            outcome_from_browser(page).await?
+        }
+        Err(error) => return Err(error),
+    };
+    outcome.dialogs = page.dialogs_answered().saturating_sub(dialogs_before);
+    Ok(outcome)
+}
+
+/// URL and title as the browser has them, for a page that does not answer.
+async fn outcome_from_browser(page: &Page) -> Result<NavigationOutcome> {
+    let views = tokio::time::timeout(OUTCOME_RESERVE, page.host().list_views())
+        .await
+        .map_err(|_| BrowserError::timeout("read the tab's URL", OUTCOME_RESERVE))??;
+    let view = views
+        .into_iter()
+        .find(|view| view.id == *page.view())
+        .ok_or_else(|| BrowserError::TabNotFound {
+            tab: "(the tab closed during navigation)".into(),
+        })?;
+    Ok(NavigationOutcome {
+        url: view.url,
+        title: view.title,
+        status: None,
+        loaded: false,
+        dialogs: 0,
+        unresponsive: true,
+    })
 }
 
 /// How a navigation began.
@@ -92,7 +139,23 @@ pub async fn start(page: &Page, target: NavigationTarget, budget: &Budget) -> Re
     begin(page, &target, budget).await.map(|_| ())
 }
 
+/// Starts a navigation. A page whose main thread is busy (a script that
+/// loops, dialogs in a loop) cannot let go of its document; when it has
+/// not after [`UNSTICK_AFTER`], its script is stopped so the navigation
+/// can go ahead, as a browser does with an unresponsive page.
 async fn begin(page: &Page, target: &NavigationTarget, budget: &Budget) -> Result<Begun> {
+    let started = send_navigation(page, target, budget);
+    tokio::pin!(started);
+    tokio::select! {
+        result = &mut started => return result,
+        () = tokio::time::sleep(UNSTICK_AFTER) => {}
+    }
+    tracing::debug!("the page is slow to let go of its document; stopping its script");
+    page.terminate_scripts();
+    started.await
+}
+
+async fn send_navigation(page: &Page, target: &NavigationTarget, budget: &Budget) -> Result<Begun> {
     match target {
         NavigationTarget::Url(url) => {
             let started = page
@@ -150,7 +213,7 @@ async fn wait_for_load(
     budget: &Budget,
 ) -> Result<bool> {
     let mut tracker = LoadTracker::new(page, expected_loader);
-    tracker.wait(events, budget).await
+    tracker.wait(page, events, budget).await
 }
 
 /// Waits for a navigation that has already begun (its first events are in
@@ -165,7 +228,7 @@ pub(crate) async fn wait_for_navigation(
 ) -> Result<bool> {
     let mut tracker = LoadTracker::new(page, None);
     if !seen.iter().any(|event| tracker.feed(event)) {
-        tracker.wait(events, budget).await?;
+        tracker.wait(page, events, budget).await?;
     }
     Ok(tracker.committed || tracker.same_document)
 }
@@ -212,12 +275,32 @@ impl LoadTracker {
         }
     }
 
-    async fn wait(&mut self, events: &mut EventStream, budget: &Budget) -> Result<bool> {
+    async fn wait(
+        &mut self,
+        page: &Page,
+        events: &mut EventStream,
+        budget: &Budget,
+    ) -> Result<bool> {
+        let unstick = tokio::time::sleep(UNSTICK_AFTER);
+        tokio::pin!(unstick);
+        let mut unstuck = false;
         let waited = budget
             .run("wait for load", async {
-                while let Some(event) = events.recv().await {
-                    if self.feed(&event) {
-                        return Ok(());
+                loop {
+                    tokio::select! {
+                        event = events.recv() => {
+                            let Some(event) = event else { break };
+                            if self.feed(&event) {
+                                return Ok(());
+                            }
+                        }
+                        // Nothing committed yet: the old document may be
+                        // held by a busy script (dialogs in a loop).
+                        () = &mut unstick, if !unstuck && !self.committed => {
+                            unstuck = true;
+                            tracing::debug!("the page is slow to let go of its document; stopping its script");
+                            page.terminate_scripts();
+                        }
                     }
                 }
                 Err(BrowserError::TabNotFound {

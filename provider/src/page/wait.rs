@@ -293,7 +293,7 @@ pub async fn wait(
                 .world(None)
                 .evaluate(
                     page,
-                    &budget.grace(timeout + Duration::from_secs(2)),
+                    &budget.grace(timeout + Duration::from_secs(1)),
                     &expression,
                 )
                 .await?;

@@ -83,6 +83,7 @@ fn main() {
         input::click_and_type_at_coordinates,
         dialogs::dialogs_are_dismissed_and_reported,
         dialogs::beforeunload_does_not_block_navigation,
+        dialogs::a_dialog_loop_keeps_the_navigation_bound,
         snapshot::snapshot_lines_read_like_other_tools,
         snapshot::refs_survive_snapshots_and_churn,
         snapshot::stale_refs_never_hit_another_element,
