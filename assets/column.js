@@ -88,6 +88,7 @@
     $('browser-banner').classList.toggle('open', !!line);
     $('browser-banner').classList.toggle('recovered', !!state.browser && state.browser.state === 'running');
     $('browser-text').textContent = line || '';
+    $('stage').classList.toggle('down', !!state.browser && state.browser.state !== 'running');
     const human = state.holder === 'human';
     $('holder').classList.toggle('human', human);
     $('holder-text').textContent = human ? 'You have control' : 'Agent has control';

@@ -43,6 +43,8 @@ pub struct LiveView {
     /// The viewport every tab gets (CSS pixels) when the desktop window
     /// asks for pages sized to it; `None`: pages keep their own size.
     page_size: watch::Sender<Option<(u32, u32)>>,
+    /// The tab list last read from the browser (see [`LiveView::tabs`]).
+    last_tabs: Mutex<Vec<LiveTab>>,
     /// Bumped whenever something `/status` reports changes (viewers,
     /// frames sent, the pictured tab, tabs, control), for waiting on it.
     status: watch::Sender<u64>,
@@ -96,6 +98,7 @@ impl LiveView {
             viewers: AtomicUsize::new(0),
             pictured: Mutex::new(None),
             status: watch::Sender::new(0),
+            last_tabs: Mutex::new(Vec::new()),
             page_size: watch::Sender::new(None),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel.clone()));
@@ -317,9 +320,19 @@ impl LiveView {
         }
     }
 
-    /// Every tab (agents' and the person's), for the tab strip.
+    /// Every tab (agents' and the person's), for the tab strip. While the
+    /// browser is away (restarting), the tabs it had, so the strip and the
+    /// last picture stay until the tabs are back.
     pub async fn tabs(&self) -> Vec<LiveTab> {
-        self.browser.live_tabs().await.unwrap_or_default()
+        let read = self.browser.live_tabs().await;
+        let mut last = self.last_tabs.lock().unwrap_or_else(|p| p.into_inner());
+        match read {
+            Ok(tabs) => {
+                last.clone_from(&tabs);
+                tabs
+            }
+            Err(_) => last.clone(),
+        }
     }
 
     async fn follow(self: Arc<Self>, cancel: CancellationToken) {
