@@ -261,6 +261,10 @@ impl Caused {
     }
 }
 
+/// How long a page may take to answer a trivial question before a
+/// navigation treats it as stuck and goes to a fresh page.
+const RESPONSE_PROBE: Duration = Duration::from_millis(500);
+
 /// How long a call waits for a restarting browser to be back.
 const RESTART_WAIT: Duration = Duration::from_secs(15);
 
@@ -1200,7 +1204,9 @@ impl Inner {
     /// let go of its document, so a navigation away would wait for it
     /// forever. The old page is closed.
     async fn unstuck(self: &Arc<Self>, session: &SessionId, tab: Tab) -> Result<Tab> {
-        if !tab.page.is_unresponsive() {
+        let stuck = tab.page.is_unresponsive()
+            || (tab.page.health() == PageHealth::Alive && !tab.page.responds(RESPONSE_PROBE).await);
+        if !stuck {
             return Ok(tab);
         }
         tracing::info!(tab = %tab.handle, "replacing a page that does not respond");

@@ -304,6 +304,24 @@ impl Page {
         });
     }
 
+    /// Whether the page's main thread answers within `bound` (one trivial
+    /// evaluation); marks it unresponsive when it does not.
+    pub async fn responds(&self, bound: std::time::Duration) -> bool {
+        let probe = crate::cdp::protocol::RuntimeEvaluate {
+            expression: "0".into(),
+            return_by_value: true,
+            ..Default::default()
+        };
+        let answered = matches!(
+            self.host.call_within(&self.view, &probe, bound).await,
+            Ok(_) | Err(crate::error::BrowserError::Protocol { .. })
+        );
+        if !answered {
+            self.mark_unresponsive();
+        }
+        answered
+    }
+
     /// Whether the page's main thread stopped answering.
     pub fn is_unresponsive(&self) -> bool {
         self.unresponsive.load(std::sync::atomic::Ordering::Relaxed)

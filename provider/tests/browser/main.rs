@@ -12,6 +12,7 @@
 mod support;
 
 mod act;
+mod bounds;
 mod console;
 mod content;
 mod control;
@@ -84,6 +85,11 @@ fn main() {
         dialogs::dialogs_are_dismissed_and_reported,
         dialogs::beforeunload_does_not_block_navigation,
         dialogs::a_dialog_loop_keeps_the_navigation_bound,
+        bounds::a_page_that_loops_keeps_every_call_bounded,
+        bounds::a_page_that_starts_looping_later_lets_go_on_navigation,
+        bounds::a_stalled_server_keeps_the_navigation_bound,
+        bounds::a_popup_storm_is_bounded_and_reported,
+        bounds::a_huge_script_result_is_capped,
         snapshot::snapshot_lines_read_like_other_tools,
         snapshot::refs_survive_snapshots_and_churn,
         snapshot::stale_refs_never_hit_another_element,

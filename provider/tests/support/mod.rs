@@ -41,6 +41,7 @@ pub async fn serve_fixtures() -> String {
             get(|| async { Redirect::temporary("/article.html") }),
         )
         .route("/hang", get(std::future::pending::<String>))
+        .route("/half", get(half_a_page))
         .route(
             "/hanging-image.html",
             get(|| async {
@@ -72,6 +73,20 @@ pub async fn serve_fixtures() -> String {
         let _ = axum::serve(listener, app).await;
     });
     format!("http://{address}")
+}
+
+/// A server that sends the start of a page and then nothing more, forever.
+async fn half_a_page() -> impl IntoResponse {
+    let start = futures_util::stream::once(async {
+        Ok::<_, std::io::Error>(axum::body::Bytes::from_static(
+            b"<!doctype html><title>Half a page</title><h1>The first half</h1><p>and then",
+        ))
+    });
+    let stalled = futures_util::stream::pending();
+    (
+        [(header::CONTENT_TYPE, "text/html")],
+        axum::body::Body::from_stream(futures_util::StreamExt::chain(start, stalled)),
+    )
 }
 
 /// Launch options for tests: headless, temporary profile.
