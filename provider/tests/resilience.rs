@@ -417,3 +417,117 @@ fn a_browser_that_keeps_dying_is_given_up_on_with_a_clear_state() {
         supervisor.shutdown().await;
     });
 }
+
+/// Open file descriptors of this process.
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+/// What must come back to where it was: the browser's maps, the host's,
+/// the runtime's tasks and our file descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Footprint {
+    census: browser_provider::browser::Census,
+    tasks: usize,
+    fds: usize,
+}
+
+fn footprint(browser: &Browser) -> Footprint {
+    Footprint {
+        census: browser.census(),
+        tasks: tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks(),
+        fds: open_fds(),
+    }
+}
+
+/// Waits (bounded) until the footprint is back to `baseline`: tasks that
+/// close tabs finish a moment after the calls that started them.
+async fn settles_to(browser: &Browser, baseline: Footprint) -> Footprint {
+    let settled = support::eventually(Duration::from_secs(20), || async {
+        let now = footprint(browser);
+        let (census, host, was) = (now.census, now.census.host, baseline.census);
+        (census.sessions, census.tabs, census.owners) == (was.sessions, was.tabs, was.owners)
+            && host.sessions == was.host.sessions
+            && host.frames <= was.host.frames
+            && host.subscribers <= was.host.subscribers
+            && host.pending <= was.host.pending
+            && now.tasks <= baseline.tasks
+            && now.fds <= baseline.fds
+    })
+    .await;
+    let now = footprint(browser);
+    assert!(settled, "before {baseline:?}\nafter  {now:?}");
+    now
+}
+
+#[test]
+fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
+    runtime().block_on(async {
+        let base = support::serve_fixtures().await;
+        let policy = RestartPolicy {
+            delays: vec![Duration::from_millis(50)],
+            max_restarts: 100,
+            ..RestartPolicy::default()
+        };
+        let supervisor = Supervisor::start(Launcher::Launch(support::launch_options()), policy)
+            .await
+            .unwrap();
+        let browser =
+            Browser::supervised(Arc::clone(&supervisor), BrowserConfig::default()).unwrap();
+        let cancel = CancellationToken::new();
+        let session = browser
+            .open_session(SessionOptions::default())
+            .await
+            .unwrap();
+        let (home, _) = browser
+            .open(&session, &format!("{base}/form.html"), false, &cancel)
+            .await
+            .unwrap();
+        let baseline = footprint(&browser);
+
+        // 1000 by hand (LEAK_TABS=1000, about 3 minutes here); fewer in CI.
+        let tabs: usize = std::env::var("LEAK_TABS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(100);
+        let started = Instant::now();
+        for _ in 0..tabs {
+            let (tab, _) = browser
+                .open(&session, "about:blank", true, &cancel)
+                .await
+                .unwrap();
+            browser.close_tab(&session, &tab).await.unwrap();
+        }
+        browser.switch_tab(&session, &home).await.unwrap();
+        let after_tabs = settles_to(&browser, baseline).await;
+        eprintln!(
+            "{tabs} tabs opened and closed in {:?}: {after_tabs:?}",
+            started.elapsed()
+        );
+
+        for generation in 1..=20u64 {
+            let pid = supervisor.host().and_then(|h| h.pid()).unwrap();
+            let mut state = supervisor.watch();
+            // SAFETY: signalling the test's own browser.
+            unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) };
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                state.wait_for(|s| s.generation() == Some(generation + 1)),
+            )
+            .await
+            .expect("back after the kill")
+            .unwrap();
+            // Each restart is noticed by the session's next call.
+            browser
+                .snapshot(&session, &Scope::Page, &cancel)
+                .await
+                .expect("a snapshot after the restart");
+            assert_eq!(browser.take_notices(&session).len(), 1);
+        }
+        let after_restarts = settles_to(&browser, baseline).await;
+        eprintln!("20 restarts: {after_restarts:?}");
+        supervisor.shutdown().await;
+    });
+}

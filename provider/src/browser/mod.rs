@@ -183,6 +183,21 @@ pub struct Activity {
     pub millis: Option<u64>,
 }
 
+/// Sizes of what the browser keeps: sessions, tabs, ownership records and
+/// the host's own; where they must return once sessions and tabs are gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Census {
+    /// Agent sessions.
+    pub sessions: usize,
+    /// Tabs, agents' and the person's.
+    pub tabs: usize,
+    /// Tab ownership records.
+    pub owners: usize,
+    /// The current host's.
+    pub host: crate::host::HostCensus,
+}
+
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
@@ -339,6 +354,17 @@ impl Browser {
     /// supervised.
     pub fn watch_browser(&self) -> Option<watch::Receiver<BrowserState>> {
         self.inner.supervisor.as_ref().map(|s| s.watch())
+    }
+
+    /// What the browser keeps track of now, for leak checks and `/status`.
+    pub fn census(&self) -> Census {
+        let registry = self.inner.lock();
+        Census {
+            sessions: registry.sessions.len(),
+            tabs: registry.all_tabs().count(),
+            owners: registry.owners.len(),
+            host: self.inner.host().census(),
+        }
     }
 
     /// One-line notices for the session's next call (the browser was

@@ -404,6 +404,11 @@ impl Connection {
         self.inner.lock().closed.clone()
     }
 
+    /// How many event subscribers and relays are live (for leak checks).
+    pub fn subscribers(&self) -> usize {
+        self.inner.lock().subscribers.len()
+    }
+
     /// How many commands are waiting for a response (for diagnostics and tests).
     pub fn pending_commands(&self) -> usize {
         self.inner.lock().pending.len()

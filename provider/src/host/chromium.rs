@@ -614,4 +614,17 @@ impl ViewHost for ChromiumHost {
     fn browser_version(&self) -> String {
         self.version.clone()
     }
+
+    fn census(&self) -> super::HostCensus {
+        super::HostCensus {
+            sessions: self
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .len(),
+            frames: self.frames.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            subscribers: self.connection.subscribers(),
+            pending: self.connection.pending_commands(),
+        }
+    }
 }

@@ -148,6 +148,25 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     fn command_timeout(&self) -> Duration;
     /// The browser's product string, such as `Chrome/156.0.8078.114`.
     fn browser_version(&self) -> String;
+    /// What the host keeps track of, for leak checks (nothing by default).
+    fn census(&self) -> HostCensus {
+        HostCensus::default()
+    }
+}
+
+/// What a host keeps per view and per connection: sizes that must come
+/// back to where they were once views close.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostCensus {
+    /// Views with an attached session.
+    pub sessions: usize,
+    /// Out-of-process frames followed.
+    pub frames: usize,
+    /// Event subscribers on the connection.
+    pub subscribers: usize,
+    /// Commands waiting for an answer.
+    pub pending: usize,
 }
 
 /// Typed helpers over [`ViewHost::send_command`].
