@@ -502,7 +502,7 @@ fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
         }
         browser.switch_tab(&session, &home).await.unwrap();
         let after_tabs = settles_to(&browser, baseline).await;
-        eprintln!(
+        tracing::info!(
             "{tabs} tabs opened and closed in {:?}: {after_tabs:?}",
             started.elapsed()
         );
@@ -527,7 +527,7 @@ fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
             assert_eq!(browser.take_notices(&session).len(), 1);
         }
         let after_restarts = settles_to(&browser, baseline).await;
-        eprintln!("20 restarts: {after_restarts:?}");
+        tracing::info!("20 restarts: {after_restarts:?}");
         supervisor.shutdown().await;
     });
 }
