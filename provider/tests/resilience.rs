@@ -531,3 +531,118 @@ fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
         supervisor.shutdown().await;
     });
 }
+
+/// A Chromium of the test's own with a debugging port, as someone else
+/// would run one for `--connect`.
+fn chromium_on_port(port: u16, profile: &std::path::Path) -> std::process::Child {
+    let executable = browser_provider::host::find_browser(None).unwrap();
+    let mut command = std::process::Command::new(executable);
+    command.args([
+        "--headless",
+        "--no-first-run",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-sandbox",
+        &format!("--remote-debugging-port={port}"),
+        &format!("--user-data-dir={}", profile.display()),
+        "about:blank",
+    ]);
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_lost_endpoint_fails_fast_while_reconnecting_and_comes_back() {
+    runtime().block_on(async {
+        let _ = tracing_subscriber::fmt().with_test_writer().try_init();
+        let base = support::serve_fixtures().await;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let profile = tempfile::tempdir().unwrap();
+        let mut first = chromium_on_port(port, profile.path());
+        let endpoint = format!("http://127.0.0.1:{port}");
+        // The endpoint answers once Chromium is up: the first connection retries.
+        let supervisor = {
+            let started = Instant::now();
+            loop {
+                let launcher = Launcher::Connect {
+                    endpoint: endpoint.clone(),
+                    command_timeout: Duration::from_secs(10),
+                };
+                match Supervisor::start(launcher, RestartPolicy::default()).await {
+                    Ok(supervisor) => break supervisor,
+                    Err(error) => {
+                        assert!(started.elapsed() < Duration::from_secs(20), "{error}");
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        };
+        let browser =
+            Browser::supervised(Arc::clone(&supervisor), BrowserConfig::default()).unwrap();
+        let cancel = CancellationToken::new();
+        let session = browser
+            .open_session(SessionOptions::default())
+            .await
+            .unwrap();
+        browser
+            .open(&session, &format!("{base}/form.html"), false, &cancel)
+            .await
+            .unwrap();
+
+        let mut state = supervisor.watch();
+        first.kill().unwrap();
+        first.wait().unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            state.wait_for(|s| {
+                matches!(
+                    s,
+                    BrowserState::Restarting {
+                        reconnecting: true,
+                        ..
+                    }
+                )
+            }),
+        )
+        .await
+        .expect("the supervisor noticed")
+        .unwrap();
+        let started = Instant::now();
+        let error = browser
+            .snapshot(&session, &Scope::Page, &cancel)
+            .await
+            .expect_err("no browser while reconnecting");
+        assert_eq!(error.code(), "NOT_CONNECTED", "{error}");
+        assert!(error.to_string().contains("reconnecting"), "{error}");
+        assert!(started.elapsed() < Duration::from_millis(500), "fails fast");
+
+        // The endpoint comes back (another Chromium on the same port).
+        let mut second = chromium_on_port(port, profile.path());
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            state.wait_for(|s| s.generation() == Some(2)),
+        )
+        .await
+        .expect("reconnected")
+        .unwrap();
+        let snapshot = browser
+            .snapshot(&session, &Scope::Page, &cancel)
+            .await
+            .expect("the session carries on");
+        assert!(snapshot.url.ends_with("/form.html"), "{}", snapshot.url);
+        assert_eq!(browser.take_notices(&session).len(), 1);
+        supervisor.shutdown().await;
+        second.kill().unwrap();
+        second.wait().unwrap();
+    });
+}

@@ -433,7 +433,8 @@ impl Browser {
     pub async fn open_session(&self, options: SessionOptions) -> Result<SessionId> {
         self.inner.await_browser().await?;
         let context = if options.isolated {
-            Some(self.inner.host().create_context().await?)
+            let created = self.inner.host().create_context().await;
+            Some(self.inner.explained(created).await?)
         } else {
             None
         };
@@ -471,7 +472,10 @@ impl Browser {
         self.inner.await_browser().await?;
         let tab = match self.inner.active_tab(session) {
             Ok(tab) if !new_tab => tab,
-            Ok(_) | Err(BrowserError::TabNotFound { .. }) => self.new_tab(session, &budget).await?,
+            Ok(_) | Err(BrowserError::TabNotFound { .. }) => {
+                let created = self.new_tab(session, &budget).await;
+                self.inner.explained(created).await?
+            }
             Err(other) => return Err(other),
         };
         let tab = self.inner.unstuck(session, tab).await?;
@@ -528,7 +532,10 @@ impl Browser {
             let state = registry.session(session)?;
             (state.tabs.clone(), state.active.clone())
         };
-        let views = self.inner.host().list_views().await?;
+        let views = self
+            .inner
+            .explained(self.inner.host().list_views().await)
+            .await?;
         Ok(tabs
             .into_iter()
             .filter_map(|tab| {
@@ -561,7 +568,8 @@ impl Browser {
             registry.session_mut(session)?.active = Some(tab.clone());
             view
         };
-        self.inner.host().show_view(&view).await
+        let shown = self.inner.host().show_view(&view).await;
+        self.inner.explained(shown).await
     }
 
     /// Closes one tab. Closing the active tab activates the most recently
@@ -572,7 +580,8 @@ impl Browser {
             let registry = self.inner.lock();
             registry.owned_tab(session, tab)?.page.view().clone()
         };
-        self.inner.host().destroy_view(&view).await?;
+        let closed = self.inner.host().destroy_view(&view).await;
+        self.inner.explained(closed).await?;
         self.inner.forget_view(&view);
         Ok(())
     }
@@ -590,7 +599,8 @@ impl Browser {
                 .collect()
         };
         for view in &views {
-            self.inner.host().destroy_view(view).await?;
+            let closed = self.inner.host().destroy_view(view).await;
+            self.inner.explained(closed).await?;
             self.inner.forget_view(view);
         }
         Ok(())
@@ -1175,6 +1185,41 @@ impl Inner {
             Err(_) => Err(supervisor.state().unavailable().unwrap_or_else(|| {
                 BrowserError::not_connected("the browser's tabs are still being reopened")
             })),
+        }
+    }
+
+    /// `result`, with a lost connection explained: when the browser went
+    /// away under the call, `BROWSER_RESTARTED` naming why (once the
+    /// supervisor knows, at most [`CAUSE_WAIT`]).
+    async fn explained<T>(&self, result: Result<T>) -> Result<T> {
+        let lost = matches!(
+            result,
+            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
+        );
+        let Some(supervisor) = self.supervisor.as_ref().filter(|_| lost) else {
+            return result;
+        };
+        let mut state = supervisor.watch();
+        let running = state.borrow().generation();
+        if running.is_some() {
+            let _ = tokio::time::timeout(CAUSE_WAIT, state.wait_for(|s| s.generation() != running))
+                .await;
+        }
+        let now = state.borrow().clone();
+        if running.is_some() && now.generation() == running {
+            // The same browser runs: the loss was something else.
+            return result;
+        }
+        match now {
+            BrowserState::Restarting { cause, .. }
+            | BrowserState::Running {
+                restarted: Some(crate::host::Restart { cause, .. }),
+                ..
+            } => Err(BrowserError::BrowserRestarted { cause }),
+            other => match other.unavailable() {
+                Some(error) => Err(error),
+                None => result,
+            },
         }
     }
 

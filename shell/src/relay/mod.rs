@@ -184,10 +184,39 @@ async fn status(
         "pictured": handle_of(live.pictured()),
         "pageSize": live.page_size().map(|(width, height)| [width, height]),
         "browser": live.browser_status(),
+        "census": live.browser().census(),
+        "process": process_figures(),
         "crashed": tabs.iter().filter(|t| t.crashed).map(|t| t.handle.as_str()).collect::<Vec<_>>(),
         "generation": generation,
     }))
     .into_response()
+}
+
+/// The shell process's own figures, for watching it over days (and the
+/// soak benchmark): tasks alive in its runtime, open file descriptors,
+/// resident memory.
+fn process_figures() -> serde_json::Value {
+    let fds = std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count);
+    let rss_kb = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|value| {
+                    value
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        });
+    serde_json::json!({
+        "tasks": tokio::runtime::Handle::current().metrics().num_alive_tasks(),
+        "fds": fds,
+        "rssKb": rss_kb,
+    })
 }
 
 /// A certificate chain and its private key (PEM files) for HTTPS.
