@@ -522,3 +522,48 @@ async fn the_server_outlives_a_killed_browser() {
     assert_ne!(browser_of(shell), Some(browser), "a new browser runs");
     client.finish().await;
 }
+
+#[tokio::test]
+async fn a_client_that_vanishes_mid_call_ends_the_server_cleanly() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+    let shell = client.child.id().unwrap();
+    let (text, is_error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!is_error, "{text}");
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {
+                "name": "browser_wait",
+                "arguments": {"text": "never on this page", "timeoutMs": 20000},
+                "_meta": {"progressToken": "gone-1"}
+            }}),
+        )
+        .await;
+    loop {
+        if client.next_message().await["method"] == "notifications/progress" {
+            break;
+        }
+    }
+    let browser = browser_of(shell).expect("the shell's browser");
+    // The client goes away: both pipes close, mid-call.
+    let Client {
+        mut child,
+        stdin,
+        lines,
+        ..
+    } = client;
+    drop(stdin);
+    drop(lines);
+    let started = std::time::Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server ends, not at the wait's 20 s bound")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // SAFETY: signal 0 only checks whether the process exists.
+    let alive = unsafe { libc::kill(browser, 0) } == 0;
+    assert!(!alive, "its browser is gone too");
+}

@@ -7,6 +7,7 @@
 //! Operations act on the session's active tab. Each takes a cancellation
 //! token and runs within a time bound.
 
+mod calls;
 mod handoff;
 mod person;
 mod recovery;
@@ -28,7 +29,7 @@ use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
 use crate::page::{
-    Budget, DialogRecord, Page, PageHealth, content, execute, input, navigate, screenshot, wait,
+    Budget, DialogRecord, Page, content, execute, input, navigate, screenshot, wait,
 };
 use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
@@ -275,16 +276,6 @@ impl Caused {
         }
     }
 }
-
-/// How long a page may take to answer a trivial question before a
-/// navigation treats it as stuck and goes to a fresh page.
-const RESPONSE_PROBE: Duration = Duration::from_millis(500);
-
-/// How long a call waits for a restarting browser to be back.
-const RESTART_WAIT: Duration = Duration::from_secs(15);
-
-/// How long a call that lost its browser waits to learn why.
-const CAUSE_WAIT: Duration = Duration::from_secs(3);
 
 /// How long an action that navigated without replacing the document
 /// waits for the browser to say it was a download.
@@ -1133,181 +1124,6 @@ impl Inner {
     /// The current browser's host.
     fn host(&self) -> Arc<dyn ViewHost> {
         Arc::clone(&self.host.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// Returns once the browser runs and its tabs are back (at once,
-    /// unless it is restarting). While a relaunch is under way, a call
-    /// waits for it, at most [`RESTART_WAIT`]; while a connection is being
-    /// re-established, or after the browser was given up on, it fails
-    /// at once.
-    ///
-    /// # Errors
-    /// `NOT_CONNECTED` while reconnecting or past the wait,
-    /// `BROWSER_CRASHED` when the browser could not be restarted.
-    async fn await_browser(&self) -> Result<()> {
-        let Some(supervisor) = &self.supervisor else {
-            return Ok(());
-        };
-        let mut state = supervisor.watch();
-        let mut recovered = self.recovered.subscribe();
-        let wait = async {
-            loop {
-                let now = state.borrow_and_update().clone();
-                match &now {
-                    BrowserState::Running { generation, .. }
-                        if *recovered.borrow_and_update() >= *generation =>
-                    {
-                        return Ok(());
-                    }
-                    // Relaunched; its tabs are being reopened.
-                    BrowserState::Running { .. } => {}
-                    // A relaunch takes a moment: worth waiting for.
-                    BrowserState::Restarting {
-                        reconnecting: false,
-                        ..
-                    } => {}
-                    other => {
-                        return Err(other.unavailable().unwrap_or_else(|| {
-                            BrowserError::not_connected("the browser is not running")
-                        }));
-                    }
-                }
-                tokio::select! {
-                    changed = state.changed() => if changed.is_err() {
-                        return Err(BrowserError::not_connected("the browser was shut down"));
-                    },
-                    _ = recovered.changed() => {}
-                }
-            }
-        };
-        match tokio::time::timeout(RESTART_WAIT, wait).await {
-            Ok(result) => result,
-            Err(_) => Err(supervisor.state().unavailable().unwrap_or_else(|| {
-                BrowserError::not_connected("the browser's tabs are still being reopened")
-            })),
-        }
-    }
-
-    /// `result`, with a lost connection explained: when the browser went
-    /// away under the call, `BROWSER_RESTARTED` naming why (once the
-    /// supervisor knows, at most [`CAUSE_WAIT`]).
-    async fn explained<T>(&self, result: Result<T>) -> Result<T> {
-        let lost = matches!(
-            result,
-            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
-        );
-        let Some(supervisor) = self.supervisor.as_ref().filter(|_| lost) else {
-            return result;
-        };
-        let mut state = supervisor.watch();
-        let running = state.borrow().generation();
-        if running.is_some() {
-            let _ = tokio::time::timeout(CAUSE_WAIT, state.wait_for(|s| s.generation() != running))
-                .await;
-        }
-        let now = state.borrow().clone();
-        if running.is_some() && now.generation() == running {
-            // The same browser runs: the loss was something else.
-            return result;
-        }
-        match now {
-            BrowserState::Restarting { cause, .. }
-            | BrowserState::Running {
-                restarted: Some(crate::host::Restart { cause, .. }),
-                ..
-            } => Err(BrowserError::BrowserRestarted { cause }),
-            other => match other.unavailable() {
-                Some(error) => Err(error),
-                None => result,
-            },
-        }
-    }
-
-    /// The session's active tab, once the browser is there, unless its
-    /// page has crashed.
-    ///
-    /// # Errors
-    /// Those of [`Inner::await_browser`]; `TAB_NOT_FOUND`; `PAGE_CRASHED`
-    /// until the tab is reloaded or navigated.
-    async fn usable_tab(&self, session: &SessionId) -> Result<Tab> {
-        self.await_browser().await?;
-        let tab = self.active_tab(session)?;
-        if tab.page.health() == PageHealth::Crashed {
-            return Err(BrowserError::PageCrashed {
-                tab: tab.handle.to_string(),
-                in_flight: false,
-            });
-        }
-        Ok(tab)
-    }
-
-    /// Runs `work` on `tab`, ending it as soon as the page crashes
-    /// (`PAGE_CRASHED`) or its browser goes away (`BROWSER_RESTARTED`,
-    /// naming why), rather than when some command times out.
-    async fn guarded<T>(
-        &self,
-        tab: &Tab,
-        work: impl std::future::Future<Output = Result<T>>,
-    ) -> Result<T> {
-        let result = tokio::select! {
-            biased;
-            result = work => result,
-            error = tab.page.failure(tab.handle.as_str()) => return Err(error),
-        };
-        match result {
-            // The connection died under the call: say why, once known.
-            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
-                if self.supervisor.is_some() =>
-            {
-                let known =
-                    tokio::time::timeout(CAUSE_WAIT, tab.page.failure(tab.handle.as_str())).await;
-                match known {
-                    Ok(error) => Err(error),
-                    Err(_) => result,
-                }
-            }
-            other => other,
-        }
-    }
-
-    /// `tab`, or, when its page stopped answering (a script that loops,
-    /// dialogs in a loop), the same tab on a fresh page: a busy page cannot
-    /// let go of its document, so a navigation away would wait for it
-    /// forever. The old page is closed.
-    async fn unstuck(self: &Arc<Self>, session: &SessionId, tab: Tab) -> Result<Tab> {
-        let stuck = tab.page.is_unresponsive()
-            || (tab.page.health() == PageHealth::Alive && !tab.page.responds(RESPONSE_PROBE).await);
-        if !stuck {
-            return Ok(tab);
-        }
-        tracing::info!(tab = %tab.handle, "replacing a page that does not respond");
-        let context = self.lock().session(session)?.context.clone();
-        let host = self.host();
-        let page = self.new_page(&host, context).await?;
-        let replaced = {
-            let mut registry = self.lock();
-            let slot = registry
-                .all_tabs_mut()
-                .find(|t| t.handle == tab.handle)
-                .ok_or_else(|| BrowserError::TabNotFound {
-                    tab: tab.handle.to_string(),
-                })?;
-            let old = std::mem::replace(&mut slot.page, Arc::clone(&page));
-            let updated = slot.clone();
-            (old, updated)
-        };
-        let (old, updated) = replaced;
-        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
-            self.follow_loads(&updated.page);
-        }
-        let old_view = old.view().clone();
-        tokio::spawn(async move {
-            if let Err(error) = host.destroy_view(&old_view).await {
-                tracing::debug!(%error, "could not close a page that does not respond");
-            }
-        });
-        self.tabs_changed.send_modify(|generation| *generation += 1);
-        Ok(updated)
     }
 
     fn active_tab(&self, session: &SessionId) -> Result<Tab> {

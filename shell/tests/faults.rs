@@ -1,6 +1,7 @@
-//! The relay through a browser kill: the people watching see what
+//! The relay through faults: a browser kill (the people watching see what
 //! happened and get the picture back, a CDP client is told with a close
-//! code and comes back on the same URL, and the agent carries on.
+//! code and comes back on the same URL, the agent carries on) and an MCP
+//! client that vanishes in the middle of a call.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use common::{Agent, Endpoint, serve_fixtures, start_shell_in, status_until};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
@@ -157,5 +159,75 @@ async fn the_relay_survives_a_killed_browser() {
     assert!(!is_error, "{text}");
     assert!(text.contains("was reopened at its last URL"), "{text}");
     assert!(text.contains("/live.html"), "{text}");
+    common::stop_shell(relay).await;
+}
+
+#[tokio::test]
+async fn a_client_that_vanishes_mid_call_leaves_nothing_running() {
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let (relay, printed) = start_shell_in(&runtime, &["relay"], 3).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let endpoint = Endpoint {
+        host: host.clone(),
+        path: "/mcp".into(),
+        token: token.clone(),
+    };
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, is_error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!is_error, "{text}");
+    let baseline = status_until(&endpoint, |_| true).await;
+    let tasks_before = baseline["process"]["tasks"].as_u64().unwrap();
+
+    // A long wait, and the client goes away as soon as the answer starts.
+    let call = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+        "name": "browser_wait",
+        "arguments": {"text": "never on this page", "timeoutMs": 3000}
+    }})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nMcp-Session-Id: {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{call}",
+        agent.session(),
+        call.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut first = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut first))
+        .await
+        .expect("the answer starts")
+        .unwrap();
+    assert!(
+        first.starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&first)
+    );
+    drop(stream);
+
+    // The server keeps serving the same session at once…
+    let started = Instant::now();
+    let (text, is_error) = agent.call("browser_snapshot", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // …and what the vanished call started ends by its bound: no task is left.
+    let settled = status_until(&endpoint, |s| {
+        s["process"]["tasks"].as_u64().unwrap() <= tasks_before
+    })
+    .await;
+    assert_eq!(settled["census"]["host"]["pending"], 0, "{settled}");
     common::stop_shell(relay).await;
 }
