@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{Inner, SessionId, Tab};
 use crate::error::{BrowserError, Result};
-use crate::host::BrowserState;
+use crate::host::{BrowserState, ViewHost};
 use crate::page::PageHealth;
 
 /// How long a page may take to answer a trivial question before a
@@ -76,34 +76,38 @@ impl Inner {
         }
     }
 
-    /// `result`, with a lost connection explained: when the browser went
-    /// away under the call, `BROWSER_RESTARTED` naming why (once the
-    /// supervisor knows, at most [`CAUSE_WAIT`]).
-    pub(super) async fn explained<T>(&self, result: Result<T>) -> Result<T> {
+    /// `result`, with a lost browser explained: when the call failed
+    /// because `host` (the browser it used) went away, `BROWSER_RESTARTED`
+    /// naming why, once the supervisor knows (at most [`CAUSE_WAIT`]).
+    pub(super) async fn explained<T>(
+        &self,
+        host: &Arc<dyn ViewHost>,
+        result: Result<T>,
+    ) -> Result<T> {
         let lost = matches!(
             result,
-            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
-        );
+            Err(BrowserError::BrowserCrashed { .. }
+                | BrowserError::NotConnected { .. }
+                | BrowserError::TabNotFound { .. })
+        ) && !host.is_connected();
         let Some(supervisor) = self.supervisor.as_ref().filter(|_| lost) else {
             return result;
         };
+        // The dead browser's address, to tell it from the next one.
+        let dead = Arc::as_ptr(host).cast::<()>() as usize;
+        let moved_on = move |state: &BrowserState| match state {
+            BrowserState::Running { host, .. } => Arc::as_ptr(host).cast::<()>() as usize != dead,
+            _ => true,
+        };
         let mut state = supervisor.watch();
-        let running = state.borrow().generation();
-        if running.is_some() {
-            let _ = tokio::time::timeout(CAUSE_WAIT, state.wait_for(|s| s.generation() != running))
-                .await;
-        }
+        let _ = tokio::time::timeout(CAUSE_WAIT, state.wait_for(moved_on)).await;
         let now = state.borrow().clone();
-        if running.is_some() && now.generation() == running {
-            // The same browser runs: the loss was something else.
-            return result;
-        }
         match now {
             BrowserState::Restarting { cause, .. }
             | BrowserState::Running {
                 restarted: Some(crate::host::Restart { cause, .. }),
                 ..
-            } => Err(BrowserError::BrowserRestarted { cause }),
+            } if moved_on(&now) => Err(BrowserError::BrowserRestarted { cause }),
             other => match other.unavailable() {
                 Some(error) => Err(error),
                 None => result,
@@ -143,18 +147,9 @@ impl Inner {
             error = tab.page.failure(tab.handle.as_str()) => return Err(error),
         };
         match result {
-            // The connection died under the call: say why, once known.
-            Err(BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. })
-                if self.supervisor.is_some() =>
-            {
-                let known =
-                    tokio::time::timeout(CAUSE_WAIT, tab.page.failure(tab.handle.as_str())).await;
-                match known {
-                    Ok(error) => Err(error),
-                    Err(_) => result,
-                }
-            }
-            other => other,
+            // The browser died under the call: say why.
+            Err(_) => self.explained(tab.page.host(), result).await,
+            ok => ok,
         }
     }
 

@@ -424,8 +424,9 @@ impl Browser {
     pub async fn open_session(&self, options: SessionOptions) -> Result<SessionId> {
         self.inner.await_browser().await?;
         let context = if options.isolated {
-            let created = self.inner.host().create_context().await;
-            Some(self.inner.explained(created).await?)
+            let host = self.inner.host();
+            let created = host.create_context().await;
+            Some(self.inner.explained(&host, created).await?)
         } else {
             None
         };
@@ -464,8 +465,9 @@ impl Browser {
         let tab = match self.inner.active_tab(session) {
             Ok(tab) if !new_tab => tab,
             Ok(_) | Err(BrowserError::TabNotFound { .. }) => {
+                let host = self.inner.host();
                 let created = self.new_tab(session, &budget).await;
-                self.inner.explained(created).await?
+                self.inner.explained(&host, created).await?
             }
             Err(other) => return Err(other),
         };
@@ -523,10 +525,9 @@ impl Browser {
             let state = registry.session(session)?;
             (state.tabs.clone(), state.active.clone())
         };
-        let views = self
-            .inner
-            .explained(self.inner.host().list_views().await)
-            .await?;
+        let host = self.inner.host();
+        let listed = host.list_views().await;
+        let views = self.inner.explained(&host, listed).await?;
         Ok(tabs
             .into_iter()
             .filter_map(|tab| {
@@ -559,8 +560,9 @@ impl Browser {
             registry.session_mut(session)?.active = Some(tab.clone());
             view
         };
-        let shown = self.inner.host().show_view(&view).await;
-        self.inner.explained(shown).await
+        let host = self.inner.host();
+        let shown = host.show_view(&view).await;
+        self.inner.explained(&host, shown).await
     }
 
     /// Closes one tab. Closing the active tab activates the most recently
@@ -571,8 +573,9 @@ impl Browser {
             let registry = self.inner.lock();
             registry.owned_tab(session, tab)?.page.view().clone()
         };
-        let closed = self.inner.host().destroy_view(&view).await;
-        self.inner.explained(closed).await?;
+        let host = self.inner.host();
+        let closed = host.destroy_view(&view).await;
+        self.inner.explained(&host, closed).await?;
         self.inner.forget_view(&view);
         Ok(())
     }
@@ -590,8 +593,9 @@ impl Browser {
                 .collect()
         };
         for view in &views {
-            let closed = self.inner.host().destroy_view(view).await;
-            self.inner.explained(closed).await?;
+            let host = self.inner.host();
+            let closed = host.destroy_view(view).await;
+            self.inner.explained(&host, closed).await?;
             self.inner.forget_view(view);
         }
         Ok(())

@@ -14,6 +14,12 @@ use crate::page::Page;
 use crate::page::navigate::{self, NavigationTarget};
 
 impl Browser {
+    /// Whether a tab with this handle exists (its page may be between
+    /// browsers, being reopened after a restart).
+    pub fn knows_tab(&self, tab: &TabHandle) -> bool {
+        self.inner.lock().all_tabs().any(|t| &t.handle == tab)
+    }
+
     /// Every tab, agents' and the person's, for the person watching (the
     /// live view's tab strip), in the order they were opened.
     pub async fn live_tabs(&self) -> Result<Vec<LiveTab>> {

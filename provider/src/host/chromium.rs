@@ -615,6 +615,10 @@ impl ViewHost for ChromiumHost {
         self.version.clone()
     }
 
+    fn is_connected(&self) -> bool {
+        self.connection.is_open()
+    }
+
     fn census(&self) -> super::HostCensus {
         super::HostCensus {
             sessions: self

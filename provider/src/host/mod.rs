@@ -148,6 +148,11 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     fn command_timeout(&self) -> Duration;
     /// The browser's product string, such as `Chrome/156.0.8078.114`.
     fn browser_version(&self) -> String;
+    /// Whether the host can still reach its pages (false once its browser
+    /// or its connection is gone for good).
+    fn is_connected(&self) -> bool {
+        true
+    }
     /// What the host keeps track of, for leak checks (nothing by default).
     fn census(&self) -> HostCensus {
         HostCensus::default()

@@ -381,7 +381,18 @@ impl LiveView {
             let gone = shown
                 .as_ref()
                 .is_none_or(|view| !tabs.iter().any(|t| &t.view == view));
-            // A tab reopened after a restart has a new view but is the same tab.
+            // A tab reopened after a restart has a new view but is the same
+            // tab; while it is being reopened, keep waiting for it.
+            let reopening = gone
+                && shown_handle.as_ref().is_some_and(|handle| {
+                    self.browser.knows_tab(handle) && !tabs.iter().any(|t| &t.handle == handle)
+                });
+            if reopening {
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    _ = tabs_changed.changed() => continue,
+                }
+            }
             let reopened = shown_handle
                 .as_ref()
                 .and_then(|handle| tabs.iter().find(|t| &t.handle == handle))

@@ -296,7 +296,8 @@ impl<'a> Agent<'a> {
 
 /// `GET /status` of a running shell, waiting (bounded, no polling) until
 /// `accept` holds: each request returns when the status has changed since
-/// the generation the last one saw.
+/// the generation the last one saw, or after 2 s (figures such as the task
+/// count change without a new generation).
 pub async fn status_until(endpoint: &Endpoint, accept: impl Fn(&Value) -> bool) -> Value {
     let auth = format!("Bearer {}", endpoint.token);
     let mut after: Option<u64> = None;
@@ -304,7 +305,7 @@ pub async fn status_until(endpoint: &Endpoint, accept: impl Fn(&Value) -> bool) 
     let waited = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let path = match after {
-                Some(generation) => format!("/status?after={generation}&waitMs=30000"),
+                Some(generation) => format!("/status?after={generation}&waitMs=2000"),
                 None => "/status".to_owned(),
             };
             let (code, body) = get(&endpoint.host, &path, &[("Authorization", &auth)]).await;
