@@ -251,3 +251,58 @@ async fn a_client_that_vanishes_mid_call_leaves_nothing_running() {
     assert_eq!(settled["census"]["host"]["pending"], 0, "{settled}");
     common::stop_shell(relay).await;
 }
+
+#[tokio::test]
+async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let (relay, printed) = start_shell_in(&runtime, &["relay"], 3).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let endpoint = Endpoint {
+        host,
+        path: "/mcp".into(),
+        token,
+    };
+    let visit = |number: usize| {
+        let endpoint = &endpoint;
+        let url = format!("{base}/{}", ["form.html", "article.html"][number % 2]);
+        async move {
+            let mut agent = Agent::connect(endpoint).await;
+            let (text, is_error) = agent.call("browser_open", json!({"url": url})).await;
+            assert!(!is_error, "{text}");
+            assert_eq!(agent.disconnect().await, 202);
+        }
+    };
+    // The first session starts what stays (pools, buffers): the baseline
+    // is taken once it has gone.
+    visit(0).await;
+    let baseline = status_until(&endpoint, |s| s["census"]["sessions"] == 0).await;
+    for number in 1..=100 {
+        visit(number).await;
+    }
+    let tasks = baseline["process"]["tasks"].as_u64().unwrap();
+    let fds = baseline["process"]["fds"].as_u64().unwrap();
+    let at_most = |now: &Value, was: &Value, key: &str| {
+        now[key].as_u64().unwrap() <= was[key].as_u64().unwrap()
+    };
+    let after = status_until(&endpoint, |s| {
+        let (census, was) = (&s["census"], &baseline["census"]);
+        ["sessions", "tabs", "owners"]
+            .iter()
+            .all(|key| census[key] == was[key])
+            && ["sessions", "frames", "subscribers", "pending"]
+                .iter()
+                .all(|key| at_most(&census["host"], &was["host"], key))
+            && s["process"]["tasks"].as_u64().unwrap() <= tasks
+            && s["process"]["fds"].as_u64().unwrap() <= fds
+    })
+    .await;
+    assert_eq!(after["census"]["sessions"], 0, "{after}");
+    common::stop_shell(relay).await;
+}

@@ -83,6 +83,9 @@ struct SessionGuard {
     last_used: std::sync::Mutex<tokio::time::Instant>,
     /// Tool calls running now; a session is never idle while one runs.
     in_flight: std::sync::atomic::AtomicUsize,
+    /// Cancelled when the guard goes, so its lease watcher ends at once
+    /// instead of sleeping out the lease.
+    dropped: CancellationToken,
 }
 
 impl SessionGuard {
@@ -97,6 +100,7 @@ impl SessionGuard {
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
+        self.dropped.cancel();
         let Some(session) = self.session.get_mut().take() else {
             return;
         };
@@ -125,11 +129,17 @@ impl Drop for InFlight<'_> {
 
 /// Ends the session once it has been idle for `lease` (no call running).
 async fn watch_lease(guard: std::sync::Weak<SessionGuard>, lease: Duration) {
+    let Some(dropped) = guard.upgrade().map(|g| g.dropped.clone()) else {
+        return;
+    };
     loop {
         let Some(deadline) = guard.upgrade().map(|g| g.idle_since() + lease) else {
             return;
         };
-        tokio::time::sleep_until(deadline).await;
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            () = dropped.cancelled() => return,
+        }
         let Some(guard) = guard.upgrade() else { return };
         let idle = guard.idle_since() + lease <= tokio::time::Instant::now();
         if idle && guard.in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
@@ -153,6 +163,7 @@ impl Agent {
                 session: tokio::sync::Mutex::new(None),
                 last_used: std::sync::Mutex::new(tokio::time::Instant::now()),
                 in_flight: std::sync::atomic::AtomicUsize::new(0),
+                dropped: CancellationToken::new(),
             }),
             browser,
             options,
