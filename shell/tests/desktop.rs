@@ -229,6 +229,24 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     })
     .await;
 
+    // The browser killed as the OOM killer would: the window's column says
+    // so, and the same tab is pictured again in the relaunched browser.
+    let running = status_until(endpoint, |now| now["browser"]["pid"].is_u64()).await;
+    let pid = running["browser"]["pid"].clone();
+    // SAFETY: signalling the browser this test's shell launched.
+    unsafe { libc::kill(i32::try_from(pid.as_u64().unwrap()).unwrap(), libc::SIGKILL) };
+    let back = status_until(endpoint, |now| {
+        now["browser"]["state"] == "running" && now["browser"]["pid"] != pid
+    })
+    .await;
+    assert!(back["browser"]["restartedAt"].is_string(), "{back}");
+    let frames = back["framesSent"].as_u64().unwrap();
+    status_until(endpoint, |now| {
+        now["pictured"] == "t2" && now["framesSent"].as_u64().unwrap() > frames
+    })
+    .await;
+    window_titled(&x, |t| t.starts_with("Field Guide to Owls")).await;
+
     // So do the tool commands, through the same runtime file (no instance of their own).
     let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .arg("tabs")
@@ -249,6 +267,7 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     );
 
     // What a person sees: the column drawn, with the page in it (not blank).
+    // (The banner says the browser was restarted.)
     let picture = screenshot(&x);
     picture
         .save(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/desktop-window.png"))

@@ -16,11 +16,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-#[tokio::test]
-async fn the_relay_survives_a_killed_browser() {
-    let base = serve_fixtures().await;
+/// A relay of the test's own (with `extra` arguments): the process, its
+/// `/mcp` endpoint and the lines it printed.
+async fn start_relay(
+    extra: &[&str],
+    lines: usize,
+) -> (tokio::process::Child, Endpoint, Vec<String>) {
     let runtime = common::runtime_dir();
-    let (relay, printed) = start_shell_in(&runtime, &["relay", "--cdp-endpoint"], 4).await;
+    let mut args = vec!["relay"];
+    args.extend_from_slice(extra);
+    let (relay, printed) = start_shell_in(&runtime, &args, lines).await;
     let host = printed[0]
         .trim_start_matches("http://")
         .split('/')
@@ -28,15 +33,23 @@ async fn the_relay_survives_a_killed_browser() {
         .unwrap()
         .to_owned();
     let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let endpoint = Endpoint {
+        host,
+        path: "/mcp".into(),
+        token,
+    };
+    (relay, endpoint, printed)
+}
+
+#[tokio::test]
+async fn the_relay_survives_a_killed_browser() {
+    let base = serve_fixtures().await;
+    let (relay, endpoint, printed) = start_relay(&["--cdp-endpoint"], 4).await;
+    let (host, token) = (endpoint.host.clone(), endpoint.token.clone());
     let cdp_url = printed[3]
         .strip_prefix("CDP endpoint: ")
         .unwrap()
         .to_owned();
-    let endpoint = Endpoint {
-        host: host.clone(),
-        path: "/mcp".into(),
-        token: token.clone(),
-    };
     let mut agent = Agent::connect(&endpoint).await;
     let (text, is_error) = agent
         .call("browser_open", json!({"url": format!("{base}/live.html")}))
@@ -175,20 +188,8 @@ async fn the_relay_survives_a_killed_browser() {
 #[tokio::test]
 async fn a_client_that_vanishes_mid_call_leaves_nothing_running() {
     let base = serve_fixtures().await;
-    let runtime = common::runtime_dir();
-    let (relay, printed) = start_shell_in(&runtime, &["relay"], 3).await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let endpoint = Endpoint {
-        host: host.clone(),
-        path: "/mcp".into(),
-        token: token.clone(),
-    };
+    let (relay, endpoint, _) = start_relay(&[], 3).await;
+    let (host, token) = (endpoint.host.clone(), endpoint.token.clone());
     let mut agent = Agent::connect(&endpoint).await;
     let (text, is_error) = agent
         .call("browser_open", json!({"url": format!("{base}/form.html")}))
@@ -255,20 +256,7 @@ async fn a_client_that_vanishes_mid_call_leaves_nothing_running() {
 #[tokio::test]
 async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
     let base = serve_fixtures().await;
-    let runtime = common::runtime_dir();
-    let (relay, printed) = start_shell_in(&runtime, &["relay"], 3).await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let endpoint = Endpoint {
-        host,
-        path: "/mcp".into(),
-        token,
-    };
+    let (relay, endpoint, _) = start_relay(&[], 3).await;
     let visit = |number: usize| {
         let endpoint = &endpoint;
         let url = format!("{base}/{}", ["form.html", "article.html"][number % 2]);

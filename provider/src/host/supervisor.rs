@@ -242,9 +242,8 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
         if stopping.is_cancelled() {
             return;
         }
-        // Reap it, stop its helpers, remove a temporary profile.
-        host.shutdown().await;
         let Some(this) = supervisor.upgrade() else {
+            host.shutdown().await;
             return;
         };
         let since = SystemTime::now();
@@ -262,8 +261,19 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
                 cause,
                 at: SystemTime::now(),
             });
+            host.shutdown().await;
             return;
         }
+        // Said first (calls waiting on the cause go on at once), then the
+        // old browser is reaped, its helpers stopped, a temporary profile
+        // removed (that can take a while for a large profile).
+        this.state.send_replace(BrowserState::Restarting {
+            cause: cause.clone(),
+            since,
+            attempt: 1,
+            reconnecting: this.launcher.reconnects(),
+        });
+        host.shutdown().await;
         let mut attempt: u32 = 0;
         host = loop {
             attempt += 1;

@@ -312,9 +312,10 @@ impl Page {
             return_by_value: true,
             ..Default::default()
         };
-        let answered = matches!(
+        // Only silence counts: a closed tab or a lost browser is not a busy page.
+        let answered = !matches!(
             self.host.call_within(&self.view, &probe, bound).await,
-            Ok(_) | Err(crate::error::BrowserError::Protocol { .. })
+            Err(crate::error::BrowserError::Timeout { .. })
         );
         if !answered {
             self.mark_unresponsive();
