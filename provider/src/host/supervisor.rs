@@ -277,12 +277,15 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
         let mut attempt: u32 = 0;
         host = loop {
             attempt += 1;
-            this.state.send_replace(BrowserState::Restarting {
-                cause: cause.clone(),
-                since,
-                attempt,
-                reconnecting: this.launcher.reconnects(),
-            });
+            // The first attempt was announced above.
+            if attempt > 1 {
+                this.state.send_replace(BrowserState::Restarting {
+                    cause: cause.clone(),
+                    since,
+                    attempt,
+                    reconnecting: this.launcher.reconnects(),
+                });
+            }
             let step = recent_ends.len() - 1 + attempt as usize - 1;
             tokio::select! {
                 () = tokio::time::sleep(this.policy.delay(step)) => {}
