@@ -174,6 +174,14 @@ impl Sink {
             Self::Relay { sender, .. } => sender.send(Relayed::Event(Arc::clone(event))).is_ok(),
         }
     }
+
+    /// Whether the receiving side has been dropped.
+    fn is_closed(&self) -> bool {
+        match self {
+            Self::Events(sender) => sender.is_closed(),
+            Self::Relay { sender, .. } => sender.is_closed(),
+        }
+    }
 }
 
 /// What a relay (see [`Connection::open_relay`]) receives, in the order the
@@ -346,6 +354,9 @@ impl Connection {
     pub fn subscribe(&self, filter: EventFilter) -> EventStream {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut state = self.inner.lock();
+        // Subscribers whose stream was dropped are otherwise only noticed
+        // when an event for them arrives; a quiet session would keep them.
+        state.subscribers.retain(|s| !s.sender.is_closed());
         if state.closed.is_none() {
             state.subscribers.push(Subscriber {
                 filter,
@@ -406,7 +417,9 @@ impl Connection {
 
     /// How many event subscribers and relays are live (for leak checks).
     pub fn subscribers(&self) -> usize {
-        self.inner.lock().subscribers.len()
+        let mut state = self.inner.lock();
+        state.subscribers.retain(|s| !s.sender.is_closed());
+        state.subscribers.len()
     }
 
     /// How many commands are waiting for a response (for diagnostics and tests).
