@@ -9,7 +9,11 @@
 //!   `DOMSnapshot.captureSnapshot` on the same page;
 //! * click → settled diff latency p50/p95, and diff bytes against the full
 //!   snapshot (median reduction);
-//! * actions on stale refs that hit a wrong element (must be 0).
+//! * actions on stale refs that hit a wrong element (must be 0);
+//! * navigation (open → loaded → snapshot) p50/p95 with and without a host
+//!   policy on the wire, on `large.html` and on a real Sphinx page (Debian's
+//!   `python3-doc`, served under `/python-docs/` when installed). Only this
+//!   part: `-- --only-navigate`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -39,6 +43,10 @@ async fn main() {
     let rounds = if quick { 8 } else { 30 };
     let port = serve_fixtures().await;
     let base = format!("http://127.0.0.1:{port}");
+    if std::env::args().any(|a| a == "--only-navigate") {
+        navigation_with_and_without_policy(&base, rounds).await;
+        return;
+    }
 
     let host = Arc::new(
         ChromiumHost::launch(LaunchOptions::default())
@@ -112,6 +120,77 @@ async fn main() {
     takeover_latency(&host, &format!("{base}/form.html"), rounds).await;
 
     host.shutdown().await;
+    navigation_with_and_without_policy(&base, rounds).await;
+}
+
+/// Where Debian's `python3-doc` keeps a real Sphinx site.
+const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
+
+/// Open → loaded → snapshot, in a browser without and one with a host
+/// policy on the wire (allow `127.0.0.1`), taking turns.
+async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
+    use browser_provider::policy::NavigationPolicy;
+    let policy = NavigationPolicy {
+        allowed_hosts: vec!["127.0.0.1".into()],
+        ..NavigationPolicy::default()
+    };
+    let plain = Arc::new(ChromiumHost::launch(LaunchOptions::default()).await.unwrap());
+    let guarded = Arc::new(
+        ChromiumHost::launch(LaunchOptions {
+            host_resolver_rules: policy.host_resolver_rules(),
+            ..LaunchOptions::default()
+        })
+        .await
+        .unwrap(),
+    );
+    let browsers = [
+        ("no policy", Browser::new(plain.clone(), BrowserConfig::default())),
+        (
+            "allow 127.0.0.1",
+            Browser::new(
+                guarded.clone(),
+                BrowserConfig {
+                    policy,
+                    ..BrowserConfig::default()
+                },
+            ),
+        ),
+    ];
+    let mut pages = vec![("large.html", format!("{base}/large.html"))];
+    if std::path::Path::new(PYTHON_DOCS).join("library/functions.html").exists() {
+        pages.push((
+            "Sphinx functions.html",
+            format!("{base}/python-docs/library/functions.html"),
+        ));
+    } else {
+        println!("(no {PYTHON_DOCS}: install python3-doc for the Sphinx page)");
+    }
+    println!("\n## Open → loaded → snapshot, with and without a host policy ({rounds} rounds; ms)");
+    println!("{:<24} {:<16} {:>8} {:>8}", "page", "policy", "p50", "p95");
+    for (name, url) in &pages {
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
+        let sessions = [open(&browsers[0].1, url).await, open(&browsers[1].1, url).await];
+        for _ in 0..rounds {
+            for (index, (_, browser)) in browsers.iter().enumerate() {
+                let cancel = CancellationToken::new();
+                let started = Instant::now();
+                browser.open(&sessions[index], url, false, &cancel).await.unwrap();
+                browser.snapshot(&sessions[index], &Scope::Page, &cancel).await.unwrap();
+                times[index].push(ms(started.elapsed()));
+            }
+        }
+        for (index, (label, _)) in browsers.iter().enumerate() {
+            println!(
+                "{:<24} {:<16} {:>8.1} {:>8.1}",
+                name,
+                label,
+                percentile(&mut times[index], 0.5),
+                percentile(&mut times[index], 0.95)
+            );
+        }
+    }
+    plain.shutdown().await;
+    guarded.shutdown().await;
 }
 
 async fn takeover_latency(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
@@ -197,7 +276,9 @@ async fn serve_fixtures() -> u16 {
     // Bind on all loopback names by binding 127.0.0.1; `localhost` resolves to it.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let app = Router::new().fallback_service(ServeDir::new(dir));
+    let app = Router::new()
+        .nest_service("/python-docs", ServeDir::new(PYTHON_DOCS))
+        .fallback_service(ServeDir::new(dir));
     tokio::spawn(async move { axum::serve(listener, app).await });
     port
 }
@@ -221,7 +302,7 @@ async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds:
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
-    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone())
+    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
         .await
         .unwrap();
     let budget = || Budget::new("bench", Duration::from_secs(60), CancellationToken::new());

@@ -1,9 +1,21 @@
-//! Navigation policy: which URLs an agent may open.
+//! Navigation policy: which URLs an agent may open, and which hosts the
+//! browser may reach at all.
 //!
 //! Checked before every navigation we start. By default only `http(s)` and
 //! `about:blank` pass; `file:`, `data:`, `javascript:`, `chrome:`,
 //! `view-source:` and every other scheme are refused with
 //! `NAVIGATION_BLOCKED`. Optional host lists narrow it further.
+//!
+//! The host lists hold on the wire too: a browser the shell launches gets
+//! them as resolver rules ([`NavigationPolicy::host_resolver_rules`]), so
+//! its network stack cannot reach a refused host whoever asks — a
+//! redirect, a link, a script, a frame, a worker, a WebSocket. Such a
+//! request fails at once as if the name did not exist;
+//! [`NavigationPolicy::refuses_host`] tells that failure apart from a real
+//! one. Out of reach of resolver rules is a blocked host inside an allowed
+//! domain (allow `example.org`, block `ads.example.org`): Chromium's
+//! exclusions win over its mappings, so those hosts are blocked per page
+//! instead ([`NavigationPolicy::nested_blocked_patterns`]).
 
 use url::Url;
 
@@ -72,15 +84,102 @@ impl NavigationPolicy {
     }
 }
 
-/// `rule` matches the host itself and every subdomain of it, case-insensitively.
-fn host_matches(host: &str, rule: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
+impl NavigationPolicy {
+    /// Why a request to `url` is refused by the host lists, if it is: for
+    /// explaining a request the browser's network stack refused.
+    pub fn refuses_host(&self, url: &str) -> Option<BlockReason> {
+        let url = Url::parse(url.trim()).ok()?;
+        let host = url.host_str()?;
+        if self.blocked_hosts.iter().any(|rule| host_matches(host, rule)) {
+            return Some(BlockReason::HostDenied);
+        }
+        if !self.allowed_hosts.is_empty()
+            && !self.allowed_hosts.iter().any(|rule| host_matches(host, rule))
+        {
+            return Some(BlockReason::HostNotAllowed);
+        }
+        None
+    }
+
+    /// The host lists as Chromium's `--host-resolver-rules`: every refused
+    /// host resolves to nothing (`~NOTFOUND`), IP literals included.
+    /// `None` when there are no lists.
+    pub fn host_resolver_rules(&self) -> Option<String> {
+        let mut rules = Vec::new();
+        for rule in self.blocked_hosts.iter().filter_map(|r| normalized_rule(r)) {
+            rules.push(format!("MAP {rule} ~NOTFOUND"));
+            if !is_ip(&rule) {
+                rules.push(format!("MAP *.{rule} ~NOTFOUND"));
+            }
+        }
+        if !self.allowed_hosts.is_empty() {
+            rules.push("MAP * ~NOTFOUND".to_owned());
+            for rule in self.allowed_hosts.iter().filter_map(|r| normalized_rule(r)) {
+                // A blocked host that is the allowed one stays blocked: an
+                // exclusion would let it through.
+                if self.blocked_hosts.iter().any(|b| host_matches(&rule, b)) {
+                    continue;
+                }
+                rules.push(format!("EXCLUDE {rule}"));
+                if !is_ip(&rule) {
+                    rules.push(format!("EXCLUDE *.{rule}"));
+                }
+            }
+        }
+        (!rules.is_empty()).then(|| rules.join(", "))
+    }
+
+    /// URL patterns (for `Network.setBlockedURLs`) of blocked hosts that lie
+    /// inside an allowed domain, which resolver rules cannot refuse.
+    pub fn nested_blocked_patterns(&self) -> Vec<String> {
+        let mut patterns = Vec::new();
+        for blocked in self.blocked_hosts.iter().filter_map(|r| normalized_rule(r)) {
+            let inside_allowed = self
+                .allowed_hosts
+                .iter()
+                .filter_map(|r| normalized_rule(r))
+                .any(|allowed| allowed != blocked && host_matches(&blocked, &allowed));
+            if inside_allowed {
+                for host in [blocked.clone(), format!("*.{blocked}")] {
+                    patterns.push(format!("*://{host}/*"));
+                    patterns.push(format!("*://{host}:*"));
+                }
+            }
+        }
+        patterns
+    }
+}
+
+/// A host rule as resolver rules spell it: lower case, without the `*.`
+/// prefix, a trailing dot or IPv6 brackets; `None` when nothing is left.
+fn normalized_rule(rule: &str) -> Option<String> {
     let rule = rule
         .trim()
         .trim_start_matches("*.")
         .trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
         .to_ascii_lowercase();
-    !rule.is_empty() && (host == rule || host.ends_with(&format!(".{rule}")))
+    // Separators of the rules' own syntax cannot be part of a host.
+    (!rule.is_empty() && !rule.contains([',', ' ', '\t'])).then_some(rule)
+}
+
+/// An IP address has no subdomains.
+fn is_ip(rule: &str) -> bool {
+    rule.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// `rule` matches the host itself and every subdomain of it, case-insensitively.
+fn host_matches(host: &str, rule: &str) -> bool {
+    let host = host
+        .trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let Some(rule) = normalized_rule(rule) else {
+        return false;
+    };
+    host == rule || host.ends_with(&format!(".{rule}"))
 }
 
 #[cfg(test)]
@@ -141,6 +240,46 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn host_lists_become_resolver_rules() {
+        assert_eq!(NavigationPolicy::default().host_resolver_rules(), None);
+        let policy = NavigationPolicy {
+            http_only: true,
+            allowed_hosts: vec!["Example.test".into(), "[::1]".into(), "ads.test".into()],
+            blocked_hosts: vec!["*.ads.test".into(), "x.example.test".into()],
+        };
+        assert_eq!(
+            policy.host_resolver_rules().as_deref(),
+            Some(
+                "MAP ads.test ~NOTFOUND, MAP *.ads.test ~NOTFOUND, \
+                 MAP x.example.test ~NOTFOUND, MAP *.x.example.test ~NOTFOUND, \
+                 MAP * ~NOTFOUND, EXCLUDE example.test, EXCLUDE *.example.test, \
+                 EXCLUDE ::1"
+            )
+        );
+        // The exclusion of example.test would let x.example.test through.
+        assert_eq!(
+            policy.nested_blocked_patterns(),
+            [
+                "*://x.example.test/*",
+                "*://x.example.test:*",
+                "*://*.x.example.test/*",
+                "*://*.x.example.test:*"
+            ]
+        );
+        assert_eq!(policy.refuses_host("http://example.test:8/a"), None);
+        assert_eq!(policy.refuses_host("ws://[::1]:9/"), None);
+        assert_eq!(
+            policy.refuses_host("https://a.x.example.test/"),
+            Some(BlockReason::HostDenied)
+        );
+        assert_eq!(
+            policy.refuses_host("http://localhost/"),
+            Some(BlockReason::HostNotAllowed)
+        );
+        assert_eq!(policy.refuses_host("data:text/plain,hi"), None);
     }
 
     #[test]

@@ -156,10 +156,19 @@ impl Started {
                      other commands need a CDP endpoint (ws://… or http://host:port)",
                 ));
             }
-            Some(endpoint) => Launcher::Connect {
-                endpoint: endpoint.clone(),
-                command_timeout: Duration::from_secs(30),
-            },
+            Some(endpoint) => {
+                if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
+                    tracing::warn!(
+                        "the host lists are checked for navigations the shell starts, but the \
+                         network of a browser it connects to is not under its control; start \
+                         that browser with --host-resolver-rules=\"{rules}\" to enforce them there"
+                    );
+                }
+                Launcher::Connect {
+                    endpoint: endpoint.clone(),
+                    command_timeout: Duration::from_secs(30),
+                }
+            }
             None => Launcher::Launch(LaunchOptions {
                 executable: config.browser_path.clone(),
                 headless: config.headless,
@@ -167,9 +176,19 @@ impl Started {
                     .profile_dir
                     .clone()
                     .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
+                host_resolver_rules: config.browser_config().policy.host_resolver_rules(),
                 ..LaunchOptions::default()
             }),
         };
+        let nested = config.browser_config().policy.nested_blocked_patterns();
+        if !nested.is_empty() {
+            tracing::warn!(
+                ?nested,
+                "blocked hosts inside an allowed domain are refused for pages' own requests and \
+                 navigations, but not for their workers, WebSockets and out-of-process frames \
+                 (Chromium's resolver cannot tell them apart); list the allowed subdomains instead"
+            );
+        }
         let launched = matches!(launcher, Launcher::Launch(_));
         let supervisor = Supervisor::start(launcher, RestartPolicy::default()).await?;
         if launched && let Some(host) = supervisor.host() {

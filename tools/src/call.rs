@@ -294,6 +294,13 @@ async fn run(
             for download in &report.downloads_refused {
                 text.push_str(&format!(" A download was refused: {download}."));
             }
+            for blocked in &report.blocked {
+                text.push_str(&format!(
+                    " NAVIGATION_BLOCKED: the navigation to {} in tab {} was stopped by the \
+                     host policy ({}); that tab shows the browser's error page.",
+                    blocked.url, blocked.tab, blocked.reason
+                ));
+            }
             text.push('\n');
             text.push_str(&render::observation(
                 tab.as_str(),

@@ -7,6 +7,7 @@
 //! Operations act on the session's active tab. Each takes a cancellation
 //! token and runs within a time bound.
 
+mod blocked;
 mod calls;
 mod handoff;
 mod person;
@@ -35,6 +36,7 @@ use crate::policy::NavigationPolicy;
 use crate::registry::BrowserProvider;
 use crate::snapshot::{self, Scope, Snapshot, SnapshotLimits};
 
+pub use blocked::BlockedNavigation;
 pub use handoff::{HandoffReport, HandoffRequest};
 pub use recovery::clock;
 use tabs::{Registry, SessionState, Tab};
@@ -472,13 +474,18 @@ impl Browser {
             Err(other) => return Err(other),
         };
         let tab = self.inner.unstuck(session, tab).await?;
+        let cursor = tab.page.network_cursor();
         // Opening a URL in a crashed tab is how it comes back.
-        let outcome = self
+        let navigated = self
             .inner
             .guarded(
                 &tab,
                 navigate::navigate(&tab.page, NavigationTarget::Url(target), &budget),
             )
+            .await;
+        let outcome = self
+            .inner
+            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
             .await?;
         Ok((tab.handle, outcome))
     }
@@ -512,8 +519,13 @@ impl Browser {
             Some(self.inner.config.navigation_timeout),
             cancel,
         )?;
-        self.inner
+        let cursor = tab.page.network_cursor();
+        let navigated = self
+            .inner
             .guarded(&tab, navigate::navigate(&tab.page, target, &budget))
+            .await;
+        self.inner
+            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
             .await
     }
 
@@ -760,7 +772,9 @@ impl Browser {
         limit: usize,
     ) -> Result<crate::page::network::NetworkRead> {
         let tab = self.inner.active_tab(session)?;
-        Ok(tab.page.network(since, filter, limit))
+        let mut read = tab.page.network(since, filter, limit);
+        self.inner.explain_refusals(&mut read);
+        Ok(read)
     }
 
     /// Follows how many requests of the active tab are in flight; it
@@ -910,6 +924,7 @@ impl Browser {
         let budget = self.inner.mutating_budget("act", None, cancel)?;
         let mut views = self.inner.host().watch_views();
         let mut tabs_changed = self.watch_tabs();
+        let cursor = tab.page.network_cursor();
         let outcome = self
             .inner
             .guarded(
@@ -972,11 +987,32 @@ impl Browser {
                     .unwrap_or_default()
             }
         };
+        // A navigation that ends on an error page may be one the policy
+        // stopped; so may a popup's.
+        let mut blocked = Vec::new();
+        if outcome.navigated && outcome.observation.is_error_page() {
+            blocked.extend(
+                self.inner
+                    .blocked_navigation(&tab.handle, &tab.page, cursor)
+                    .await,
+            );
+        }
+        if !new_tabs.is_empty() {
+            let opened: Vec<TabInfo> = self
+                .list_tabs(session)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|info| new_tabs.contains(&info.handle))
+                .collect();
+            blocked.extend(self.inner.blocked_popups(&opened));
+        }
         Ok(ActionReport {
             outcome,
             new_tabs,
             dialogs: tab.page.take_dialogs(),
             downloads_refused,
+            blocked,
         })
     }
 
@@ -1017,7 +1053,10 @@ impl Browser {
             )
             .await?;
         let page = match budget
-            .run("prepare tab", Page::attach(Arc::clone(host), view.clone()))
+            .run(
+                "prepare tab",
+                self.inner.attach_page(Arc::clone(host), view.clone()),
+            )
             .await
         {
             Ok(page) => page,
@@ -1048,6 +1087,9 @@ pub struct ActionReport {
     pub dialogs: Vec<DialogRecord>,
     /// Downloads it started, which were refused.
     pub downloads_refused: Vec<String>,
+    /// Navigations it started (in its tab, or as a popup) that went to a
+    /// host the policy refuses: those tabs show the browser's error page.
+    pub blocked: Vec<BlockedNavigation>,
 }
 
 /// A navigation as callers ask for it.
@@ -1074,6 +1116,11 @@ impl BrowserProvider for Browser {
 }
 
 impl Inner {
+    /// Prepares `view` for operations under this browser's policy.
+    async fn attach_page(&self, host: Arc<dyn ViewHost>, view: ViewId) -> Result<Page> {
+        Page::attach(host, view, self.config.policy.nested_blocked_patterns()).await
+    }
+
     fn lock(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -1231,13 +1278,13 @@ async fn follow_views(
                     let person_opened =
                         inner.lock().unowned.iter().any(|t| t.page.view() == opener);
                     if person_opened
-                        && let Ok(page) = Page::attach(inner.host(), info.id.clone()).await
+                        && let Ok(page) = inner.attach_page(inner.host(), info.id.clone()).await
                     {
                         inner.adopt_unowned(Arc::new(page));
                     }
                     continue;
                 };
-                match Page::attach(inner.host(), info.id.clone()).await {
+                match inner.attach_page(inner.host(), info.id.clone()).await {
                     Ok(page) => {
                         if let Ok(tab) = inner.adopt(&session, page, false) {
                             tracing::debug!(%session, tab = %tab.handle, "adopted a popup");

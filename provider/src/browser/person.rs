@@ -176,7 +176,7 @@ impl Browser {
                 background: false,
             })
             .await?;
-        let page = match Page::attach(Arc::clone(host), view.clone()).await {
+        let page = match self.inner.attach_page(Arc::clone(host), view.clone()).await {
             Ok(page) => page,
             Err(error) => {
                 let _ = host.destroy_view(&view).await;
@@ -206,7 +206,7 @@ impl Browser {
             if known.contains(&view.id) {
                 continue;
             }
-            let page = Page::attach(self.inner.host(), view.id).await?;
+            let page = self.inner.attach_page(self.inner.host(), view.id).await?;
             self.inner.adopt_unowned(Arc::new(page));
         }
         Ok(())
@@ -233,7 +233,7 @@ impl Browser {
         let Some(view) = views.into_iter().find(|v| v.id.as_str() == target_id) else {
             return Ok(());
         };
-        let page = Page::attach(self.inner.host(), view.id).await?;
+        let page = self.inner.attach_page(self.inner.host(), view.id).await?;
         page.mark_external();
         self.inner.adopt_unowned(Arc::new(page));
         Ok(())

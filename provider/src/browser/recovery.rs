@@ -219,7 +219,7 @@ impl Inner {
                 background: true,
             })
             .await?;
-        match Page::attach(Arc::clone(host), view.clone()).await {
+        match self.attach_page(Arc::clone(host), view.clone()).await {
             Ok(page) => Ok(Arc::new(page)),
             Err(error) => {
                 let _ = host.destroy_view(&view).await;

@@ -509,6 +509,15 @@ command!(InspectorEnable => "Inspector.enable", Empty);
 pub struct NetworkEnable {}
 command!(NetworkEnable => "Network.enable", Empty);
 
+/// `Network.setBlockedURLs`: requests of the page matching these patterns
+/// (with `*` wildcards) fail as blocked.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkSetBlockedUrls {
+    /// The patterns.
+    pub urls: Vec<String>,
+}
+command!(NetworkSetBlockedUrls => "Network.setBlockedURLs", Empty);
+
 /// `Network.getResponseBody`: a finished response's body, while the
 /// browser still holds it.
 #[derive(Debug, Clone, Serialize)]

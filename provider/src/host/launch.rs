@@ -55,6 +55,10 @@ pub struct LaunchOptions {
     pub profile: ProfileDir,
     /// Initial window size in pixels (also the headless screen size).
     pub window_size: (u32, u32),
+    /// Hosts the browser's network stack must not reach, as Chromium's
+    /// `--host-resolver-rules` (see
+    /// [`NavigationPolicy::host_resolver_rules`](crate::policy::NavigationPolicy::host_resolver_rules)).
+    pub host_resolver_rules: Option<String>,
     /// Extra command-line switches, appended last.
     pub extra_args: Vec<String>,
     /// Bound for each CDP command unless an operation gives its own.
@@ -70,6 +74,7 @@ impl Default for LaunchOptions {
             headless: true,
             profile: ProfileDir::Temporary,
             window_size: (1280, 800),
+            host_resolver_rules: None,
             extra_args: Vec::new(),
             command_timeout: Duration::from_secs(30),
             startup_timeout: Duration::from_secs(30),
@@ -253,6 +258,9 @@ impl BrowserProcess {
         if unsafe { libc::geteuid() } == 0 {
             // Chromium refuses to run as root with its sandbox on.
             command.arg("--no-sandbox");
+        }
+        if let Some(rules) = &options.host_resolver_rules {
+            command.arg(format!("--host-resolver-rules={rules}"));
         }
         command.args(&options.extra_args);
         // No tab of its own: every tab is created through the host, so the

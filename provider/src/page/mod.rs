@@ -32,7 +32,7 @@ use serde_json::Value;
 pub use budget::Budget;
 
 use crate::cdp::protocol::{
-    DialogOpening, InspectorEnable, LogEnable, NetworkEnable, PageEnable,
+    DialogOpening, InspectorEnable, LogEnable, NetworkEnable, NetworkSetBlockedUrls, PageEnable,
     PageHandleJavaScriptDialog, PageSetLifecycleEventsEnabled, RuntimeEnable,
 };
 use crate::cdp::{Command, EventStream};
@@ -106,7 +106,14 @@ pub struct Page {
 impl Page {
     /// Prepares `view` for operations: enables page and lifecycle events and
     /// starts answering JavaScript dialogs so they never block an operation.
-    pub async fn attach(host: Arc<dyn ViewHost>, view: ViewId) -> Result<Self> {
+    /// Requests matching `blocked_urls` (see
+    /// [`NavigationPolicy::nested_blocked_patterns`](crate::policy::NavigationPolicy::nested_blocked_patterns))
+    /// fail as blocked.
+    pub async fn attach(
+        host: Arc<dyn ViewHost>,
+        view: ViewId,
+        blocked_urls: Vec<String>,
+    ) -> Result<Self> {
         let events = host.subscribe(&view).await?;
         // Subscribed before Runtime and Log are enabled, so nothing logged is missed.
         let console_events = host.subscribe(&view).await?;
@@ -127,6 +134,10 @@ impl Page {
         host.call(&view, &RuntimeEnable {}).await?;
         host.call(&view, &LogEnable {}).await?;
         host.call(&view, &NetworkEnable {}).await?;
+        if !blocked_urls.is_empty() {
+            host.call(&view, &NetworkSetBlockedUrls { urls: blocked_urls })
+                .await?;
+        }
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
@@ -277,6 +288,43 @@ impl Page {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .settled(part)
+    }
+
+    /// Where the network log is now: requests that end later read after it.
+    pub fn network_cursor(&self) -> u64 {
+        self.network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cursor()
+    }
+
+    /// The last document request for the main frame that failed after
+    /// `cursor`, waiting up to `bound` for it to be logged (its events may
+    /// come after the command that saw the navigation fail).
+    pub async fn failed_main_document(
+        &self,
+        cursor: u64,
+        bound: std::time::Duration,
+    ) -> Option<network::RequestEntry> {
+        let main = self.view.as_str();
+        let mut in_flight = self.watch_in_flight();
+        let waited = tokio::time::timeout(bound, async {
+            loop {
+                let read = self.network(cursor, &network::NetworkFilter::default(), usize::MAX);
+                let failed = read.entries.into_iter().rev().find(|entry| {
+                    entry.resource_type == "Document"
+                        && entry.frame_id.as_deref() == Some(main)
+                        && entry.failure.is_some()
+                });
+                if failed.is_some() {
+                    return failed;
+                }
+                if in_flight.changed().await.is_err() {
+                    return None;
+                }
+            }
+        });
+        waited.await.ok().flatten()
     }
 
     /// Follows how many requests are in flight (for waits on a quiet network).

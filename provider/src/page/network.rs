@@ -45,6 +45,9 @@ pub struct RequestEntry {
     pub url: String,
     /// `Document`, `Stylesheet`, `Script`, `Image`, `Fetch`, `XHR`, …
     pub resource_type: String,
+    /// The frame it was made for (for a `Document`, the frame it was to
+    /// load in), when a frame made it.
+    pub frame_id: Option<String>,
     /// The HTTP status, when a response came.
     pub status: Option<u16>,
     /// The response's MIME type.
@@ -160,6 +163,12 @@ impl NetworkLog {
         )
     }
 
+    /// The sequence number of the last request that ended: reads after it
+    /// see only what ends from now on.
+    pub fn cursor(&self) -> u64 {
+        self.done.last_seq()
+    }
+
     /// The finished request with this sequence number, if still kept.
     pub fn entry(&self, seq: u64) -> Option<RequestEntry> {
         self.done.get(seq).map(|entry| RequestEntry {
@@ -223,6 +232,7 @@ pub async fn collect(mut events: EventStream, log: Arc<Mutex<NetworkLog>>) {
                     method: sent.request.method,
                     url: sent.request.url,
                     resource_type,
+                    frame_id: sent.frame_id,
                     status: None,
                     mime_type: None,
                     encoded_bytes: None,
@@ -439,6 +449,8 @@ struct RequestWillBeSent {
     kind: Option<String>,
     #[serde(default)]
     redirect_response: Option<Response>,
+    #[serde(default)]
+    frame_id: Option<String>,
 }
 
 #[derive(Deserialize)]

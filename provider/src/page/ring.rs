@@ -67,6 +67,11 @@ impl<T: Clone> Ring<T> {
         }
     }
 
+    /// The number of the last entry that went in (0 before any).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
     /// The entries kept, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.entries.iter().map(|(_, entry)| entry)

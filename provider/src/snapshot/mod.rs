@@ -108,6 +108,14 @@ pub enum Observation {
     },
 }
 
+impl Observation {
+    /// Whether the page after the action is the browser's own error page
+    /// (a navigation that could not load).
+    pub fn is_error_page(&self) -> bool {
+        matches!(self, Self::Reset { snapshot, .. } if snapshot.url.starts_with("chrome-error:"))
+    }
+}
+
 /// Why an observation is a full snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResetReason {

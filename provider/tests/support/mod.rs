@@ -24,9 +24,50 @@ pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
 
+/// The `Host` header and path of every request any fixture server of this
+/// test binary received, in order: proof of which host names reached it.
+static REQUESTS_SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// The `Host` headers the fixture servers received so far.
+pub fn hosts_seen() -> Vec<String> {
+    requests_seen().into_iter().map(|(host, _)| host).collect()
+}
+
+/// The `Host` header and path of each request the fixture servers received so far.
+pub fn requests_seen() -> Vec<(String, String)> {
+    REQUESTS_SEEN.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+async fn record_host(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if let Some(host) = request.headers().get(header::HOST) {
+        let host = String::from_utf8_lossy(host.as_bytes()).into_owned();
+        let path = request.uri().path().to_owned();
+        REQUESTS_SEEN
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((host, path));
+    }
+    next.run(request).await
+}
+
+/// Query of `/redirect-to`.
+#[derive(serde::Deserialize)]
+struct RedirectTo {
+    url: String,
+}
+
 /// Serves `fixtures/` plus a few dynamic routes on 127.0.0.1; returns the base URL.
 pub async fn serve_fixtures() -> String {
     let app = Router::new()
+        .route(
+            "/redirect-to",
+            get(|query: axum::extract::Query<RedirectTo>| async move {
+                Redirect::to(&query.url)
+            }),
+        )
         .route(
             "/status/404",
             get(|| async {
@@ -64,7 +105,8 @@ pub async fn serve_fixtures() -> String {
                     .into_response()
             }),
         )
-        .fallback_service(ServeDir::new(fixtures_dir()));
+        .fallback_service(ServeDir::new(fixtures_dir()))
+        .layer(axum::middleware::from_fn(record_host));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind the fixture server");
@@ -107,6 +149,11 @@ pub struct Env {
 
 impl Env {
     pub fn start() -> Arc<Self> {
+        Self::start_with(launch_options(), BrowserConfig::default())
+    }
+
+    /// A browser launched with `launch`, driven with `config`.
+    pub fn start_with(launch: LaunchOptions, config: BrowserConfig) -> Arc<Self> {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
@@ -119,11 +166,11 @@ impl Env {
         let (host, browser, base) = runtime.block_on(async {
             let base = serve_fixtures().await;
             let host = Arc::new(
-                ChromiumHost::launch(launch_options())
+                ChromiumHost::launch(launch)
                     .await
                     .expect("launch Chromium"),
             );
-            let browser = Browser::new(host.clone(), BrowserConfig::default());
+            let browser = Browser::new(host.clone(), config);
             (host, browser, base)
         });
         Arc::new(Self {

@@ -299,6 +299,17 @@ impl<'a> Agent<'a> {
 /// the generation the last one saw, or after 2 s (figures such as the task
 /// count change without a new generation).
 pub async fn status_until(endpoint: &Endpoint, accept: impl Fn(&Value) -> bool) -> Value {
+    try_status_until(endpoint, accept)
+        .await
+        .unwrap_or_else(|last| panic!("the status never got there; last: {last}"))
+}
+
+/// As [`status_until`], but gives the last status seen when it never got
+/// there within 60 s, for a test to explain.
+pub async fn try_status_until(
+    endpoint: &Endpoint,
+    accept: impl Fn(&Value) -> bool,
+) -> Result<Value, Value> {
     let auth = format!("Bearer {}", endpoint.token);
     let mut after: Option<u64> = None;
     let mut last = Value::Null;
@@ -322,5 +333,5 @@ pub async fn status_until(endpoint: &Endpoint, accept: impl Fn(&Value) -> bool) 
         }
     })
     .await;
-    waited.unwrap_or_else(|_| panic!("the status never got there; last: {last}"))
+    waited.map_err(|_| last)
 }

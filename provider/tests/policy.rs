@@ -1,0 +1,272 @@
+//! The host policy on the wire, against a real Chromium launched with an
+//! allow list of `127.0.0.1`: the fixture server is also reachable as
+//! `localhost`, which the policy refuses, so every way a page reaches
+//! another host is tried against it. The server records the `Host` of
+//! every request it gets: proof that nothing for `localhost` reached it.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use browser_provider::browser::NavigationRequest;
+use browser_provider::page::act::{Action, Target};
+use browser_provider::page::network::NetworkFilter;
+use browser_provider::policy::NavigationPolicy;
+use browser_provider::snapshot::Scope;
+use browser_provider::error::BlockReason;
+use browser_provider::{BrowserConfig, BrowserError, SessionId};
+use libtest_mimic::{Arguments, Trial};
+use support::{Ctx, Env, TestFn};
+use tokio_util::sync::CancellationToken;
+
+macro_rules! trials {
+    ($($name:ident),* $(,)?) => {
+        vec![$((stringify!($name), (|ctx| Box::pin($name(ctx))) as TestFn)),*]
+    };
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let tests = trials![
+        a_redirect_to_a_refused_host_is_blocked,
+        links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts,
+        every_kind_of_request_to_a_refused_host_fails_at_once_and_is_logged,
+        allowed_pages_work_as_before,
+        a_blocked_host_inside_an_allowed_domain_is_blocked_too,
+    ];
+    if args.list {
+        let trials = tests
+            .iter()
+            .map(|(name, _)| Trial::test(*name, || Ok(())))
+            .collect();
+        libtest_mimic::run(&args, trials).exit();
+    }
+    let policy = allow_loopback_ip_only();
+    let launch = browser_provider::host::LaunchOptions {
+        host_resolver_rules: policy.host_resolver_rules(),
+        ..support::launch_options()
+    };
+    let config = BrowserConfig {
+        policy,
+        ..BrowserConfig::default()
+    };
+    let env = Env::start_with(launch, config);
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| {
+            let env = Arc::clone(&env);
+            Trial::test(name, move || {
+                let ctx = Ctx {
+                    env: Arc::clone(&env),
+                };
+                env.runtime.block_on(test(ctx));
+                Ok(())
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    env.runtime.block_on(env.host.shutdown());
+    conclusion.exit();
+}
+
+/// `127.0.0.1` and the `allowed.localhost` domain, except for
+/// `secret.allowed.localhost` (Chromium resolves every `*.localhost` to
+/// the loopback address, so these all reach the fixture server).
+fn allow_loopback_ip_only() -> NavigationPolicy {
+    NavigationPolicy {
+        allowed_hosts: vec!["127.0.0.1".into(), "allowed.localhost".into()],
+        blocked_hosts: vec!["secret.allowed.localhost".into()],
+        ..NavigationPolicy::default()
+    }
+}
+
+/// The same fixture server under the name the policy refuses.
+fn refused_origin(ctx: &Ctx) -> String {
+    ctx.env.base.replace("127.0.0.1", "localhost")
+}
+
+/// No request for the refused name ever reached the server.
+fn assert_never_reached(ctx: &Ctx) {
+    let refused = refused_origin(ctx).trim_start_matches("http://").to_owned();
+    let seen = support::hosts_seen();
+    assert!(!seen.contains(&refused), "{refused} reached the server: {seen:?}");
+}
+
+async fn a_redirect_to_a_refused_host_is_blocked(ctx: Ctx) {
+    let browser = ctx.browser();
+    let session = ctx.session().await;
+    let secret = format!("{}/article.html", refused_origin(&ctx));
+    let url = ctx.url(&format!("redirect-to?url={secret}"));
+    let started = Instant::now();
+    let error = browser
+        .open(&session, &url, false, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    match &error {
+        BrowserError::NavigationBlocked { url, .. } => assert_eq!(url, &secret, "{error}"),
+        other => panic!("{other:?}"),
+    }
+    let text = browser
+        .snapshot(&session, &Scope::Page, &CancellationToken::new())
+        .await
+        .map(|s| s.text)
+        .unwrap_or_default();
+    assert!(!text.contains("Barn owl"), "{text}");
+    assert_never_reached(&ctx);
+}
+
+async fn links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let probe = format!("policy.html?other={}", refused_origin(&ctx));
+    let session = ctx.session_at(&probe).await;
+    let text = browser.snapshot(&session, &Scope::Page, &cancel).await.unwrap().text;
+    // The other host's frame is there, empty: its text never loaded.
+    assert!(text.contains("The other host's frame"), "{text}");
+    assert!(!text.contains("Child frame"), "{text}");
+    let article = format!("{}/article.html", refused_origin(&ctx));
+    for (button, goes_to) in [
+        ("The other host's article", article.clone()),
+        ("Go there by script", article.clone()),
+        ("Post the form there", format!("{}/form.html", refused_origin(&ctx))),
+        ("Refresh to it", article.clone()),
+        ("Open it in a popup", article.clone()),
+    ] {
+        browser
+            .navigate(&session, NavigationRequest::Url(&ctx.url(&probe)), &cancel)
+            .await
+            .unwrap();
+        let text = browser.snapshot(&session, &Scope::Page, &cancel).await.unwrap().text;
+        let report = browser
+            .act(
+                &session,
+                &Target::Ref(ref_of(&text, button)),
+                &Action::Click {
+                    button: Default::default(),
+                    count: 1,
+                    modifiers: vec![],
+                },
+                &cancel,
+            )
+            .await
+            .unwrap();
+        let [blocked] = report.blocked.as_slice() else {
+            panic!("{button}: {report:?}");
+        };
+        assert_eq!(blocked.url, goes_to, "{button}");
+        assert_eq!(blocked.reason, BlockReason::HostNotAllowed, "{button}");
+    }
+    assert_never_reached(&ctx);
+}
+
+async fn every_kind_of_request_to_a_refused_host_fails_at_once_and_is_logged(ctx: Ctx) {
+    let browser = ctx.browser();
+    let probe = format!("policy.html?other={}", refused_origin(&ctx));
+    let session = ctx.session_at(&probe).await;
+    let results = ctx.eval(&session, "window.probe()").await;
+    let results = results.as_array().unwrap();
+    assert_eq!(results.len(), 6, "{results:?}");
+    for result in results {
+        let how = result["how"].as_str().unwrap();
+        assert!(how.starts_with("failed"), "{result}");
+        // At once: no hanging request (the bound is generous for 2 cores).
+        assert!(result["ms"].as_u64().unwrap() < 1500, "{result}");
+    }
+    // What the page's own session sees is logged as blocked by policy.
+    let log = browser
+        .network(&session, 0, &NetworkFilter::default(), 100)
+        .unwrap();
+    let host = refused_origin(&ctx)
+        .trim_start_matches("http://")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    for kind in ["Document", "Image", "Fetch", "XHR", "EventSource"] {
+        let entry = log
+            .entries
+            .iter()
+            .find(|e| e.resource_type == kind && e.url.starts_with(&refused_origin(&ctx)))
+            .unwrap_or_else(|| panic!("no {kind} request in {log:#?}"));
+        let failure = entry.failure.as_deref().unwrap_or_default();
+        assert!(
+            failure.starts_with(&format!("blocked by policy: {host}")),
+            "{kind}: {failure}"
+        );
+    }
+    assert_never_reached(&ctx);
+}
+
+async fn allowed_pages_work_as_before(ctx: Ctx) {
+    let browser = ctx.browser();
+    let session: SessionId = ctx.session_at("article.html").await;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &CancellationToken::new())
+        .await
+        .unwrap()
+        .text;
+    assert!(text.contains("Barn owl"), "{text}");
+    // A subdomain of an allowed domain is allowed.
+    let sub = ctx.env.base.replace("127.0.0.1", "www.allowed.localhost");
+    let (_, outcome) = browser
+        .open(&session, &format!("{sub}/article.html"), false, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.title, "Field Guide to Owls");
+}
+
+/// Chromium's resolver rules cannot refuse a host inside an allowed domain
+/// (their exclusions win), so such a host is refused per page: the page's
+/// own requests and navigations, not its out-of-process frames, workers
+/// or WebSockets (the README says so).
+async fn a_blocked_host_inside_an_allowed_domain_is_blocked_too(ctx: Ctx) {
+    let browser = ctx.browser();
+    let secret = ctx.env.base.replace("127.0.0.1", "secret.allowed.localhost");
+    let probe = format!("policy.html?other={secret}");
+    let session = ctx.session_at(&probe).await;
+    let _ = ctx.eval(&session, "window.probe()").await;
+    let log = browser
+        .network(&session, 0, &NetworkFilter::default(), 100)
+        .unwrap();
+    for kind in ["Image", "Fetch", "XHR", "EventSource"] {
+        let entry = log
+            .entries
+            .iter()
+            .find(|e| e.resource_type == kind && e.url.starts_with(&secret))
+            .unwrap_or_else(|| panic!("no {kind} in {log:#?}"));
+        assert_eq!(
+            entry.failure.as_deref(),
+            Some("blocked by policy: secret.allowed.localhost (the host is on the blocked-hosts list)"),
+            "{kind}"
+        );
+    }
+    let seen = support::requests_seen();
+    assert!(
+        !seen.iter().any(|(host, path)| host.starts_with("secret.") && (path == "/favicon.svg" || path == "/events")),
+        "{seen:?}"
+    );
+    // An agent cannot go there either.
+    let error = browser
+        .navigate(
+            &session,
+            NavigationRequest::Url(&format!("{secret}/article.html")),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "NAVIGATION_BLOCKED");
+}
+
+fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
