@@ -133,8 +133,9 @@
     $('reason').textContent = state.handoff || '';
   }
 
-  // The page's icon, loaded by this browser without a referrer; the
-  // first letter of the site while it loads or when it has none.
+  // The page's icon, as the shell sends it (a data: URL the agent's
+  // browser loaded: this browser never contacts the sites the agent
+  // visits); the first letter of the site when it has none.
   function tabIcon(tab) {
     let host = '';
     try { host = new URL(tab.url).hostname; } catch (e) { /* about:blank and the like */ }
@@ -142,7 +143,7 @@
     letter.className = 'letter';
     const first = host.replace(/^www\./, '')[0] || '';
     letter.textContent = /[a-z]/i.test(first) ? first.toUpperCase() : '•';
-    if (!tab.icon) return letter;
+    if (!tab.icon || !tab.icon.startsWith('data:image/')) return letter;
     const icon = new Image(16, 16);
     icon.alt = '';
     icon.referrerPolicy = 'no-referrer';

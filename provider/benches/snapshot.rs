@@ -134,7 +134,11 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         allowed_hosts: vec!["127.0.0.1".into()],
         ..NavigationPolicy::default()
     };
-    let plain = Arc::new(ChromiumHost::launch(LaunchOptions::default()).await.unwrap());
+    let plain = Arc::new(
+        ChromiumHost::launch(LaunchOptions::default())
+            .await
+            .unwrap(),
+    );
     let guarded = Arc::new(
         ChromiumHost::launch(LaunchOptions {
             host_resolver_rules: policy.host_resolver_rules(),
@@ -144,7 +148,10 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         .unwrap(),
     );
     let browsers = [
-        ("no policy", Browser::new(plain.clone(), BrowserConfig::default())),
+        (
+            "no policy",
+            Browser::new(plain.clone(), BrowserConfig::default()),
+        ),
         (
             "allow 127.0.0.1",
             Browser::new(
@@ -157,7 +164,10 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         ),
     ];
     let mut pages = vec![("large.html", format!("{base}/large.html"))];
-    if std::path::Path::new(PYTHON_DOCS).join("library/functions.html").exists() {
+    if std::path::Path::new(PYTHON_DOCS)
+        .join("library/functions.html")
+        .exists()
+    {
         pages.push((
             "Sphinx functions.html",
             format!("{base}/python-docs/library/functions.html"),
@@ -169,13 +179,22 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
     println!("{:<24} {:<16} {:>8} {:>8}", "page", "policy", "p50", "p95");
     for (name, url) in &pages {
         let mut times: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
-        let sessions = [open(&browsers[0].1, url).await, open(&browsers[1].1, url).await];
+        let sessions = [
+            open(&browsers[0].1, url).await,
+            open(&browsers[1].1, url).await,
+        ];
         for _ in 0..rounds {
             for (index, (_, browser)) in browsers.iter().enumerate() {
                 let cancel = CancellationToken::new();
                 let started = Instant::now();
-                browser.open(&sessions[index], url, false, &cancel).await.unwrap();
-                browser.snapshot(&sessions[index], &Scope::Page, &cancel).await.unwrap();
+                browser
+                    .open(&sessions[index], url, false, &cancel)
+                    .await
+                    .unwrap();
+                browser
+                    .snapshot(&sessions[index], &Scope::Page, &cancel)
+                    .await
+                    .unwrap();
                 times[index].push(ms(started.elapsed()));
             }
         }

@@ -90,11 +90,18 @@ impl NavigationPolicy {
     pub fn refuses_host(&self, url: &str) -> Option<BlockReason> {
         let url = Url::parse(url.trim()).ok()?;
         let host = url.host_str()?;
-        if self.blocked_hosts.iter().any(|rule| host_matches(host, rule)) {
+        if self
+            .blocked_hosts
+            .iter()
+            .any(|rule| host_matches(host, rule))
+        {
             return Some(BlockReason::HostDenied);
         }
         if !self.allowed_hosts.is_empty()
-            && !self.allowed_hosts.iter().any(|rule| host_matches(host, rule))
+            && !self
+                .allowed_hosts
+                .iter()
+                .any(|rule| host_matches(host, rule))
         {
             return Some(BlockReason::HostNotAllowed);
         }

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use browser_provider::browser::NavigationRequest;
+use browser_provider::error::BlockReason;
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::network::NetworkFilter;
 use browser_provider::policy::NavigationPolicy;
 use browser_provider::snapshot::Scope;
-use browser_provider::error::BlockReason;
 use browser_provider::{BrowserConfig, BrowserError, SessionId};
 use libtest_mimic::{Arguments, Trial};
 use support::{Ctx, Env, TestFn};
@@ -93,7 +93,10 @@ fn refused_origin(ctx: &Ctx) -> String {
 fn assert_never_reached(ctx: &Ctx) {
     let refused = refused_origin(ctx).trim_start_matches("http://").to_owned();
     let seen = support::hosts_seen();
-    assert!(!seen.contains(&refused), "{refused} reached the server: {seen:?}");
+    assert!(
+        !seen.contains(&refused),
+        "{refused} reached the server: {seen:?}"
+    );
 }
 
 async fn a_redirect_to_a_refused_host_is_blocked(ctx: Ctx) {
@@ -106,7 +109,11 @@ async fn a_redirect_to_a_refused_host_is_blocked(ctx: Ctx) {
         .open(&session, &url, false, &CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     match &error {
         BrowserError::NavigationBlocked { url, .. } => assert_eq!(url, &secret, "{error}"),
         other => panic!("{other:?}"),
@@ -125,7 +132,11 @@ async fn links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts(ctx: Ctx
     let cancel = CancellationToken::new();
     let probe = format!("policy.html?other={}", refused_origin(&ctx));
     let session = ctx.session_at(&probe).await;
-    let text = browser.snapshot(&session, &Scope::Page, &cancel).await.unwrap().text;
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
     // The other host's frame is there, empty: its text never loaded.
     assert!(text.contains("The other host's frame"), "{text}");
     assert!(!text.contains("Child frame"), "{text}");
@@ -133,7 +144,10 @@ async fn links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts(ctx: Ctx
     for (button, goes_to) in [
         ("The other host's article", article.clone()),
         ("Go there by script", article.clone()),
-        ("Post the form there", format!("{}/form.html", refused_origin(&ctx))),
+        (
+            "Post the form there",
+            format!("{}/form.html", refused_origin(&ctx)),
+        ),
         ("Refresh to it", article.clone()),
         ("Open it in a popup", article.clone()),
     ] {
@@ -141,7 +155,11 @@ async fn links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts(ctx: Ctx
             .navigate(&session, NavigationRequest::Url(&ctx.url(&probe)), &cancel)
             .await
             .unwrap();
-        let text = browser.snapshot(&session, &Scope::Page, &cancel).await.unwrap().text;
+        let text = browser
+            .snapshot(&session, &Scope::Page, &cancel)
+            .await
+            .unwrap()
+            .text;
         let report = browser
             .act(
                 &session,
@@ -214,7 +232,12 @@ async fn allowed_pages_work_as_before(ctx: Ctx) {
     // A subdomain of an allowed domain is allowed.
     let sub = ctx.env.base.replace("127.0.0.1", "www.allowed.localhost");
     let (_, outcome) = browser
-        .open(&session, &format!("{sub}/article.html"), false, &CancellationToken::new())
+        .open(
+            &session,
+            &format!("{sub}/article.html"),
+            false,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.title, "Field Guide to Owls");
@@ -226,7 +249,10 @@ async fn allowed_pages_work_as_before(ctx: Ctx) {
 /// or WebSockets (the README says so).
 async fn a_blocked_host_inside_an_allowed_domain_is_blocked_too(ctx: Ctx) {
     let browser = ctx.browser();
-    let secret = ctx.env.base.replace("127.0.0.1", "secret.allowed.localhost");
+    let secret = ctx
+        .env
+        .base
+        .replace("127.0.0.1", "secret.allowed.localhost");
     let probe = format!("policy.html?other={secret}");
     let session = ctx.session_at(&probe).await;
     let _ = ctx.eval(&session, "window.probe()").await;
@@ -241,13 +267,16 @@ async fn a_blocked_host_inside_an_allowed_domain_is_blocked_too(ctx: Ctx) {
             .unwrap_or_else(|| panic!("no {kind} in {log:#?}"));
         assert_eq!(
             entry.failure.as_deref(),
-            Some("blocked by policy: secret.allowed.localhost (the host is on the blocked-hosts list)"),
+            Some(
+                "blocked by policy: secret.allowed.localhost (the host is on the blocked-hosts list)"
+            ),
             "{kind}"
         );
     }
     let seen = support::requests_seen();
     assert!(
-        !seen.iter().any(|(host, path)| host.starts_with("secret.") && (path == "/favicon.svg" || path == "/events")),
+        !seen.iter().any(|(host, path)| host.starts_with("secret.")
+            && (path == "/favicon.svg" || path == "/events")),
         "{seen:?}"
     );
     // An agent cannot go there either.

@@ -1,7 +1,15 @@
 //! Who may talk to the shell's network surfaces: a random per-launch token
 //! on every request, and no foreign web page (`Origin`) or host (`Host`).
 
-use axum::http::{HeaderMap, header};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
 use browser_provider::{BrowserError, Result};
 
 /// A random token: 32 bytes from the operating system, as hex.
@@ -62,6 +70,88 @@ pub fn host_is_loopback(headers: &HeaderMap) -> bool {
     matches!(name, "127.0.0.1" | "localhost" | "[::1]")
 }
 
+/// Wrong tokens an address may send before its answers are slowed down.
+const FREE_FAILURES: u32 = 5;
+
+/// How much slower each wrong token beyond the free ones makes the answers.
+const DELAY_STEP: Duration = Duration::from_millis(250);
+
+/// The slowest an answer gets.
+const MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// How long an address's wrong tokens are remembered.
+const FAILURE_MEMORY: Duration = Duration::from_secs(600);
+
+/// Addresses remembered at most (the oldest are forgotten first).
+const MAX_ADDRESSES: usize = 4096;
+
+/// Slows down whoever guesses tokens: once an address has sent more than
+/// a few wrong ones, every answer to it waits a little longer (up to a few
+/// seconds), until it sends a right one or ten minutes pass.
+#[derive(Debug, Clone, Default)]
+pub struct Throttle {
+    failures: Arc<Mutex<HashMap<IpAddr, (u32, Instant)>>>,
+}
+
+impl Throttle {
+    /// How long an answer to `address` waits now.
+    fn delay(&self, address: IpAddr) -> Duration {
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        match failures.get(&address) {
+            Some((count, last)) if last.elapsed() < FAILURE_MEMORY && *count > FREE_FAILURES => {
+                (DELAY_STEP * (*count - FREE_FAILURES)).min(MAX_DELAY)
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Notes how a request from `address` went.
+    fn note(&self, address: IpAddr, status: StatusCode) {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if status == StatusCode::UNAUTHORIZED {
+            if failures.len() >= MAX_ADDRESSES && !failures.contains_key(&address) {
+                failures.retain(|_, (_, last)| last.elapsed() < FAILURE_MEMORY);
+                if failures.len() >= MAX_ADDRESSES
+                    && let Some(oldest) = failures.iter().min_by_key(|(_, (_, last))| *last)
+                {
+                    let oldest = *oldest.0;
+                    failures.remove(&oldest);
+                }
+            }
+            let entry = failures.entry(address).or_insert((0, Instant::now()));
+            if entry.1.elapsed() >= FAILURE_MEMORY {
+                entry.0 = 0;
+            }
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = Instant::now();
+            if entry.0 == FREE_FAILURES + 1 {
+                tracing::warn!(%address, "repeated wrong tokens; slowing this address down");
+            }
+        } else if status.is_success() || status == StatusCode::SWITCHING_PROTOCOLS {
+            failures.remove(&address);
+        }
+    }
+
+    /// The middleware: waits as [`Throttle`] says before answering, and
+    /// learns from the answer.
+    pub async fn layer(self, request: Request, next: Next) -> Response {
+        let address = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip());
+        let Some(address) = address else {
+            return next.run(request).await;
+        };
+        let delay = self.delay(address);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let response = next.run(request).await;
+        self.note(address, response.status());
+        response
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +172,26 @@ mod tests {
         headers.insert(header::HOST, "attacker.test:9000".parse().unwrap());
         assert!(!host_is_loopback(&headers));
         assert_eq!(random_token().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn wrong_tokens_slow_an_address_down_until_a_right_one() {
+        let throttle = Throttle::default();
+        let guesser: IpAddr = "192.0.2.7".parse().unwrap();
+        let other: IpAddr = "192.0.2.8".parse().unwrap();
+        for _ in 0..FREE_FAILURES {
+            throttle.note(guesser, StatusCode::UNAUTHORIZED);
+        }
+        assert_eq!(throttle.delay(guesser), Duration::ZERO);
+        throttle.note(guesser, StatusCode::UNAUTHORIZED);
+        throttle.note(guesser, StatusCode::UNAUTHORIZED);
+        assert_eq!(throttle.delay(guesser), DELAY_STEP * 2);
+        for _ in 0..100 {
+            throttle.note(guesser, StatusCode::UNAUTHORIZED);
+        }
+        assert_eq!(throttle.delay(guesser), MAX_DELAY);
+        assert_eq!(throttle.delay(other), Duration::ZERO);
+        throttle.note(guesser, StatusCode::OK);
+        assert_eq!(throttle.delay(guesser), Duration::ZERO);
     }
 }

@@ -153,6 +153,10 @@ enum Command {
         /// Puppeteer's connect take as is.
         #[arg(long)]
         cdp_endpoint: bool,
+        /// Let pages of this origin (such as https://harness.example) show
+        /// the column in a frame; by default no page may frame it.
+        #[arg(long, value_name = "ORIGIN", value_parser = parse_origin)]
+        embed_origin: Option<String>,
         #[command(flatten)]
         mcp: mcp::McpArgs,
     },
@@ -264,6 +268,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             insecure_no_tls,
             url,
             cdp_endpoint,
+            embed_origin,
             mcp,
         } => Job::Relay(
             relay::RelaySetup {
@@ -276,6 +281,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 kind: InstanceKind::Relay,
                 exit_when_idle: None,
                 cdp_endpoint: None,
+                embed_origin: embed_origin.clone(),
             },
             mcp,
             people::ForPeople {
@@ -291,6 +297,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 kind: InstanceKind::Background,
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
                 cdp_endpoint: None,
+                embed_origin: None,
             },
             &DEFAULT_MCP_ARGS,
             people::ForPeople::default(),
@@ -362,6 +369,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 kind: InstanceKind::Desktop,
                 exit_when_idle: None,
                 cdp_endpoint: None,
+                embed_origin: None,
             };
             people::serve(&started, &config, setup, people, window.as_ref(), &cancel).await
         }
@@ -400,6 +408,7 @@ fn default_command(url: Option<String>, cdp_endpoint: bool) -> Command {
         insecure_no_tls: false,
         url,
         cdp_endpoint,
+        embed_origin: None,
         mcp: mcp::McpArgs::default(),
     }
 }
@@ -460,4 +469,20 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// An origin as a browser sends it: `http(s)://host[:port]`, nothing more.
+fn parse_origin(value: &str) -> std::result::Result<String, String> {
+    let url = url::Url::parse(value).map_err(|e| format!("not a URL: {e}"))?;
+    let origin = url.origin();
+    if !matches!(url.scheme(), "http" | "https") || !origin.is_tuple() {
+        return Err("give an http(s) origin such as https://harness.example".into());
+    }
+    let serialized = origin.ascii_serialization();
+    if serialized != value.trim_end_matches('/') {
+        return Err(format!(
+            "give the origin only ({serialized}), without a path"
+        ));
+    }
+    Ok(serialized)
 }

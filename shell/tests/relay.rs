@@ -425,7 +425,8 @@ async fn a_person_watches_takes_over_and_returns_control() {
         .await;
     assert!(!error && text.contains("\"Kayホッパー\""), "{text}");
 
-    // A second tab: the strip shows the page's own icon, loaded by the viewer.
+    // A second tab: the strip shows the page's own icon, sent by the
+    // relay as a data: URL (the viewer never contacts the site).
     let (text, error) = agent
         .call(
             "browser_open",
@@ -436,7 +437,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
     wait_in_page(
         &viewer,
         &person,
-        "[...document.querySelectorAll('#tabs .icon img')].some((i) => i.src.endsWith('/favicon.svg') && i.complete && i.naturalWidth > 0)",
+        "[...document.querySelectorAll('#tabs .icon img')].some((i) => i.src.startsWith('data:image/svg+xml;base64,') && i.complete && i.naturalWidth > 0)",
     )
     .await;
     save_screenshot(&viewer, &person, "relay-viewer-tabs.png").await;

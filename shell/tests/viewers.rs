@@ -9,6 +9,7 @@ mod common;
 
 use std::time::Duration;
 
+use base64::Engine as _;
 use common::{Agent, Endpoint, get, post, serve_fixtures, start_shell};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -340,9 +341,17 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         json!({"type": "newTab", "url": format!("{base}/article.html")}),
     )
     .await;
-    // Its icon is the page's own; the agent's form page, which names
-    // none, gets its site's /favicon.ico.
-    let article_icon = format!("{base}/favicon.svg");
+    // Its icon is the page's own, loaded by the agent's browser and sent
+    // as a data: URL; the agent's form page names none and its site has
+    // no /favicon.ico: no icon.
+    let svg = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/favicon.svg"),
+    )
+    .unwrap();
+    let article_icon = format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    );
     let with_yours = state_where(&mut person, |s| {
         s["tabs"].as_array().unwrap().iter().any(|t| {
             t["session"].is_null()
@@ -358,11 +367,7 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         .iter()
         .find(|t| t["url"].as_str().unwrap().ends_with("/form.html"))
         .unwrap();
-    assert_eq!(
-        form_tab["icon"],
-        format!("{base}/favicon.ico"),
-        "{form_tab}"
-    );
+    assert!(form_tab["icon"].is_null(), "{form_tab}");
     let yours = with_yours["tabs"]
         .as_array()
         .unwrap()
@@ -510,4 +515,70 @@ async fn viewers_watch_act_and_never_stall_each_other() {
         started.elapsed()
     );
     send(&mut person, json!({"type": "return"})).await;
+}
+
+/// Every answer of the relay carries a restrictive policy (the column's
+/// allows only its own nonce'd code), no referrer and no sniffing; a
+/// harness origin may frame it only when named; an address that keeps
+/// guessing tokens is answered more and more slowly.
+#[tokio::test]
+async fn answers_carry_security_headers_and_guessers_are_slowed_down() {
+    let (_relay, printed) =
+        start_shell(&["relay", "--embed-origin", "https://harness.example"], 3).await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let (status, head, body) = common::get_with_head(&host, &format!("/?token={token}"), &[]).await;
+    assert_eq!(status, 200);
+    let policy = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-security-policy: "))
+        .unwrap_or_else(|| panic!("{head}"))
+        .to_owned();
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_else(|| panic!("{policy}"));
+    assert!(policy.starts_with("default-src 'none'; "), "{policy}");
+    assert!(
+        policy.contains("frame-ancestors https://harness.example"),
+        "{policy}"
+    );
+    assert!(!policy.contains("unsafe"), "{policy}");
+    assert!(
+        body.contains(&format!("<script nonce=\"{nonce}\">")),
+        "the page's script carries the nonce"
+    );
+    assert!(head.contains("referrer-policy: no-referrer"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    // Answers that are not pages too, refusals included.
+    for (path, expected) in [("/status", 401), ("/nowhere", 401)] {
+        let (status, head, _) = common::get_with_head(&host, path, &[]).await;
+        assert_eq!(status, expected, "{path}");
+        assert!(head.contains("content-security-policy: default-src 'none'; frame-ancestors https://harness.example"), "{head}");
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    }
+
+    // Wrong tokens: the first few are answered at once, then slower each time.
+    let guess = |_: usize| async {
+        let started = std::time::Instant::now();
+        let (status, _) = get(&host, "/?token=wrong", &[]).await;
+        assert_eq!(status, 401);
+        started.elapsed()
+    };
+    let mut times = Vec::new();
+    for attempt in 0..8 {
+        times.push(guess(attempt).await);
+    }
+    assert!(times[0] < Duration::from_millis(200), "{times:?}");
+    assert!(times[7] >= Duration::from_millis(500), "{times:?}");
+    // The right token still works, and clears the slate.
+    let (status, _) = get(&host, &format!("/?token={token}"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(guess(9).await < Duration::from_millis(200));
 }

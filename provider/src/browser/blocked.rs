@@ -49,11 +49,14 @@ impl Inner {
         page: &Page,
         cursor: u64,
     ) -> Option<BlockedNavigation> {
-        if self.config.policy.allowed_hosts.is_empty() && self.config.policy.blocked_hosts.is_empty()
+        if self.config.policy.allowed_hosts.is_empty()
+            && self.config.policy.blocked_hosts.is_empty()
         {
             return None;
         }
-        let failed = page.failed_main_document(cursor, FAILURE_EVENTS_BOUND).await?;
+        let failed = page
+            .failed_main_document(cursor, FAILURE_EVENTS_BOUND)
+            .await?;
         let refused = failed
             .failure
             .as_deref()

@@ -161,7 +161,7 @@ pub struct LiveTab {
     pub url: String,
     /// Current title.
     pub title: String,
-    /// The page's icon address (http(s) or data), known while people watch.
+    /// The page's icon as a `data:` URL (loaded by the browser), known while people watch.
     pub icon: Option<String>,
     /// Opened by an external CDP client (which owns its viewport).
     pub external: bool,

@@ -509,6 +509,83 @@ command!(InspectorEnable => "Inspector.enable", Empty);
 pub struct NetworkEnable {}
 command!(NetworkEnable => "Network.enable", Empty);
 
+/// `Network.loadNetworkResource`: the browser loads a URL for us in a
+/// frame's context (its network stack and policy), without the page
+/// seeing a request.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkLoadNetworkResource {
+    /// The frame whose context loads it.
+    pub frame_id: String,
+    /// What to load.
+    pub url: String,
+    /// Cache and credentials.
+    pub options: LoadNetworkResourceOptions,
+}
+command!(NetworkLoadNetworkResource => "Network.loadNetworkResource", LoadedNetworkResource);
+
+/// Options of [`NetworkLoadNetworkResource`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadNetworkResourceOptions {
+    /// Skip the cache.
+    pub disable_cache: bool,
+    /// Send cookies.
+    pub include_credentials: bool,
+}
+
+/// Result of [`NetworkLoadNetworkResource`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct LoadedNetworkResource {
+    /// How it went.
+    pub resource: LoadedResource,
+}
+
+/// One loaded resource.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedResource {
+    /// Whether it loaded.
+    pub success: bool,
+    /// The HTTP status, when one came.
+    #[serde(default)]
+    pub http_status_code: Option<f64>,
+    /// Where to read the body from (with `IO.read`).
+    #[serde(default)]
+    pub stream: Option<String>,
+}
+
+/// `IO.read`: the next chunk of a stream.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoRead {
+    /// The stream.
+    pub handle: String,
+    /// At most this many bytes.
+    pub size: u32,
+}
+command!(IoRead => "IO.read", IoChunk);
+
+/// Result of [`IoRead`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IoChunk {
+    /// Whether `data` is base64.
+    #[serde(default)]
+    pub base64_encoded: bool,
+    /// The chunk.
+    pub data: String,
+    /// Whether the stream has ended.
+    pub eof: bool,
+}
+
+/// `IO.close`: lets go of a stream.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoClose {
+    /// The stream.
+    pub handle: String,
+}
+command!(IoClose => "IO.close", Empty);
+
 /// `Network.setBlockedURLs`: requests of the page matching these patterns
 /// (with `*` wildcards) fail as blocked.
 #[derive(Debug, Clone, Serialize)]

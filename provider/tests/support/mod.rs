@@ -35,7 +35,10 @@ pub fn hosts_seen() -> Vec<String> {
 
 /// The `Host` header and path of each request the fixture servers received so far.
 pub fn requests_seen() -> Vec<(String, String)> {
-    REQUESTS_SEEN.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    REQUESTS_SEEN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 async fn record_host(
@@ -64,9 +67,7 @@ pub async fn serve_fixtures() -> String {
     let app = Router::new()
         .route(
             "/redirect-to",
-            get(|query: axum::extract::Query<RedirectTo>| async move {
-                Redirect::to(&query.url)
-            }),
+            get(|query: axum::extract::Query<RedirectTo>| async move { Redirect::to(&query.url) }),
         )
         .route(
             "/status/404",
@@ -165,11 +166,7 @@ impl Env {
             .expect("test runtime");
         let (host, browser, base) = runtime.block_on(async {
             let base = serve_fixtures().await;
-            let host = Arc::new(
-                ChromiumHost::launch(launch)
-                    .await
-                    .expect("launch Chromium"),
-            );
+            let host = Arc::new(ChromiumHost::launch(launch).await.expect("launch Chromium"));
             let browser = Browser::new(host.clone(), config);
             (host, browser, base)
         });

@@ -30,11 +30,67 @@ use crate::usage::Usage;
 use crate::{auth, cli_endpoint};
 use live::LiveView;
 
-/// The browser column page with its style and script inlined (one request).
-fn column_page() -> String {
+/// The browser column page with its style and script inlined (one
+/// request), each marked with `nonce`, the only inline code its
+/// Content-Security-Policy lets run.
+fn column_page(nonce: &str) -> String {
     include_str!("../../../assets/column.html")
+        .replace("<style>", &format!("<style nonce=\"{nonce}\">"))
+        .replace("<script>", &format!("<script nonce=\"{nonce}\">"))
         .replace("/*COLUMN_CSS*/", include_str!("../../../assets/column.css"))
         .replace("/*COLUMN_JS*/", include_str!("../../../assets/column.js"))
+}
+
+/// Who may embed the column in a frame: nobody, or the harness given
+/// with `--embed-origin`.
+fn frame_ancestors(embed_origin: Option<&str>) -> String {
+    format!("frame-ancestors {}", embed_origin.unwrap_or("'none'"))
+}
+
+/// The column page's policy: its own nonce'd style and script, frames
+/// from its socket (`blob:`) and icons as `data:`, connections to itself
+/// only; nothing else loads, no form goes anywhere.
+fn column_policy(nonce: &str, host: &str, embed_origin: Option<&str>) -> String {
+    // Some engines do not count the page's own WebSocket as 'self': name it.
+    let host: String = host
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '[' | ']' | '-'))
+        .collect();
+    format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         img-src blob: data:; connect-src 'self' ws://{host} wss://{host}; base-uri 'none'; \
+         form-action 'none'; {}",
+        frame_ancestors(embed_origin)
+    )
+}
+
+/// Headers every answer carries: no referrer leaves, no type sniffing,
+/// and (unless the answer set its own) a policy that loads nothing.
+async fn security_headers(
+    embed_origin: Option<Arc<str>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        let policy = format!(
+            "default-src 'none'; {}",
+            frame_ancestors(embed_origin.as_deref())
+        );
+        if let Ok(value) = header::HeaderValue::from_str(&policy) {
+            headers.insert(header::CONTENT_SECURITY_POLICY, value);
+        }
+    }
+    response
 }
 
 /// Shared by every request.
@@ -51,6 +107,8 @@ struct Relay {
     scheme: &'static str,
     /// Uses of this instance (viewers count while connected).
     usage: Usage,
+    /// The origin allowed to embed the column in a frame.
+    embed_origin: Option<Arc<str>>,
 }
 
 /// What a request's credentials allow.
@@ -103,14 +161,25 @@ fn refuse(status: StatusCode) -> Response {
 
 async fn page(State(relay): State<Relay>, headers: HeaderMap, uri: Uri) -> Response {
     match relay.access(&headers, &uri) {
-        Ok(_) => (
-            [
-                (header::CACHE_CONTROL, "no-store"),
-                (header::REFERRER_POLICY, "no-referrer"),
-            ],
-            Html(column_page()),
-        )
-            .into_response(),
+        Ok(_) => {
+            let nonce = match auth::random_token() {
+                Ok(nonce) => nonce,
+                Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            };
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default();
+            let policy = column_policy(&nonce, host, relay.embed_origin.as_deref());
+            (
+                [
+                    (header::CACHE_CONTROL, "no-store".to_owned()),
+                    (header::CONTENT_SECURITY_POLICY, policy),
+                ],
+                Html(column_page(&nonce)),
+            )
+                .into_response()
+        }
         Err(status) => refuse(status),
     }
 }
@@ -245,6 +314,9 @@ pub struct RelaySetup {
     /// The CDP endpoint's URL, when one is served beside the relay (local
     /// clients find it in the runtime file).
     pub cdp_endpoint: Option<String>,
+    /// The one origin (`https://harness.example`) allowed to show the
+    /// column in a frame; none by default.
+    pub embed_origin: Option<String>,
 }
 
 impl RelaySetup {
@@ -338,6 +410,7 @@ pub async fn bind(
         loopback: address.ip().is_loopback(),
         scheme,
         usage: usage.clone(),
+        embed_origin: setup.embed_origin.as_deref().map(Arc::from),
     };
     // The command line's session lives as long as the relay.
     let command_line = Agent::new(browser.clone(), options.clone());
@@ -363,6 +436,8 @@ pub async fn bind(
         },
     ));
     let in_use = usage.clone();
+    let embed_origin = relay.embed_origin.clone();
+    let throttle = auth::Throttle::default();
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(socket))
@@ -372,6 +447,16 @@ pub async fn bind(
             move |request: Request, next: axum::middleware::Next| {
                 let usage = in_use.clone();
                 async move { count_use(&usage, request, next).await }
+            },
+        ))
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                security_headers(embed_origin.clone(), request, next)
+            },
+        ))
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                throttle.clone().layer(request, next)
             },
         ));
     let listener = tokio::net::TcpListener::bind(address)
@@ -482,7 +567,7 @@ impl BoundRelay {
                         tracing::debug!(%error, "cannot disable Nagle's algorithm");
                     }
                 }),
-                app,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
             )
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
@@ -502,7 +587,7 @@ impl BoundRelay {
                                     .acceptor(axum_server::accept::NoDelayAcceptor::new()),
                             )
                             .handle(handle)
-                            .serve(app.into_make_service())
+                            .serve(app.into_make_service_with_connect_info::<SocketAddr>())
                             .await
                             .map_err(stopped),
                         Err(error) => Err(stopped(error)),

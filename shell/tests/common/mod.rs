@@ -119,6 +119,16 @@ pub async fn serve_fixtures() -> String {
 
 /// Sends one GET and returns (status, body).
 pub async fn get(host: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let (status, _, body) = get_with_head(host, path, headers).await;
+    (status, body)
+}
+
+/// Sends one GET and returns (status, the response head in lower case, body).
+pub async fn get_with_head(
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(host).await.unwrap();
     let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers
@@ -139,12 +149,8 @@ pub async fn get(host: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Stri
         .unwrap();
     let text = String::from_utf8_lossy(&response).into_owned();
     let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        status,
-        text.split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default(),
-    )
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
 pub struct Endpoint {
