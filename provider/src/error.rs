@@ -131,6 +131,14 @@ pub enum BrowserError {
         /// Which rule refused it.
         reason: BlockReason,
     },
+    /// A secret bound to certain hosts was asked to be typed on another.
+    #[error("the secret {name} may not be typed on {host}")]
+    SecretNotAllowed {
+        /// The secret's name (never its value).
+        name: String,
+        /// The host of the page it was to be typed on.
+        host: String,
+    },
     /// The browser tried the navigation and it failed (DNS, refused, ...).
     #[error("navigation to {url} failed: {error_text}")]
     NavigationFailed {
@@ -266,6 +274,7 @@ impl BrowserError {
             Self::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Self::NavigationBlocked { .. } => "NAVIGATION_BLOCKED",
             Self::NavigationFailed { .. } => "NAVIGATION_FAILED",
+            Self::SecretNotAllowed { .. } => "SECRET_NOT_ALLOWED",
             Self::Timeout { .. } => "TIMEOUT",
             Self::Aborted => "ABORTED",
             Self::HumanIntervened => "HUMAN_INTERVENED",
@@ -315,6 +324,9 @@ impl BrowserError {
             }
             Self::NavigationFailed { .. } => {
                 "check the URL and that the server is reachable, then try again"
+            }
+            Self::SecretNotAllowed { .. } => {
+                "this secret is only for the sites it was given for: check that the page is the real site (not a look-alike) before typing it"
             }
             Self::Timeout { .. } => {
                 "the page is slow or stuck; take a snapshot to see its state, or raise timeoutMs"

@@ -40,3 +40,8 @@ pub use browser::{
     TabInfo,
 };
 pub use error::{BlockReason, BrowserError, Result, StaleReason};
+
+/// The `tracing` target of audit events: what people, agents, clients and
+/// the browser did (tool calls, takeovers, handoffs, CDP clients,
+/// restarts). The shell writes them to its audit log (`--audit-log`).
+pub const AUDIT: &str = "audit";

@@ -177,7 +177,7 @@ fn is_ip(rule: &str) -> bool {
 }
 
 /// `rule` matches the host itself and every subdomain of it, case-insensitively.
-fn host_matches(host: &str, rule: &str) -> bool {
+pub fn host_matches(host: &str, rule: &str) -> bool {
     let host = host
         .trim_end_matches('.')
         .trim_start_matches('[')

@@ -56,6 +56,12 @@ pub struct Config {
     pub profile_dir: Option<PathBuf>,
     /// Use a running browser at this endpoint instead of launching one.
     pub connect: Option<String>,
+    /// Secrets for agents to type by name (a TOML file only you can read).
+    pub secrets_file: Option<PathBuf>,
+    /// The secrets themselves (from `secretsFile` and the environment);
+    /// never written out.
+    #[serde(skip)]
+    pub secrets: browser_tools::secrets::Secrets,
 }
 
 impl Default for Config {
@@ -78,6 +84,8 @@ impl Default for Config {
             browser_path: None,
             profile_dir: None,
             connect: None,
+            secrets_file: None,
+            secrets: browser_tools::secrets::Secrets::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ mod mcp;
 mod options;
 mod people;
 mod relay;
+mod secrets;
 mod tool_commands;
 mod usage;
 
@@ -188,8 +189,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    init_logging();
     let cli = Cli::parse();
+    if let Err(error) = init_logging(cli.browser.audit_log.as_deref()) {
+        return fail(&error);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -462,13 +465,55 @@ async fn wait_for_stop_signal() {
 }
 
 /// Logs go to stderr (stdout carries results); `RUST_LOG` sets the level.
-fn init_logging() {
+/// Diagnostics go to stderr as `RUST_LOG` says (default: warnings);
+/// audit events (target [`browser_provider::AUDIT`]) go to the audit log,
+/// when one is given, as JSON lines, whatever `RUST_LOG` says.
+fn init_logging(audit_log: Option<&std::path::Path>) -> browser_provider::Result<()> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let diagnostics = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_filter(filter)
+        .with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
+            metadata.target() != browser_provider::AUDIT
+        }));
+    let audit = match audit_log {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    browser_provider::BrowserError::invalid(
+                        "auditLog",
+                        format!("cannot append to {}: {e}", path.display()),
+                    )
+                })?;
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(false)
+                    .with_span_list(false)
+                    .with_target(false)
+                    .with_level(false)
+                    .with_writer(std::sync::Mutex::new(file))
+                    .with_filter(
+                        tracing_subscriber::filter::Targets::new()
+                            .with_target(browser_provider::AUDIT, tracing::Level::INFO),
+                    ),
+            )
+        }
+        None => None,
+    };
+    tracing_subscriber::registry()
+        .with(diagnostics)
+        .with(audit)
         .init();
+    Ok(())
 }
 
 /// An origin as a browser sends it: `http(s)://host[:port]`, nothing more.

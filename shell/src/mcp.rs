@@ -63,6 +63,7 @@ pub fn agent_options(config: &Config) -> AgentOptions {
         execute_enabled: config.execute_enabled,
         output_dir: config.output_dir.clone(),
         lease: std::time::Duration::from_millis(config.session_lease_ms),
+        secrets: config.secrets.clone(),
     }
 }
 

@@ -50,10 +50,22 @@ pub struct BrowserOptions {
     /// Never allow these hosts (and their subdomains); repeatable.
     #[arg(long = "block-host", value_name = "HOST", global = true)]
     pub blocked_hosts: Vec<String>,
+    /// Secrets agents may type by name without seeing them: a TOML file
+    /// only you can read (chmod 600) of `name = "value"` or
+    /// `name = { value = "…", hosts = ["bank.example"] }`. Variables
+    /// BROWSER_SHELL_SECRET_<NAME> add more.
+    #[arg(long = "secrets", value_name = "FILE", global = true)]
+    pub secrets_file: Option<PathBuf>,
+    /// Append an audit trail here, one JSON object per line: every tool
+    /// call (arguments with typed text and secrets withheld, outcome,
+    /// duration), takeover, return and handoff, CDP client and browser
+    /// restart. Rotate it with logrotate (copytruncate).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub audit_log: Option<PathBuf>,
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
     /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
-    /// headless, browserPath, profileDir, connect). Flags override it.
+    /// headless, browserPath, profileDir, connect, secretsFile). Flags override it.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
     /// Print the resulting configuration as TOML and exit.
@@ -109,6 +121,12 @@ impl BrowserOptions {
         for host in &self.blocked_hosts {
             args.extend(["--block-host".into(), host.into()]);
         }
+        if let Some(path) = &self.secrets_file {
+            args.extend(["--secrets".into(), absolute(path).into()]);
+        }
+        if let Some(path) = &self.audit_log {
+            args.extend(["--audit-log".into(), absolute(path).into()]);
+        }
         if let Some(path) = &self.config {
             args.extend(["--config".into(), absolute(path).into()]);
         }
@@ -139,7 +157,14 @@ impl BrowserOptions {
         if !self.blocked_hosts.is_empty() {
             config.blocked_hosts = self.blocked_hosts.clone();
         }
+        if let Some(path) = &self.secrets_file {
+            config.secrets_file = Some(path.clone());
+        }
         config.validate()?;
+        // Variables that are not Unicode cannot be secrets' names or values.
+        let variables = std::env::vars_os()
+            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)));
+        config.secrets = crate::secrets::load(config.secrets_file.as_deref(), variables)?;
         Ok(config)
     }
 }

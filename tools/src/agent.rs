@@ -24,6 +24,7 @@ use crate::args::{
     TabArgs, WaitArgs,
 };
 use crate::call::{ToolOutput, ToolSettings, call_tool};
+use crate::secrets::Secrets;
 
 /// What an agent may do and how long it may take.
 #[derive(Debug, Clone)]
@@ -40,6 +41,8 @@ pub struct AgentOptions {
     pub output_dir: Option<std::path::PathBuf>,
     /// A session idle this long (no tool call) ends and its tabs close.
     pub lease: Duration,
+    /// Secrets the agent may type by name; their values never reach it.
+    pub secrets: Secrets,
 }
 
 impl Default for AgentOptions {
@@ -51,6 +54,7 @@ impl Default for AgentOptions {
             execute_enabled: true,
             output_dir: None,
             lease: Duration::from_secs(600),
+            secrets: Secrets::default(),
         }
     }
 }
@@ -242,7 +246,7 @@ impl Agent {
         };
         let cancel = cancel.child_token();
         let started = std::time::Instant::now();
-        let summary = summarize(&arguments);
+        let summary = self.options.secrets.redact(&summarize(&arguments));
         self.browser.record_activity(Activity {
             session: session.clone(),
             tool: name.to_owned(),
@@ -252,18 +256,31 @@ impl Agent {
         });
         let settings = ToolSettings {
             output_dir: self.options.output_dir.clone(),
+            secrets: self.options.secrets.clone(),
         };
         let bound = self.bound_for(name, &arguments);
+        let arguments_for_audit = arguments.clone();
         let work = call_tool(&self.browser, &session, name, arguments, &settings, &cancel);
-        let output = match tokio::time::timeout(bound, work).await {
+        let mut output = match tokio::time::timeout(bound, work).await {
             Ok(output) => output,
             Err(_) => {
                 cancel.cancel();
                 ToolOutput::error(&BrowserError::timeout(name.to_owned(), bound))
             }
         };
+        // Whatever the page or the call produced, a secret's value stays hidden.
+        output.text = self.options.secrets.redact(&output.text);
         let millis = started.elapsed().as_millis() as u64;
         tracing::info!(tool = %name, %session, error = output.is_error, ms = millis, "tool call");
+        tracing::info!(
+            target: browser_provider::AUDIT,
+            event = "tool",
+            %session,
+            tool = %name,
+            arguments = %audited(&arguments_for_audit, &self.options.secrets),
+            outcome = if output.is_error { output.code.unwrap_or("ERROR") } else { "OK" },
+            ms = millis,
+        );
         self.browser.record_activity(Activity {
             session,
             tool: name.to_owned(),
@@ -275,6 +292,21 @@ impl Agent {
             millis: Some(millis),
         });
         output
+    }
+
+    /// `base` instructions for the model, plus the names (never the
+    /// values) of the secrets it may type.
+    pub fn instructions(&self, base: &str) -> String {
+        let names = self.options.secrets.names();
+        if names.is_empty() {
+            return base.to_owned();
+        }
+        format!(
+            "{base} Secrets the person gave you to type without seeing them (browser_act type or \
+             fill with secret: NAME instead of text): {}. Their values never appear in results; \
+             «secret:NAME» stands in for them.",
+            names.join(", ")
+        )
     }
 
     /// The tools this agent is offered, with schemas and descriptions.
@@ -403,6 +435,28 @@ fn tool<T: JsonSchema + 'static>(
     tool
 }
 
+/// Tool arguments as the audit log keeps them: typed text withheld (it
+/// may be a password), token-like URL parts and secrets' values hidden.
+fn audited(arguments: &Value, secrets: &Secrets) -> String {
+    let mut arguments = arguments.clone();
+    if let Some(object) = arguments.as_object_mut() {
+        if let Some(text) = object.get_mut("text")
+            && let Some(typed) = text.as_str()
+        {
+            *text = Value::String(format!(
+                "[typed text: {} characters]",
+                typed.chars().count()
+            ));
+        }
+        if let Some(url) = object.get_mut("url")
+            && let Some(address) = url.as_str()
+        {
+            *url = Value::String(browser_provider::page::network::redacted_url(address));
+        }
+    }
+    secrets.redact(&arguments.to_string())
+}
+
 /// A one-line summary of tool arguments for the activity timeline (no
 /// typed text or script bodies beyond a short prefix).
 fn summarize(arguments: &Value) -> String {
@@ -411,7 +465,8 @@ fn summarize(arguments: &Value) -> String {
     };
     let mut parts = Vec::new();
     for key in [
-        "action", "url", "ref", "role", "name", "key", "tab", "format", "selector", "reason",
+        "action", "url", "ref", "role", "name", "key", "secret", "tab", "format", "selector",
+        "reason",
     ] {
         if let Some(value) = object.get(key) {
             let text = value

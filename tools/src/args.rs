@@ -91,6 +91,10 @@ pub struct ActArgs {
     pub name: Option<String>,
     /// Text for `type` and `fill`.
     pub text: Option<String>,
+    /// Instead of `text`, for `type` and `fill`: the name of a secret the
+    /// person gave (the server's instructions list them). Its value is
+    /// typed and never shown: results say «secret:NAME» instead.
+    pub secret: Option<String>,
     /// Press Enter after `type` or `fill`.
     #[serde(default)]
     pub submit: bool,

@@ -27,6 +27,7 @@ use crate::args::{
     WaitArgs,
 };
 use crate::render;
+use crate::secrets::Secrets;
 
 /// What a tool call returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +129,8 @@ pub const HANDOFF_DEFAULT_MS: u64 = 600_000;
 pub struct ToolSettings {
     /// Also save screenshots as files here.
     pub output_dir: Option<std::path::PathBuf>,
+    /// Secrets `browser_act` may type by name.
+    pub secrets: Secrets,
 }
 
 /// Runs tool `name` with `arguments` for `session`. Never fails: errors
@@ -264,7 +267,20 @@ async fn run(
         "browser_act" => {
             let args: ActArgs = parse(arguments)?;
             use_tab(browser, session, args.tab.as_deref()).await?;
-            let (target, action) = action_of(&args)?;
+            let secret = match &args.secret {
+                Some(name) => Some(settings.secrets.get(name)?),
+                None => None,
+            };
+            if let Some(secret) = secret {
+                // Only on the pages it is for: a look-alike gets nothing.
+                let tabs = browser.list_tabs(session).await?;
+                let url = tabs
+                    .iter()
+                    .find(|t| t.active)
+                    .map_or("", |t| t.url.as_str());
+                secret.check_page(url)?;
+            }
+            let (target, action) = action_of(&args, secret.map(|s| s.value()))?;
             let report = browser.act(session, &target, &action, cancel).await?;
             let tab = browser.active_tab(session)?;
             let action = format!("{:?}", args.action).to_lowercase();
@@ -657,7 +673,7 @@ async fn run(
 
 /// Turns `browser_act` arguments into a target and an action, naming the
 /// missing or conflicting field when they do not fit.
-fn action_of(args: &ActArgs) -> Result<(Target, Action)> {
+fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
     let target = match (&args.reference, &args.role, &args.name) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err(BrowserError::invalid(
@@ -682,11 +698,24 @@ fn action_of(args: &ActArgs) -> Result<(Target, Action)> {
             ));
         }
     };
-    let text = || {
-        args.text
-            .clone()
-            .ok_or_else(|| BrowserError::invalid("text", "type and fill need text"))
+    let text = || match (&args.text, secret) {
+        (Some(_), Some(_)) => Err(BrowserError::invalid(
+            "secret",
+            "give text or secret, not both",
+        )),
+        (Some(text), None) => Ok(text.clone()),
+        (None, Some(value)) => Ok(value.to_owned()),
+        (None, None) => Err(BrowserError::invalid(
+            "text",
+            "type and fill need text (or secret)",
+        )),
     };
+    if secret.is_some() && !matches!(args.action, ActionName::Type | ActionName::Fill) {
+        return Err(BrowserError::invalid(
+            "secret",
+            "only type and fill take a secret",
+        ));
+    }
     let action =
         match args.action {
             ActionName::Click => Action::Click {
@@ -843,13 +872,13 @@ mod tests {
     fn act_arguments_are_checked() {
         let args: ActArgs = parse(serde_json::json!({"action": "fill", "ref": "e1"})).unwrap();
         assert_eq!(
-            action_of(&args).err().map(|e| e.to_string()),
-            Some("invalid argument text: type and fill need text".into())
+            action_of(&args, None).err().map(|e| e.to_string()),
+            Some("invalid argument text: type and fill need text (or secret)".into())
         );
         let args: ActArgs = parse(serde_json::json!({"action": "scroll", "dy": 300})).unwrap();
-        assert_eq!(action_of(&args).unwrap().0, Target::Page);
+        assert_eq!(action_of(&args, None).unwrap().0, Target::Page);
         let args: ActArgs =
             parse(serde_json::json!({"action": "click", "role": "button"})).unwrap();
-        assert!(action_of(&args).is_err());
+        assert!(action_of(&args, None).is_err());
     }
 }

@@ -24,3 +24,4 @@ pub mod commands;
 pub mod mcp;
 pub mod render;
 pub mod report;
+pub mod secrets;

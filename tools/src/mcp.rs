@@ -99,7 +99,7 @@ impl ServerHandler for McpServer {
                 "browser-shell",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.agent.instructions(INSTRUCTIONS))
     }
 
     async fn list_tools(

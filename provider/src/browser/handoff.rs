@@ -87,6 +87,7 @@ impl Browser {
             session: session.clone(),
             reason: reason.trim().to_owned(),
         }));
+        tracing::info!(target: crate::AUDIT, event = "handoff", %session, reason = reason.trim());
         let waited = budget
             .run("wait for the person", async {
                 loop {
@@ -100,6 +101,11 @@ impl Browser {
             })
             .await;
         self.inner.handoff.send_replace(None);
+        let outcome = match &waited {
+            Ok(()) => "OK",
+            Err(error) => error.code(),
+        };
+        tracing::info!(target: crate::AUDIT, event = "handoff_done", %session, outcome);
         waited?;
 
         let tab = self.inner.active_tab(session)?;

@@ -382,6 +382,7 @@ impl Browser {
     pub fn take_control(&self) -> u64 {
         let epoch = self.inner.control.take();
         tracing::info!(epoch, "a person took control");
+        tracing::info!(target: crate::AUDIT, event = "takeover", epoch);
         epoch
     }
 
@@ -389,6 +390,7 @@ impl Browser {
     pub fn return_control(&self) -> u64 {
         let epoch = self.inner.control.give_back();
         tracing::info!(epoch, "control returned to the agents");
+        tracing::info!(target: crate::AUDIT, event = "return", epoch);
         epoch
     }
 

@@ -337,7 +337,12 @@ impl Connection {
             message["sessionId"] = Value::String(session.0.clone());
         }
         let text = message.to_string();
-        tracing::trace!(target: "cdp::wire", direction = "send", %text);
+        if method.starts_with("Input.") {
+            // Typed text (passwords, secrets) stays out of even this trace.
+            tracing::trace!(target: "cdp::wire", direction = "send", id, method, "(input withheld)");
+        } else {
+            tracing::trace!(target: "cdp::wire", direction = "send", %text);
+        }
         if self.inner.outgoing.send(text).is_err() {
             return Err(self.closed_error());
         }

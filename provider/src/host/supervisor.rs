@@ -248,6 +248,7 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
         };
         let since = SystemTime::now();
         tracing::warn!(%cause, generation, "the browser went away");
+        tracing::info!(target: crate::AUDIT, event = "browser_gone", %cause, generation);
         recent_ends.retain(|end| end.elapsed() < this.policy.window);
         recent_ends.push(Instant::now());
         if !this.launcher.reconnects() && recent_ends.len() > this.policy.max_restarts {
@@ -257,6 +258,7 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
                 this.policy.window.as_secs()
             );
             tracing::error!(%cause, "giving up on the browser");
+            tracing::info!(target: crate::AUDIT, event = "browser_failed", %cause);
             this.state.send_replace(BrowserState::Failed {
                 cause,
                 at: SystemTime::now(),
@@ -303,6 +305,7 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
                 Err(error) => {
                     let cause = format!("{cause}; relaunching failed {attempt} times: {error}");
                     tracing::error!(%cause, "giving up on the browser");
+                    tracing::info!(target: crate::AUDIT, event = "browser_failed", %cause);
                     this.state.send_replace(BrowserState::Failed {
                         cause,
                         at: SystemTime::now(),
@@ -317,6 +320,7 @@ async fn supervise(supervisor: Weak<Supervisor>, mut host: Arc<ChromiumHost>) {
         }
         generation += 1;
         tracing::info!(generation, %cause, "the browser is back");
+        tracing::info!(target: crate::AUDIT, event = "browser_restarted", %cause, generation);
         this.state.send_replace(BrowserState::Running {
             generation,
             host: Arc::clone(&host),

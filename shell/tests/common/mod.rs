@@ -220,6 +220,8 @@ pub struct Agent<'a> {
     endpoint: &'a Endpoint,
     session: String,
     next_id: u64,
+    /// What the server told the model when it connected.
+    pub instructions: String,
 }
 
 impl<'a> Agent<'a> {
@@ -236,14 +238,16 @@ impl<'a> Agent<'a> {
                     .then(|| l.split_once(':').unwrap().1.trim().to_owned())
             })
             .expect("a session id");
-        assert_eq!(
-            message_with_id(&body, 1)["result"]["serverInfo"]["name"],
-            "browser-shell"
-        );
+        let result = &message_with_id(&body, 1)["result"];
+        assert_eq!(result["serverInfo"]["name"], "browser-shell");
         let agent = Agent {
             endpoint,
             session,
             next_id: 2,
+            instructions: result["instructions"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
         };
         let (status, _, _) = post(
             endpoint,

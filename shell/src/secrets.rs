@@ -1,0 +1,144 @@
+//! Reading the secrets a person gives the shell: a TOML file that only
+//! its owner can read, and `BROWSER_SHELL_SECRET_<NAME>` variables.
+//!
+//! ```toml
+//! github = "ghp_…"                                   # any host
+//! bank = { value = "…", hosts = ["bank.example"] }   # only there
+//! ```
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use browser_provider::{BrowserError, Result};
+use browser_tools::secrets::{Secret, Secrets};
+
+/// Environment variables with this prefix are secrets named by the rest.
+pub const ENV_PREFIX: &str = "BROWSER_SHELL_SECRET_";
+
+/// One entry of the file: a bare value, or a value with hosts.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Value(String),
+    Bound {
+        value: String,
+        #[serde(default)]
+        hosts: Vec<String>,
+    },
+}
+
+/// The secrets from `file` (if given) and from `variables` (the
+/// environment); a variable wins over a file entry of the same name.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a file that others may read or that is not the
+/// user's, that cannot be read or parsed, or a secret that is unusable.
+pub fn load(
+    file: Option<&Path>,
+    variables: impl IntoIterator<Item = (String, String)>,
+) -> Result<Secrets> {
+    let mut entries = Vec::new();
+    if let Some(path) = file {
+        entries.extend(read_file(path)?);
+    }
+    for (key, value) in variables {
+        if let Some(name) = key.strip_prefix(ENV_PREFIX) {
+            entries.push(Secret::new(name, value, Vec::new())?);
+        }
+    }
+    Ok(Secrets::new(entries))
+}
+
+fn read_file(path: &Path) -> Result<Vec<Secret>> {
+    let refuse =
+        |why: String| BrowserError::invalid("secrets", format!("{}: {why}", path.display()));
+    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    if metadata.uid() != uid {
+        return Err(refuse(format!(
+            "it belongs to user {}, not to you ({uid}); secrets must be your own file",
+            metadata.uid()
+        )));
+    }
+    if metadata.mode() & 0o077 != 0 {
+        return Err(refuse(format!(
+            "others may read it (mode {:o}); run: chmod 600 {}",
+            metadata.mode() & 0o777,
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| refuse(e.message().to_owned()))?;
+    let mut secrets = Vec::new();
+    for (name, value) in table {
+        let entry: Entry = value.try_into().map_err(|_| {
+            refuse(format!(
+                "{name} must be a string, or {{ value = \"…\", hosts = [\"…\"] }}"
+            ))
+        })?;
+        let (value, hosts) = match entry {
+            Entry::Value(value) => (value, Vec::new()),
+            Entry::Bound { value, hosts } => (value, hosts),
+        };
+        secrets.push(Secret::new(&name, value, hosts)?);
+    }
+    Ok(secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn file(name: &str, text: &str, mode: u32) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("browser-shell-secrets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_private_file_and_variables_give_secrets() {
+        let path = file(
+            "good.toml",
+            "github = \"ghp_abcdef\"\nbank = { value = \"hunter22\", hosts = [\"bank.example\"] }\n",
+            0o600,
+        );
+        let secrets = load(
+            Some(&path),
+            [
+                ("BROWSER_SHELL_SECRET_API".to_owned(), "key-0001".to_owned()),
+                ("PATH".to_owned(), "/bin".to_owned()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(secrets.names(), ["API", "bank", "github"]);
+        assert_eq!(secrets.get("bank").unwrap().hosts, ["bank.example"]);
+        assert_eq!(secrets.get("API").unwrap().value(), "key-0001");
+    }
+
+    #[test]
+    fn files_others_can_read_or_odd_entries_are_refused() {
+        let open = file("open.toml", "github = \"ghp_abcdef\"\n", 0o644);
+        let error = load(Some(&open), []).unwrap_err();
+        assert!(error.to_string().contains("chmod 600"), "{error}");
+        let odd = file("odd.toml", "github = 12\n", 0o600);
+        let error = load(Some(&odd), []).unwrap_err();
+        assert!(
+            error.to_string().contains("github must be a string"),
+            "{error}"
+        );
+        let short = file("short.toml", "pin = \"123\"\n", 0o600);
+        assert!(load(Some(&short), []).is_err());
+        let missing = std::path::Path::new("/nonexistent/secrets.toml");
+        assert_eq!(
+            load(Some(missing), []).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
+    }
+}
