@@ -37,7 +37,7 @@ pub mod snapshot;
 
 pub use browser::{
     Activity, Browser, BrowserConfig, HandoffReport, HandoffRequest, LiveTab, SessionId, TabHandle,
-    TabInfo,
+    TabInfo, TargetOwner,
 };
 pub use error::{BlockReason, BrowserError, Result, StaleReason};
 

@@ -75,6 +75,11 @@ struct Cli {
     /// (loopback) for Playwright, Puppeteer and other CDP clients.
     #[arg(long)]
     cdp_endpoint: bool,
+    /// What CDP endpoint clients may see and drive: `own` (default) their
+    /// own targets and the person's tabs, agents' tabs invisible; `full`
+    /// every tab, the agents' included.
+    #[arg(long, global = true, value_enum, default_value_t = cdp_endpoint::Scope::Own)]
+    cdp_endpoint_scope: cdp_endpoint::Scope,
     #[command(flatten)]
     browser: BrowserOptions,
     #[command(flatten)]
@@ -263,6 +268,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Command::Desktop { url, cdp_endpoint } => Job::Desktop(people::ForPeople {
             url: url.as_deref(),
             cdp_endpoint: *cdp_endpoint,
+            cdp_scope: cli.cdp_endpoint_scope,
         }),
         Command::Relay {
             listen,
@@ -290,6 +296,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             people::ForPeople {
                 url: url.as_deref(),
                 cdp_endpoint: *cdp_endpoint,
+                cdp_scope: cli.cdp_endpoint_scope,
             },
         ),
         Command::Background { exit_when_idle_ms } => Job::Relay(

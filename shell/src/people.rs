@@ -16,6 +16,8 @@ pub struct ForPeople<'a> {
     pub url: Option<&'a str>,
     /// Serve the CDP endpoint too.
     pub cdp_endpoint: bool,
+    /// What its clients may see and drive.
+    pub cdp_scope: cdp_endpoint::Scope,
 }
 
 /// The shell for people: the live-view server (with MCP and the command
@@ -33,6 +35,7 @@ pub async fn serve(
         let endpoint = cdp_endpoint::start(
             Arc::clone(started.supervisor()),
             started.browser.clone(),
+            people.cdp_scope,
             cancel,
         )
         .await?;

@@ -177,19 +177,18 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
         .call("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
     assert!(!error, "{text}");
+    // Agents' tabs do not exist for clients (the default scope).
     let (code, list) = get(&cdp_host, &format!("/{cdp_token}/json/list"), &[]).await;
     assert_eq!(code, 200);
     let list: Value =
         serde_json::from_str(&list[list.find('[').unwrap()..=list.rfind(']').unwrap()]).unwrap();
-    let agent_tab = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["url"].as_str().unwrap().ends_with("/form.html"))
-        .expect("the agent's tab is listed")["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .all(|t| !t["url"].as_str().unwrap().ends_with("/form.html")),
+        "the agent's tab is not listed: {list}"
+    );
 
     // A raw client creates a target, navigates it, evaluates, gets events.
     let mut client = CdpClient::connect(&websocket_url).await;
@@ -342,7 +341,7 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
         other.events
     );
 
-    // The browser and the agents' tabs stay the shell's.
+    // The browser stays the shell's.
     let close = client.send(None, "Browser.close", json!({})).await;
     assert!(
         close["error"]["message"]
@@ -350,6 +349,197 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
             .unwrap()
             .contains("not allowed"),
         "{close}"
+    );
+    // Nor does an agent's new tab appear, even to a client that attaches
+    // to everything automatically and makes new pages wait for it.
+    client
+        .send(None, "Target.setDiscoverTargets", json!({"discover": true}))
+        .await;
+    client
+        .send(
+            None,
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+        )
+        .await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/colors.html"), "newTab": true}),
+        )
+        .await;
+    assert!(!error, "the agent's new page is not held up: {text}");
+    let targets = client.send(None, "Target.getTargets", json!({})).await;
+    let infos = targets["result"]["targetInfos"].as_array().unwrap();
+    assert!(!infos.is_empty());
+    let agents_urls = ["/form.html", "/colors.html"];
+    assert!(
+        infos.iter().all(|t| agents_urls
+            .iter()
+            .all(|u| !t["url"].as_str().unwrap().ends_with(u))),
+        "{targets}"
+    );
+    assert!(
+        client
+            .events
+            .iter()
+            .all(|e| !e.to_string().contains("colors.html")),
+        "{:?}",
+        client.events
+    );
+    // The person's start page is there; once an agent claims it, it is gone
+    // for the client, and naming it is refused.
+    let start_page = infos
+        .iter()
+        .find(|t| t["type"] == "page" && t["targetId"] != target.as_str())
+        .expect("the person's start page")["targetId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (listed, _) = agent.call("browser_list_tabs", json!({})).await;
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("t1: "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    let (url, title) = line.trim_start_matches("t1: ").split_once(" | ").unwrap();
+    let (text, error) = agent
+        .call(
+            "browser_claim_tab",
+            json!({"tab": "t1", "url": url, "title": title}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    for method in [
+        "Target.attachToTarget",
+        "Target.closeTarget",
+        "Target.activateTarget",
+    ] {
+        let refused = client
+            .send(
+                None,
+                method,
+                json!({"targetId": start_page, "flatten": true}),
+            )
+            .await;
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("No target with given id found"),
+            "{method}: {refused}"
+        );
+    }
+    // What the agents share with the client is not the client's to change.
+    let downloads = client
+        .send(
+            None,
+            "Browser.setDownloadBehavior",
+            json!({"behavior": "allow", "downloadPath": "/tmp"}),
+        )
+        .await;
+    assert!(
+        downloads["result"].is_object(),
+        "acknowledged, not applied: {downloads}"
+    );
+    let cookies = client.send(None, "Storage.getCookies", json!({})).await;
+    assert!(
+        cookies["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("browser context"),
+        "{cookies}"
+    );
+    let context = client
+        .send(None, "Target.createBrowserContext", json!({}))
+        .await;
+    let context = context["result"]["browserContextId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cookies = client
+        .send(
+            None,
+            "Storage.getCookies",
+            json!({"browserContextId": context}),
+        )
+        .await;
+    assert!(
+        cookies["result"]["cookies"].is_array(),
+        "its own context is its own: {cookies}"
+    );
+    let (text, error) = agent.call("browser_snapshot", json!({})).await;
+    assert!(!error, "{text}");
+    // Its own target it may close.
+    let closed = client
+        .send(None, "Target.closeTarget", json!({"targetId": target}))
+        .await;
+    assert_eq!(closed["result"]["success"], true, "{closed}");
+
+    drop(client);
+    drop(other);
+    common::stop_shell(relay).await;
+}
+
+/// `--cdp-endpoint-scope full`: clients see and drive the agents' tabs
+/// too; closing one is still the agent's business.
+#[tokio::test]
+async fn the_full_scope_shows_the_agents_tabs() {
+    let base = serve_fixtures().await;
+    let (relay, printed) = common::start_shell(
+        &["relay", "--cdp-endpoint", "--cdp-endpoint-scope", "full"],
+        4,
+    )
+    .await;
+    let host = printed[0]
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let websocket_url = printed[3]
+        .strip_prefix("CDP endpoint: ")
+        .unwrap()
+        .to_owned();
+    let endpoint = Endpoint {
+        host,
+        path: "/mcp".into(),
+        token,
+    };
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+    let mut client = CdpClient::connect(&websocket_url).await;
+    let targets = client.send(None, "Target.getTargets", json!({})).await;
+    let agent_tab = targets["result"]["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["url"].as_str().unwrap().ends_with("/form.html"))
+        .unwrap_or_else(|| panic!("the agent's tab is listed: {targets}"))["targetId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let attached = client
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": agent_tab, "flatten": true}),
+        )
+        .await;
+    let session = attached["result"]["sessionId"].as_str().unwrap().to_owned();
+    let title = client
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": "document.title", "returnByValue": true}),
+        )
+        .await;
+    assert_eq!(
+        title["result"]["result"]["value"], "Sign-up form",
+        "{title}"
     );
     let close = client
         .send(None, "Target.closeTarget", json!({"targetId": agent_tab}))
@@ -361,15 +551,6 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
             .contains("agent session"),
         "{close}"
     );
-    let (text, error) = agent.call("browser_snapshot", json!({})).await;
-    assert!(!error && text.contains("Sign up"), "{text}");
-    // Its own target it may close.
-    let closed = client
-        .send(None, "Target.closeTarget", json!({"targetId": target}))
-        .await;
-    assert_eq!(closed["result"]["success"], true, "{closed}");
-
     drop(client);
-    drop(other);
     common::stop_shell(relay).await;
 }

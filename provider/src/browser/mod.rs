@@ -1054,28 +1054,72 @@ impl Browser {
                 }),
             )
             .await?;
-        let page = match budget
+        // Known as the agent's from now on (for CDP clients' view of targets).
+        self.inner
+            .lock()
+            .in_the_making
+            .insert(view.clone(), session.clone());
+        let prepared = budget
             .run(
                 "prepare tab",
                 self.inner.attach_page(Arc::clone(host), view.clone()),
             )
-            .await
-        {
-            Ok(page) => page,
-            Err(error) => {
-                let _ = host.destroy_view(&view).await;
-                return Err(error);
-            }
-        };
-        match self.inner.adopt(session, page, true) {
-            Ok(tab) => Ok(tab),
-            Err(error) => {
-                // The session closed while the tab was being made.
-                let _ = host.destroy_view(&view).await;
-                Err(error)
-            }
+            .await;
+        let adopted = prepared.and_then(|page| self.inner.adopt(session, page, true));
+        self.inner.lock().in_the_making.remove(&view);
+        if adopted.is_err() {
+            // Not prepared, or the session closed while the tab was being made.
+            let _ = host.destroy_view(&view).await;
         }
+        adopted
     }
+
+    /// Who a browser target (a page, by target id) belongs to, as far as
+    /// the shell knows now.
+    pub fn target_owner(&self, target: &str) -> TargetOwner {
+        let registry = self.inner.lock();
+        let is = |tab: &tabs::Tab| tab.page.view().as_str() == target;
+        if let Some((_, session)) = registry
+            .in_the_making
+            .iter()
+            .find(|(view, _)| view.as_str() == target)
+        {
+            return TargetOwner::Agent(session.clone());
+        }
+        if let Some((session, _)) = registry
+            .sessions
+            .iter()
+            .find(|(_, state)| state.tabs.iter().any(is))
+        {
+            return TargetOwner::Agent(session.clone());
+        }
+        if registry.unowned.iter().any(is) {
+            return TargetOwner::Person;
+        }
+        TargetOwner::Unknown
+    }
+
+    /// The browser contexts of isolated agent sessions.
+    pub fn agent_contexts(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .sessions
+            .values()
+            .filter_map(|state| state.context.as_ref().map(|c| c.as_str().to_owned()))
+            .collect()
+    }
+}
+
+/// Who a browser target belongs to (see [`Browser::target_owner`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetOwner {
+    /// An agent session's tab.
+    Agent(SessionId),
+    /// The person's tab (opened by them, left by an agent, or a CDP
+    /// client's page shown in the browser column).
+    Person,
+    /// Not one of the shell's tabs (yet).
+    Unknown,
 }
 
 /// What an action did, as a model needs to hear it.

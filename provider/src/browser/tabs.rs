@@ -19,6 +19,8 @@ pub(super) struct Registry {
     /// Tabs that belong to no agent: opened by the person, or left behind
     /// (kept or claimed) by sessions that ended.
     pub(super) unowned: Vec<Tab>,
+    /// Agents' tabs being made: created in the browser, not yet adopted.
+    pub(super) in_the_making: HashMap<crate::host::ViewId, SessionId>,
     /// Counters for ids; never reset, so ids are never reused.
     pub(super) next_session: u64,
     pub(super) next_tab: u64,

@@ -49,6 +49,13 @@ impl fmt::Display for ViewId {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ContextId(pub(crate) String);
 
+impl ContextId {
+    /// The underlying id (Chromium's `browserContextId`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// What a host knows about a view without asking the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViewInfo {

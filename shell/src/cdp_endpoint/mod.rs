@@ -18,6 +18,9 @@
 //! refuses origins it was not told to allow.
 
 mod proxy;
+mod scope;
+
+pub use scope::Scope;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -52,6 +55,8 @@ struct Endpoint {
     websocket_url: Arc<str>,
     /// `ws://127.0.0.1:PORT/devtools/page/TOKEN/`, followed by a target id.
     page_url_prefix: Arc<str>,
+    /// What clients may see and do.
+    scope: Scope,
 }
 
 impl Endpoint {
@@ -99,6 +104,7 @@ pub struct CdpEndpoint {
 pub async fn start(
     supervisor: Arc<Supervisor>,
     browser: Browser,
+    scope: Scope,
     cancel: &CancellationToken,
 ) -> Result<CdpEndpoint> {
     let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
@@ -115,6 +121,7 @@ pub async fn start(
         page_url_prefix: format!("ws://{bound}/devtools/page/{token}/").into(),
         token: token.into(),
         websocket_url: websocket_url.clone().into(),
+        scope,
     };
     let app = Router::new()
         .route("/devtools/browser/{token}", get(socket))
@@ -192,6 +199,13 @@ async fn list(
                 .target_infos
                 .into_iter()
                 .filter(|t| t.kind == "page")
+                .filter(|t| {
+                    endpoint.scope == Scope::Full
+                        || !matches!(
+                            endpoint.browser.target_owner(&t.target_id),
+                            browser_provider::TargetOwner::Agent(_)
+                        )
+                })
                 .map(|t| {
                     let socket = format!("{}{}", endpoint.page_url_prefix, t.target_id);
                     json!({"id": t.target_id, "type": t.kind, "title": t.title, "url": t.url, "description": "", "webSocketDebuggerUrl": socket})
@@ -246,5 +260,7 @@ fn serve_client(
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| proxy::run(socket, connection, endpoint.browser, home))
+        .on_upgrade(move |socket| {
+            proxy::run(socket, connection, endpoint.browser, home, endpoint.scope)
+        })
 }

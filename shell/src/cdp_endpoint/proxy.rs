@@ -15,15 +15,22 @@
 //! (clients rely on, say, `Target.attachedToTarget` arriving before the
 //! answer to `Target.createTarget`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
-use browser_provider::Browser;
 use browser_provider::cdp::{CdpEvent, Connection, RelayLink, Relayed, SessionId};
 use browser_provider::host::BrowserState;
+use browser_provider::{AUDIT, Browser};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use super::scope::{Scope, TargetFacts, Verdict, Visibility};
+
+/// How long a client's stream may wait for the shell to learn whose a new
+/// page is (an agent's tab is known within milliseconds of its creation).
+const CLAIM_BOUND: Duration = Duration::from_secs(2);
 
 /// Commands that would take the browser away from the shell and its agents.
 const REFUSED: &[&str] = &["Browser.close", "Browser.crash", "Browser.crashGpuProcess"];
@@ -91,7 +98,13 @@ impl ClientSessions {
 }
 
 /// Serves one client until it or the browser goes away.
-pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, home: Home) {
+pub async fn run(
+    socket: WebSocket,
+    connection: Connection,
+    browser: Browser,
+    home: Home,
+    scope: Scope,
+) {
     let (link, mut inbound) = connection.open_relay();
     let Some(home_session) = attach_home(&link, &mut inbound, &home).await else {
         tracing::debug!(
@@ -101,15 +114,23 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
         return;
     };
     tracing::info!(session = %home_session, ?home, "a CDP client connected");
-    let mut sessions = ClientSessions {
-        home: home_session.clone(),
-        targets: HashSet::new(),
+    tracing::info!(target: AUDIT, event = "cdp_connect", client = %home_session, ?home, ?scope);
+    let mut client = Client {
+        sessions: ClientSessions {
+            home: home_session.clone(),
+            targets: HashSet::new(),
+        },
+        visibility: Visibility::new(scope, browser.clone()),
+        outstanding: HashMap::new(),
+        held: VecDeque::new(),
+        hold_until: None,
     };
-    let mut outstanding: HashMap<u64, Outstanding> = HashMap::new();
+    let mut tabs = browser.watch_tabs();
     let (mut outgoing, mut incoming) = socket.split();
     let mut browser_gone = false;
-    loop {
-        let reply = tokio::select! {
+    'serving: loop {
+        let waiting = client.hold_until;
+        tokio::select! {
             message = incoming.next() => {
                 let Some(Ok(message)) = message else { break };
                 let text = match message {
@@ -118,38 +139,39 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
                     Message::Close(_) => break,
                     _ => continue,
                 };
-                forward(&link, &browser, &sessions, &mut outstanding, &text).await
+                if let Some(reply) = client.forward(&link, &browser, &text).await
+                    && outgoing.send(Message::Text(reply.to_string().into())).await.is_err()
+                {
+                    break;
+                }
+                continue;
             }
             relayed = inbound.recv() => {
-                match relayed {
-                    Some(Relayed::Answer { id, body }) => {
-                        outstanding.remove(&id).map(|command| {
-                            show_created_page(&browser, &command, &body);
-                            answer(&mut sessions, command, body)
-                        })
-                    }
-                    Some(Relayed::Event(event)) => route(&mut sessions, &event),
-                    // The browser is gone.
-                    None => {
-                        browser_gone = true;
-                        break;
-                    }
-                }
+                let Some(relayed) = relayed else {
+                    browser_gone = true;
+                    break;
+                };
+                client.receive(relayed);
             }
-        };
-        if let Some(reply) = reply
-            && outgoing
+            // The shell learned of a tab: a held page may be decided now.
+            _ = tabs.changed(), if !client.held.is_empty() => {}
+            () = sleep_until(waiting), if waiting.is_some() => {}
+        }
+        for reply in client.deliverable(&link, &browser) {
+            if outgoing
                 .send(Message::Text(reply.to_string().into()))
                 .await
                 .is_err()
-        {
-            break;
+            {
+                break 'serving;
+            }
         }
     }
     if browser_gone {
         // Say so, in a way clients report: a close frame with a code.
         let reason = gone_reason(&browser).await;
         tracing::info!(session = %home_session, %reason, "closing a CDP client: the browser went away");
+        tracing::info!(target: AUDIT, event = "cdp_disconnect", client = %home_session, %reason);
         let _ = outgoing
             .send(Message::Close(Some(CloseFrame {
                 code: CLOSE_BROWSER_GONE,
@@ -165,6 +187,243 @@ pub async fn run(socket: WebSocket, connection: Connection, browser: Browser, ho
         json!({"sessionId": home_session.0}),
     );
     tracing::info!(session = %home_session, "a CDP client disconnected");
+    tracing::info!(target: AUDIT, event = "cdp_disconnect", client = %home_session, reason = "the client left");
+}
+
+/// Sleeps until `deadline` (never, without one).
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One client's state on the shared connection.
+struct Client {
+    sessions: ClientSessions,
+    visibility: Visibility,
+    /// Commands sent for it and not answered yet, by the connection's id.
+    outstanding: HashMap<u64, Outstanding>,
+    /// What the browser sent for it, in order, not passed on yet: held
+    /// while a new page waits to be known as an agent's or not.
+    held: VecDeque<Relayed>,
+    /// Until when the page at the front may be held.
+    hold_until: Option<tokio::time::Instant>,
+}
+
+/// What to do with the message at the front of the held stream.
+enum Step {
+    /// Pass these on (possibly nothing) and go on.
+    Send(Option<Value>),
+    /// Wait: whose page it is about is not known yet.
+    Wait,
+}
+
+impl Client {
+    /// Takes what the browser sent; answers that make targets the client's
+    /// are learned at once (a held page may be waiting on one).
+    fn receive(&mut self, relayed: Relayed) {
+        if let Relayed::Answer { id, body } = &relayed
+            && let Some(command) = self.outstanding.get(id)
+        {
+            self.visibility.learn(&command.method, body);
+        }
+        self.held.push_back(relayed);
+    }
+
+    /// What can be passed on now, in order.
+    fn deliverable(&mut self, link: &RelayLink, browser: &Browser) -> Vec<Value> {
+        let mut replies = Vec::new();
+        while let Some(front) = self.held.front() {
+            let step = match front {
+                Relayed::Answer { id, body } => {
+                    let (id, mut body) = (*id, body.clone());
+                    match self.outstanding.remove(&id) {
+                        Some(command) => {
+                            show_created_page(browser, &command, &body);
+                            self.visibility.filter_answer(&command.method, &mut body);
+                            Step::Send(Some(answer(&mut self.sessions, command, body)))
+                        }
+                        // Ours (undoing an attach to a hidden page).
+                        None => Step::Send(None),
+                    }
+                }
+                Relayed::Event(event) => {
+                    let event = std::sync::Arc::clone(event);
+                    self.route(link, &event)
+                }
+            };
+            match step {
+                Step::Send(reply) => {
+                    self.held.pop_front();
+                    self.hold_until = None;
+                    replies.extend(reply);
+                }
+                Step::Wait => {
+                    self.hold_until
+                        .get_or_insert_with(|| tokio::time::Instant::now() + CLAIM_BOUND);
+                    break;
+                }
+            }
+        }
+        replies
+    }
+
+    /// An event for this client, if it is one it may see: its home
+    /// session's events arrive session-less, its target sessions' with
+    /// their id. Events about targets it may not see are dropped (an
+    /// automatic attach to one is undone); one about a page nobody knows
+    /// yet waits, at most [`CLAIM_BOUND`].
+    fn route(&mut self, link: &RelayLink, event: &CdpEvent) -> Step {
+        let Some(session) = event.session_id.as_ref() else {
+            return Step::Send(None);
+        };
+        if !self.sessions.owns(session) {
+            return Step::Send(None);
+        }
+        if let Some(facts) = target_facts(event) {
+            match self.visibility.decide(&facts) {
+                Some(true) => {}
+                Some(false) => {
+                    if event.method == "Target.attachedToTarget"
+                        && let Some(attached) =
+                            event.params.get("sessionId").and_then(Value::as_str)
+                    {
+                        undo_attach(link, &self.sessions.home, attached);
+                    }
+                    return Step::Send(None);
+                }
+                None => {
+                    let expired = self
+                        .hold_until
+                        .is_some_and(|until| tokio::time::Instant::now() >= until);
+                    if !expired {
+                        return Step::Wait;
+                    }
+                    self.visibility.settle_unclaimed(&facts.target_id);
+                }
+            }
+        } else if let Some(target) = event.params.get("targetId").and_then(Value::as_str)
+            && matches!(
+                event.method.as_str(),
+                "Target.targetDestroyed" | "Target.targetCrashed" | "Target.detachedFromTarget"
+            )
+            && self.visibility.is_hidden(target)
+        {
+            return Step::Send(None);
+        }
+        self.sessions.learn_from(event);
+        let mut message = json!({"method": event.method, "params": event.params});
+        if *session != self.sessions.home {
+            message["sessionId"] = Value::String(session.0.clone());
+        }
+        Step::Send(Some(message))
+    }
+
+    /// Sends one client message on; returns an immediate reply for a
+    /// message that is refused, acknowledged or malformed.
+    async fn forward(&mut self, link: &RelayLink, browser: &Browser, text: &str) -> Option<Value> {
+        let command: ClientCommand = match serde_json::from_str(text) {
+            Ok(command) => command,
+            Err(error) => {
+                // As Chromium does: an error with the id, when there is one.
+                let id = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .and_then(|v| v.get("id").cloned())
+                    .unwrap_or(json!(0));
+                return Some(error_reply(
+                    id,
+                    None,
+                    -32600,
+                    &format!("invalid message: {error}"),
+                ));
+            }
+        };
+        let home = &self.sessions.home;
+        let refuse = |message: String| {
+            tracing::info!(target: AUDIT, event = "cdp_refused", client = %home, method = %command.method, reason = %message);
+            Some(error_reply(
+                command.id.clone(),
+                command.session_id.as_deref(),
+                -32000,
+                &message,
+            ))
+        };
+        if REFUSED.contains(&command.method.as_str()) {
+            return refuse(format!(
+                "{} is not allowed through browser-shell's CDP endpoint: the browser belongs to the shell and its agents; disconnect instead",
+                command.method
+            ));
+        }
+        match self.visibility.check(&command.method, &command.params) {
+            Verdict::Forward => {}
+            Verdict::Refuse(message) => return refuse(message),
+            Verdict::Acknowledge => {
+                let mut reply = json!({"id": command.id, "result": {}});
+                if let Some(session) = &command.session_id {
+                    reply["sessionId"] = Value::String(session.clone());
+                }
+                return Some(reply);
+            }
+        }
+        if command.method == "Target.closeTarget"
+            && let Some(target) = command.params.get("targetId").and_then(Value::as_str)
+            && let Some(owner) = agent_owning(browser, target).await
+        {
+            return refuse(format!(
+                "target {target} is a tab of agent session {owner}; it closes it when done"
+            ));
+        }
+        let session = match &command.session_id {
+            None => self.sessions.home.clone(),
+            Some(session) if self.sessions.targets.contains(session) => SessionId(session.clone()),
+            Some(session) => {
+                return refuse(format!("Session with given id not found: {session}"));
+            }
+        };
+        match link.send(Some(&session), &command.method, command.params) {
+            Ok(id) => {
+                self.outstanding.insert(
+                    id,
+                    Outstanding {
+                        client_id: command.id,
+                        session: command.session_id,
+                        method: command.method,
+                    },
+                );
+                None
+            }
+            Err(error) => refuse(error.to_string()),
+        }
+    }
+}
+
+/// The target a target event describes, when it carries a `targetInfo`.
+fn target_facts(event: &CdpEvent) -> Option<TargetFacts> {
+    if !matches!(
+        event.method.as_str(),
+        "Target.targetCreated" | "Target.targetInfoChanged" | "Target.attachedToTarget"
+    ) {
+        return None;
+    }
+    serde_json::from_value(event.params.get("targetInfo")?.clone()).ok()
+}
+
+/// Lets go of a session the browser attached the client to automatically,
+/// on a page it may not see: the page runs on (it may be waiting for a
+/// debugger) and the client never hears of it.
+fn undo_attach(link: &RelayLink, home: &SessionId, attached: &str) {
+    let attached_session = SessionId(attached.to_owned());
+    let _ = link.send(
+        Some(&attached_session),
+        "Runtime.runIfWaitingForDebugger",
+        json!({}),
+    );
+    let _ = link.send(
+        Some(home),
+        "Target.detachFromTarget",
+        json!({"sessionId": attached}),
+    );
 }
 
 /// The WebSocket close code for "the browser went away; come back later"
@@ -232,76 +491,6 @@ async fn attach_home(
     .flatten()
 }
 
-/// Sends one client message on; returns an immediate reply for a message
-/// that is refused or malformed.
-async fn forward(
-    link: &RelayLink,
-    browser: &Browser,
-    sessions: &ClientSessions,
-    outstanding: &mut HashMap<u64, Outstanding>,
-    text: &str,
-) -> Option<Value> {
-    let command: ClientCommand = match serde_json::from_str(text) {
-        Ok(command) => command,
-        Err(error) => {
-            // As Chromium does: an error with the id, when there is one.
-            let id = serde_json::from_str::<Value>(text)
-                .ok()
-                .and_then(|v| v.get("id").cloned())
-                .unwrap_or(json!(0));
-            return Some(error_reply(
-                id,
-                None,
-                -32600,
-                &format!("invalid message: {error}"),
-            ));
-        }
-    };
-    let refuse = |message: String| {
-        Some(error_reply(
-            command.id.clone(),
-            command.session_id.as_deref(),
-            -32000,
-            &message,
-        ))
-    };
-    if REFUSED.contains(&command.method.as_str()) {
-        return refuse(format!(
-            "{} is not allowed through browser-shell's CDP endpoint: the browser belongs to the shell and its agents; disconnect instead",
-            command.method
-        ));
-    }
-    if command.method == "Target.closeTarget"
-        && let Some(target) = command.params.get("targetId").and_then(Value::as_str)
-        && let Some(owner) = agent_owning(browser, target).await
-    {
-        return refuse(format!(
-            "target {target} is a tab of agent session {owner}; it closes it when done"
-        ));
-    }
-    let session = match &command.session_id {
-        None => sessions.home.clone(),
-        Some(session) if sessions.targets.contains(session) => SessionId(session.clone()),
-        Some(session) => {
-            return refuse(format!("Session with given id not found: {session}"));
-        }
-    };
-    match link.send(Some(&session), &command.method, command.params) {
-        Ok(id) => {
-            outstanding.insert(
-                id,
-                Outstanding {
-                    client_id: command.id,
-                    session: command.session_id,
-                    method: command.method,
-                },
-            );
-            None
-        }
-        Err(error) => refuse(error.to_string()),
-    }
-}
-
 /// A page the client created appears in the browser column (as the
 /// person's tab), so whoever watches sees what it does.
 fn show_created_page(browser: &Browser, command: &Outstanding, body: &Map<String, Value>) {
@@ -352,21 +541,6 @@ fn answer(sessions: &mut ClientSessions, command: Outstanding, body: Map<String,
         reply.insert("sessionId".into(), Value::String(session));
     }
     Value::Object(reply)
-}
-
-/// An event for this client, if it is one: its home session's events
-/// arrive session-less, its target sessions' with their id.
-fn route(sessions: &mut ClientSessions, event: &CdpEvent) -> Option<Value> {
-    let session = event.session_id.as_ref()?;
-    if !sessions.owns(session) {
-        return None;
-    }
-    sessions.learn_from(event);
-    let mut message = json!({"method": event.method, "params": event.params});
-    if *session != sessions.home {
-        message["sessionId"] = Value::String(session.0.clone());
-    }
-    Some(message)
 }
 
 /// A CDP error answer.
