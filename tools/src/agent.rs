@@ -12,18 +12,12 @@ use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
 use browser_provider::{Activity, Browser, BrowserError, SessionId};
-use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{Tool, ToolAnnotations};
-use schemars::JsonSchema;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{
-    ActArgs, ClaimTabArgs, CloseTabArgs, ConsoleArgs, ContentArgs, ExecuteArgs, HandoffArgs,
-    InspectArgs, NavigateArgs, NetworkArgs, NoArgs, OpenArgs, ScreenshotArgs, SnapshotArgs,
-    TabArgs, WaitArgs,
-};
 use crate::call::{ToolOutput, ToolSettings, call_tool};
+use crate::catalog::{self, Offered, ToolSpec};
 use crate::secrets::Secrets;
 
 /// What an agent may do and how long it may take.
@@ -70,10 +64,10 @@ pub struct Agent {
     options: AgentOptions,
 }
 
-/// Tools that wait for something outside the agent (a person) and so take
-/// their own bound rather than the per-call one.
+/// Tools that wait for something outside the agent (a person, a
+/// condition) and so take their own bound rather than the per-call one.
 pub fn is_long_wait(tool: &str) -> bool {
-    matches!(tool, "browser_handoff" | "browser_wait")
+    catalog::find(tool).is_some_and(|spec| spec.own_wait_ms.is_some())
 }
 
 /// Owns an agent's session: opens it on first use, ends it when the agent
@@ -206,13 +200,8 @@ impl Agent {
     /// How long a call of `tool` with `arguments` may run: the per-call
     /// bound, or for a wait on a person the wait it asked for plus a margin.
     pub fn bound_for(&self, tool: &str, arguments: &Value) -> Duration {
-        if !is_long_wait(tool) {
+        let Some(default) = catalog::find(tool).and_then(|spec| spec.own_wait_ms) else {
             return self.options.call_timeout;
-        }
-        let default = if tool == "browser_wait" {
-            crate::call::WAIT_DEFAULT_MS
-        } else {
-            crate::call::HANDOFF_DEFAULT_MS
         };
         let asked = arguments
             .get("timeoutMs")
@@ -311,128 +300,25 @@ impl Agent {
 
     /// The tools this agent is offered, with schemas and descriptions.
     pub fn tools(&self) -> Vec<Tool> {
-        let mut tools = vec![
-            tool::<OpenArgs>(
-                "browser_open",
-                "Open an http(s) URL in the active tab (or a new tab with newTab) and return a snapshot with element refs.",
-                false,
-            ),
-            tool::<SnapshotArgs>(
-                "browser_snapshot",
-                "Return the page as a compact tree: role, \"name\", states, [ref=eN] on every actionable element. \
-                 Use the refs with browser_act. Scope with selector or ref on big pages.",
-                true,
-            ),
-            tool::<ActArgs>(
-                "browser_act",
-                "Act on an element by ref (or exact role + name): click, type, fill, press, select, check, uncheck, \
-                 hover, focus, scroll, drag. Returns what changed since your last snapshot (a diff with refs), or a \
-                 full snapshot after a navigation. Fails with STALE_REF (take a new snapshot) or NOT_ACTIONABLE (with the reason).",
-                false,
-            ),
-            tool::<NavigateArgs>(
-                "browser_navigate",
-                "Go to a URL, or back, forward or reload, and return a snapshot.",
-                false,
-            ),
-            tool::<ContentArgs>(
-                "browser_content",
-                "Read the page as markdown (default), txt, html or json (title, links, forms, tables, JSON-LD), \
-                 optionally only a CSS selector's element, capped by maxChars.",
-                true,
-            ),
-            tool::<ScreenshotArgs>(
-                "browser_screenshot",
-                "Capture the viewport, the full page or one element (ref or selector) as an image. Use for visual checks; prefer snapshots for reading.",
-                true,
-            ),
-            tool::<HandoffArgs>(
-                "browser_handoff",
-                "Ask the person watching to do something you cannot (sign in, solve a CAPTCHA, confirm a payment). \
-                 Shows your reason and gives them control; waits until they return it, then reports what changed \
-                 (URL, tabs, whether cookies changed) with a fresh snapshot.",
-                false,
-            ),
-            tool::<WaitArgs>(
-                "browser_wait",
-                "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
-                 role+name to be visible / hidden / enabled, the URL to contain a string, a load state (load, \
-                 domcontentloaded, networkidle), a request to end, a JavaScript expression to be true, or the page \
-                 to stop changing (stable). On timeout it fails with TIMEOUT and \
-                 says what it last saw.",
-                true,
-            ),
-            tool::<ConsoleArgs>(
-                "browser_console",
-                "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
-                 Pass the returned cursor as since next time to get only what is new; filter with level.",
-                true,
-            ),
-            tool::<InspectArgs>(
-                "browser_inspect",
-                "Inspect one element by ref or CSS selector: tag, role, name, attributes, text, computed style (a \
-                 common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
-                 visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \
-                 masked), and a CSS selector verified to match only this element, for writing a test.",
-                true,
-            ),
-            tool::<NetworkArgs>(
-                "browser_network",
-                "Read the tab's requests (method, URL, status, type, MIME type, size, duration, why it failed), in \
-                 the order they ended. Filter with failed, url and type; pass the returned cursor as since next \
-                 time to get only what is new; headers: true adds headers (credentials redacted); body: <number> \
-                 shows one response's body.",
-                true,
-            ),
-            tool::<NoArgs>(
-                "browser_reset",
-                "Close every tab this session opened.",
-                false,
-            ),
-        ];
-        if self.options.execute_enabled {
-            tools.push(tool::<ExecuteArgs>(
-                "browser_execute",
-                "Run JavaScript in the page: an expression or a function body; args arrive as arguments[0..n]; \
-                 promises are awaited; the value returns as JSON. Prefer browser_act for interaction.",
-                false,
-            ));
-        }
-        if self.options.tab_tools {
-            tools.push(tool::<NoArgs>(
-                "browser_list_tabs",
-                "List this session's tabs (t1, t2, …) with URL and title.",
-                true,
-            ));
-            tools.push(tool::<TabArgs>(
-                "browser_switch_tab",
-                "Make a tab active (such as t2) and return its snapshot.",
-                false,
-            ));
-            tools.push(tool::<ClaimTabArgs>(
-                "browser_claim_tab",
-                "Take over a tab the person opened (listed by browser_list_tabs): give its tab, url and title exactly \
-                 as listed; if the person changed it meanwhile, the claim fails. It returns to the person when you finish.",
-                false,
-            ));
-            tools.push(tool::<CloseTabArgs>(
-                "browser_close_tab",
-                "Close one of this session's tabs (default: the active one).",
-                false,
-            ));
-        }
-        tools
+        catalog::ALL
+            .iter()
+            .filter(|spec| self.offers(spec))
+            .map(|spec| {
+                let mut tool = Tool::new(spec.name, spec.description, (spec.schema)());
+                tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only));
+                tool
+            })
+            .collect()
     }
-}
 
-fn tool<T: JsonSchema + 'static>(
-    name: &'static str,
-    description: &'static str,
-    read_only: bool,
-) -> Tool {
-    let mut tool = Tool::new(name, description, schema_for_type::<T>());
-    tool.annotations = Some(ToolAnnotations::new().read_only(read_only));
-    tool
+    /// Whether this agent's options offer `spec`.
+    fn offers(&self, spec: &ToolSpec) -> bool {
+        match spec.offered {
+            Offered::Always => true,
+            Offered::Execute => self.options.execute_enabled,
+            Offered::TabTools => self.options.tab_tools,
+        }
+    }
 }
 
 /// Tool arguments as the audit log keeps them: typed text withheld (it

@@ -2,10 +2,12 @@
 //!
 //! # Layout
 //!
-//! * [`args`] — the strict, typed arguments of every `browser_*` tool; their
-//!   docs are the schema descriptions a model reads.
+//! * [`catalog`] — every `browser_*` tool defined once, one module per tool
+//!   or family: its strict argument type (whose docs are the schema a model
+//!   reads), description, annotations, how it runs and reads.
 //! * [`call`] — running one tool call on a [`browser_provider::Browser`] session
 //!   and turning the result or error into model text.
+//! * [`secrets`] — secrets agents type by name and never see.
 //! * [`render`] — model-facing text: snapshots, diffs, errors, with page text
 //!   fenced by untrusted-content markers.
 //! * [`agent`] — one agent session: the tools it is offered, calls with
@@ -17,8 +19,8 @@
 //! * [`report`] — errors and exit status for the command line.
 
 pub mod agent;
-pub mod args;
 pub mod call;
+pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod mcp;

@@ -1,0 +1,441 @@
+//! `browser_act`: one action on one element (or the page), typed text or
+//! a secret, and what it changed.
+
+use browser_provider::page::act::{Action, MouseButton, Target};
+use browser_provider::{BrowserError, Result, TabHandle};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_act`.
+pub const ACT: ToolSpec = ToolSpec {
+    name: "browser_act",
+    description: "Act on an element by ref (or exact role + name): click, type, fill, press, select, check, uncheck, \
+        hover, focus, scroll, drag. Returns what changed since your last snapshot (a diff with refs), or a \
+        full snapshot after a navigation. type and fill take text, or secret: the name of a secret the person gave \
+        (listed in the instructions; its value is typed but never shown). Fails with STALE_REF (take a new snapshot) \
+        or NOT_ACTIONABLE (with the reason).",
+    read_only: false,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ActArgs>,
+    run: |call| Box::pin(browser_act(call)),
+};
+
+/// The actions of `browser_act`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionName {
+    /// Click the element (`button`, `clickCount`, `modifiers` optional).
+    Click,
+    /// Type `text` after the element's current content.
+    Type,
+    /// Replace the element's content with `text`.
+    Fill,
+    /// Press `key` (such as "Enter", "Tab", "Control+A") with the element focused.
+    Press,
+    /// Choose `values` (option values or labels) in a select.
+    Select,
+    /// Check a checkbox or radio.
+    Check,
+    /// Uncheck a checkbox.
+    Uncheck,
+    /// Move the mouse over the element.
+    Hover,
+    /// Give the element keyboard focus.
+    Focus,
+    /// Scroll the element into view, or by `dx`/`dy` pixels (the page when no target is given).
+    Scroll,
+    /// Drag the element onto `toRef`.
+    Drag,
+}
+
+/// Mouse buttons for `click`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ButtonName {
+    /// Primary.
+    Left,
+    /// Secondary (context menu).
+    Right,
+    /// Wheel.
+    Middle,
+}
+
+/// `browser_act`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActArgs {
+    /// What to do.
+    pub action: ActionName,
+    /// The element's ref from the latest snapshot or diff (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Instead of a ref: the element's role (such as "button"), with `name`.
+    pub role: Option<String>,
+    /// Instead of a ref: the element's exact accessible name, with `role`.
+    pub name: Option<String>,
+    /// Text for `type` and `fill`.
+    pub text: Option<String>,
+    /// Instead of `text`, for `type` and `fill`: the name of a secret the
+    /// person gave (the server's instructions list them). Its value is
+    /// typed and never shown: results say «secret:NAME» instead.
+    pub secret: Option<String>,
+    /// Press Enter after `type` or `fill`.
+    #[serde(default)]
+    pub submit: bool,
+    /// Key or chord for `press`, such as "Enter", "Escape", "Shift+Tab", "Control+A".
+    pub key: Option<String>,
+    /// Option values or labels for `select`.
+    pub values: Option<Vec<String>>,
+    /// Mouse button for `click` (default left).
+    pub button: Option<ButtonName>,
+    /// Clicks in a row for `click` (2 = double-click).
+    pub click_count: Option<u32>,
+    /// Keys held during `click`: "Alt", "Control", "Meta", "Shift".
+    pub modifiers: Option<Vec<String>>,
+    /// Horizontal scroll distance in pixels for `scroll`.
+    pub dx: Option<f64>,
+    /// Vertical scroll distance in pixels for `scroll` (positive scrolls down).
+    pub dy: Option<f64>,
+    /// Drop target's ref for `drag`.
+    pub to_ref: Option<String>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        settings,
+        cancel,
+        ..
+    } = call;
+    let args: ActArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let secret = match &args.secret {
+        Some(name) => Some(settings.secrets.get(name)?),
+        None => None,
+    };
+    if let Some(secret) = secret {
+        // Only on the pages it is for: a look-alike gets nothing.
+        let tabs = browser.list_tabs(session).await?;
+        let url = tabs
+            .iter()
+            .find(|t| t.active)
+            .map_or("", |t| t.url.as_str());
+        secret.check_page(url)?;
+    }
+    let (target, action) = action_of(&args, secret.map(|s| s.value()))?;
+    let report = browser.act(session, &target, &action, cancel).await?;
+    let tab = browser.active_tab(session)?;
+    let action = format!("{:?}", args.action).to_lowercase();
+    let mut text = format!("Done: {action} on {}.", report.outcome.reference);
+    if report.outcome.navigated {
+        text.push_str(" The page navigated.");
+    }
+    if !report.new_tabs.is_empty() {
+        let handles: Vec<&str> = report.new_tabs.iter().map(TabHandle::as_str).collect();
+        text.push_str(&format!(
+            " Opened new tab(s): {} (use browser_switch_tab).",
+            handles.join(", ")
+        ));
+    }
+    for dialog in &report.dialogs {
+        let answer = if dialog.accepted {
+            "accepted"
+        } else {
+            "dismissed"
+        };
+        text.push_str(&format!(
+            " A {} dialog appeared and was {answer}: {}",
+            dialog.kind,
+            render::fenced("dialog", &dialog.message)
+        ));
+    }
+    for download in &report.downloads_refused {
+        text.push_str(&format!(" A download was refused: {download}."));
+    }
+    for blocked in &report.blocked {
+        text.push_str(&format!(
+            " NAVIGATION_BLOCKED: the navigation to {} in tab {} was stopped by the \
+             host policy ({}); that tab shows the browser's error page.",
+            blocked.url, blocked.tab, blocked.reason
+        ));
+    }
+    text.push('\n');
+    text.push_str(&render::observation(
+        tab.as_str(),
+        &report.outcome.observation,
+    ));
+    Ok(ToolOutput::text(text))
+}
+
+/// Turns `browser_act` arguments into a target and an action, naming the
+/// missing or conflicting field when they do not fit.
+fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
+    let target = match (&args.reference, &args.role, &args.name) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give ref, or role and name, not both",
+            ));
+        }
+        (Some(reference), None, None) => Target::Ref(reference.clone()),
+        (None, Some(role), Some(name)) => Target::Role {
+            role: role.clone(),
+            name: name.clone(),
+        },
+        (None, Some(_), None) => return Err(BrowserError::invalid("name", "role needs name")),
+        (None, None, Some(_)) => return Err(BrowserError::invalid("role", "name needs role")),
+        (None, None, None) if matches!(args.action, ActionName::Scroll | ActionName::Press) => {
+            Target::Page
+        }
+        (None, None, None) => {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give the element's ref (or role and name)",
+            ));
+        }
+    };
+    let text = || match (&args.text, secret) {
+        (Some(_), Some(_)) => Err(BrowserError::invalid(
+            "secret",
+            "give text or secret, not both",
+        )),
+        (Some(text), None) => Ok(text.clone()),
+        (None, Some(value)) => Ok(value.to_owned()),
+        (None, None) => Err(BrowserError::invalid(
+            "text",
+            "type and fill need text (or secret)",
+        )),
+    };
+    if secret.is_some() && !matches!(args.action, ActionName::Type | ActionName::Fill) {
+        return Err(BrowserError::invalid(
+            "secret",
+            "only type and fill take a secret",
+        ));
+    }
+    let action =
+        match args.action {
+            ActionName::Click => Action::Click {
+                button: match args.button {
+                    None | Some(ButtonName::Left) => MouseButton::Left,
+                    Some(ButtonName::Right) => MouseButton::Right,
+                    Some(ButtonName::Middle) => MouseButton::Middle,
+                },
+                count: args.click_count.unwrap_or(1),
+                modifiers: args.modifiers.clone().unwrap_or_default(),
+            },
+            ActionName::Type => Action::Type {
+                text: text()?,
+                submit: args.submit,
+            },
+            ActionName::Fill => Action::Fill {
+                text: text()?,
+                submit: args.submit,
+            },
+            ActionName::Press => Action::Press {
+                keys: vec![args.key.clone().ok_or_else(|| {
+                    BrowserError::invalid("key", "press needs a key, such as Enter")
+                })?],
+            },
+            ActionName::Select => Action::Select {
+                values: args
+                    .values
+                    .clone()
+                    .ok_or_else(|| BrowserError::invalid("values", "select needs values"))?,
+            },
+            ActionName::Check => Action::Check,
+            ActionName::Uncheck => Action::Uncheck,
+            ActionName::Hover => Action::Hover,
+            ActionName::Focus => Action::Focus,
+            ActionName::Scroll => match (args.dx, args.dy) {
+                (None, None) => Action::ScrollIntoView,
+                (dx, dy) => Action::Scroll {
+                    dx: dx.unwrap_or(0.0),
+                    dy: dy.unwrap_or(0.0),
+                },
+            },
+            ActionName::Drag => Action::Drag {
+                to: Target::Ref(
+                    args.to_ref
+                        .clone()
+                        .ok_or_else(|| BrowserError::invalid("toRef", "drag needs toRef"))?,
+                ),
+            },
+        };
+    Ok((target, action))
+}
+
+/// `act`: an action, its target and its values.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ActCommand {
+    /// click, type, fill, press, select, check, uncheck, hover, focus, scroll or drag.
+    #[arg(value_parser = [
+        "click", "type", "fill", "press", "select", "check", "uncheck", "hover", "focus", "scroll", "drag",
+    ])]
+    pub action: String,
+    /// The element's ref (such as e12); leave out with --role/--name, or
+    /// for press and scroll on the page itself.
+    pub target: Option<String>,
+    /// Text (type, fill), key (press), options (select) or drop ref (drag).
+    pub values: Vec<String>,
+    /// Instead of a ref: the element's role, with --name.
+    #[arg(long, requires = "name")]
+    pub role: Option<String>,
+    /// Instead of a ref: the element's exact accessible name, with --role.
+    #[arg(long, requires = "role")]
+    pub name: Option<String>,
+    /// Instead of text, for type and fill: the name of a secret given to
+    /// the shell (--secrets); its value is typed and never printed.
+    #[arg(long, value_name = "NAME")]
+    pub secret: Option<String>,
+    /// Press Enter after type or fill.
+    #[arg(long)]
+    pub submit: bool,
+    /// Mouse button for click: left, right or middle.
+    #[arg(long, value_parser = ["left", "right", "middle"])]
+    pub button: Option<String>,
+    /// Clicks in a row (2 = double-click).
+    #[arg(long, value_name = "N")]
+    pub count: Option<u32>,
+    /// A key held during click: Alt, Control, Meta or Shift (repeatable).
+    #[arg(long = "modifier", value_name = "KEY")]
+    pub modifiers: Vec<String>,
+    /// Horizontal scroll distance in pixels.
+    #[arg(long, allow_negative_numbers = true)]
+    pub dx: Option<f64>,
+    /// Vertical scroll distance in pixels (positive scrolls down).
+    #[arg(long, allow_negative_numbers = true)]
+    pub dy: Option<f64>,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl ActCommand {
+    /// The `browser_act` call these words stand for: positional words are
+    /// placed by action.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let mut words: Vec<&str> = Vec::new();
+        let mut reference = None;
+        match self.target.as_deref() {
+            Some(word) if is_ref(word) => reference = Some(word),
+            Some(word) => words.push(word),
+            None => {}
+        }
+        words.extend(self.values.iter().map(String::as_str));
+        if reference.is_some() && self.role.is_some() {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give a ref or --role/--name, not both",
+            ));
+        }
+        let one = |what: &str| -> Result<Option<String>, BrowserError> {
+            match words.as_slice() {
+                [] => Ok(None),
+                [word] => Ok(Some((*word).to_owned())),
+                _ => Err(BrowserError::invalid(
+                    what,
+                    format!("{} takes one {what}; quote text with spaces", self.action),
+                )),
+            }
+        };
+        let none = || -> Result<(), BrowserError> {
+            match words.first() {
+                None => Ok(()),
+                Some(word) if !is_ref(word) && reference.is_none() => Err(BrowserError::invalid(
+                    "ref",
+                    format!("{word:?} is not a ref (refs look like e12)"),
+                )),
+                Some(word) => Err(BrowserError::invalid(
+                    "values",
+                    format!("{} takes no value, got {word:?}", self.action),
+                )),
+            }
+        };
+        let mut arguments = json!({
+            "action": self.action,
+            "ref": reference,
+            "role": self.role,
+            "name": self.name,
+            "tab": self.tab,
+        });
+        let extra = match self.action.as_str() {
+            "type" | "fill" if self.secret.is_some() => {
+                none()?;
+                json!({ "secret": self.secret, "submit": self.submit })
+            }
+            "type" | "fill" => json!({ "text": one("text")?, "submit": self.submit }),
+            "press" => json!({ "key": one("key")? }),
+            "select" => json!({ "values": words }),
+            "drag" => {
+                let to = one("drop ref")?;
+                if let Some(to) = &to
+                    && !is_ref(to)
+                {
+                    return Err(BrowserError::invalid(
+                        "toRef",
+                        format!("{to:?} is not a ref (refs look like e12)"),
+                    ));
+                }
+                json!({ "toRef": to })
+            }
+            "click" => {
+                none()?;
+                json!({
+                    "button": self.button,
+                    "clickCount": self.count,
+                    "modifiers": (!self.modifiers.is_empty()).then_some(&self.modifiers),
+                })
+            }
+            "scroll" => {
+                none()?;
+                json!({ "dx": self.dx, "dy": self.dy })
+            }
+            _ => {
+                none()?;
+                json!({})
+            }
+        };
+        if let (Value::Object(all), Value::Object(extra)) = (&mut arguments, extra) {
+            all.extend(extra);
+        }
+        Ok((ACT.name, without_nulls(arguments)))
+    }
+}
+
+/// Whether a word is a ref such as `e12`.
+fn is_ref(word: &str) -> bool {
+    word.strip_prefix('e')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn act_arguments_are_checked() {
+        let args: ActArgs = parse(serde_json::json!({"action": "fill", "ref": "e1"})).unwrap();
+        assert_eq!(
+            action_of(&args, None).err().map(|e| e.to_string()),
+            Some("invalid argument text: type and fill need text (or secret)".into())
+        );
+        let args: ActArgs = parse(serde_json::json!({"action": "scroll", "dy": 300})).unwrap();
+        assert_eq!(action_of(&args, None).unwrap().0, Target::Page);
+        let args: ActArgs =
+            parse(serde_json::json!({"action": "click", "role": "button"})).unwrap();
+        assert!(action_of(&args, None).is_err());
+    }
+}

@@ -1,0 +1,124 @@
+//! `browser_content`: the page as markdown, text, html or json.
+
+use std::time::Duration;
+
+use browser_provider::BrowserError;
+use browser_provider::Result;
+use browser_provider::page::content::{ContentFormat, ContentRequest};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_content`.
+pub const CONTENT: ToolSpec = ToolSpec {
+    name: "browser_content",
+    description: "Read the page as markdown (default), txt, html or json (title, links, forms, tables, JSON-LD), \
+        optionally only a CSS selector's element, capped by maxChars.",
+    read_only: true,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
+    run: |call| Box::pin(browser_content(call)),
+};
+
+/// Content formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FormatName {
+    /// Reading view: headings, lists, links, tables, code.
+    Markdown,
+    /// Rendered text only.
+    Txt,
+    /// The DOM as HTML.
+    Html,
+    /// Title, url, language, description, headings, links, forms, tables, JSON-LD.
+    Json,
+}
+
+/// `browser_content`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContentArgs {
+    /// Output format (default markdown).
+    pub format: Option<FormatName>,
+    /// Only the first element matching this CSS selector.
+    pub selector: Option<String>,
+    /// Cut the content after this many characters.
+    pub max_chars: Option<usize>,
+    /// Give up after this many milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_content(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: ContentArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let format = match args.format.unwrap_or(FormatName::Markdown) {
+        FormatName::Markdown => ContentFormat::Markdown,
+        FormatName::Txt => ContentFormat::Txt,
+        FormatName::Html => ContentFormat::Html,
+        FormatName::Json => ContentFormat::Json,
+    };
+    let request = ContentRequest {
+        format,
+        selector: args.selector,
+        max_chars: args.max_chars.unwrap_or(0),
+    };
+    let timeout = args.timeout_ms.map(Duration::from_millis);
+    let content = browser.content(session, request, timeout, cancel).await?;
+    let mut text = render::fenced("content", &content.content);
+    if content.truncated {
+        text.push_str("\nTruncated at maxChars; raise maxChars or narrow with selector.");
+    }
+    Ok(ToolOutput::text(text))
+}
+
+/// `browser-shell content …`: the words of a browser_content call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ContentCommand {
+    /// markdown, txt, html or json.
+    #[arg(long, short, value_parser = ["markdown", "txt", "html", "json"])]
+    pub format: Option<String>,
+    /// Only the first element matching this CSS selector.
+    #[arg(long, short)]
+    pub selector: Option<String>,
+    /// Cut after this many characters.
+    #[arg(long, value_name = "N")]
+    pub max_chars: Option<usize>,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl ContentCommand {
+    /// The `browser_content` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self {
+            format,
+            selector,
+            max_chars,
+            tab,
+        } = self;
+        Ok((
+            CONTENT.name,
+            without_nulls(json!({
+                "format": format, "selector": selector, "maxChars": max_chars, "tab": tab,
+            })),
+        ))
+    }
+}

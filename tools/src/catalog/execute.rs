@@ -1,0 +1,148 @@
+//! `browser_execute`: JavaScript in the page, its value as JSON.
+
+use std::time::Duration;
+
+use browser_provider::BrowserError;
+use browser_provider::Result;
+use browser_provider::page::execute::ExecuteResult;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_execute`.
+pub const EXECUTE: ToolSpec = ToolSpec {
+    name: "browser_execute",
+    description: "Run JavaScript in the page: an expression or a function body; args arrive as arguments[0..n]; \
+        promises are awaited; the value returns as JSON. Prefer browser_act for interaction.",
+    read_only: false,
+    offered: Offered::Execute,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
+    run: |call| Box::pin(browser_execute(call)),
+};
+
+/// `browser_execute`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExecuteArgs {
+    /// JavaScript: an expression (`document.title`) or a function body with `return`.
+    /// Promises are awaited. Prefer `browser_act` for interaction.
+    pub script: String,
+    /// Values passed to the script as `arguments[0..n]`.
+    #[serde(default)]
+    pub args: Vec<Value>,
+    /// Give up after this many milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: ExecuteArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let timeout = args.timeout_ms.map(Duration::from_millis);
+    match browser
+        .execute(session, &args.script, args.args, timeout, cancel)
+        .await?
+    {
+        ExecuteResult::Value {
+            value,
+            truncated,
+            unserializable,
+        } => {
+            let json = serde_json::to_string_pretty(&value).unwrap_or_default();
+            let mut text = format!("Result:\n{}", render::fenced("value", &json));
+            if truncated {
+                text.push_str("\nThe value was cut at the size limit; return less data.");
+            }
+            if unserializable {
+                text.push_str("\nThe value is not JSON (a DOM node, a function or a cycle); this is its description.");
+            }
+            Ok(ToolOutput::text(text))
+        }
+        ExecuteResult::Exception {
+            message,
+            line,
+            column,
+            ..
+        } => {
+            let place = match (line, column) {
+                (Some(line), Some(column)) => format!(" at line {line}, column {column}"),
+                (Some(line), None) => format!(" at line {line}"),
+                _ => String::new(),
+            };
+            Ok(ToolOutput {
+                text: format!(
+                    "The script threw{place}:\n{}",
+                    render::fenced("exception", &message)
+                ),
+                image: None,
+                is_error: true,
+                code: Some("SCRIPT_THREW"),
+            })
+        }
+    }
+}
+
+/// `browser-shell execute …`: the words of a browser_execute call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExecuteCommand {
+    /// An expression or a function body with `return`; `-` reads standard input.
+    pub script: String,
+    /// A JSON value passed as arguments[0], arguments[1], … (repeatable).
+    #[arg(long = "arg", value_name = "JSON", value_parser = parse_json)]
+    pub args: Vec<Value>,
+    /// Give up after this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl ExecuteCommand {
+    /// The `browser_execute` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(
+        &self,
+        stdin: impl FnOnce() -> std::io::Result<String>,
+    ) -> Result<(&'static str, Value), BrowserError> {
+        let Self {
+            script,
+            args,
+            timeout_ms,
+            tab,
+        } = self;
+        let script = if script == "-" {
+            stdin().map_err(|e| {
+                BrowserError::invalid("script", format!("cannot read standard input: {e}"))
+            })?
+        } else {
+            script.clone()
+        };
+        Ok((
+            EXECUTE.name,
+            without_nulls(
+                json!({ "script": script, "args": args, "timeoutMs": timeout_ms, "tab": tab }),
+            ),
+        ))
+    }
+}
+
+/// A `--arg` value: JSON.
+fn parse_json(text: &str) -> std::result::Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not JSON ({e}); quote strings like '\"text\"'"))
+}

@@ -1,0 +1,116 @@
+//! `browser_inspect`: one element in detail, with a selector for tests.
+
+use browser_provider::page::inspect::{InspectOptions, InspectTarget};
+use browser_provider::{BrowserError, Result};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_inspect`.
+pub const INSPECT: ToolSpec = ToolSpec {
+    name: "browser_inspect",
+    description: "Inspect one element by ref or CSS selector: tag, role, name, attributes, text, computed style (a \
+        common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
+        visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \
+        masked), and a CSS selector verified to match only this element, for writing a test.",
+    read_only: true,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<InspectArgs>,
+    run: |call| Box::pin(browser_inspect(call)),
+};
+
+/// `browser_inspect`: give exactly one of ref and selector.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InspectArgs {
+    /// The element's ref from the latest snapshot (such as "e12").
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Or a CSS selector matching exactly one element of the page.
+    pub selector: Option<String>,
+    /// Computed style properties to report (such as ["background-color", "width"]); ["all"] for every
+    /// property; default: a common set (display, visibility, colours, font, box, position …).
+    pub styles: Option<Vec<String>>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: InspectArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let target = match (args.reference, args.selector) {
+        (Some(reference), None) => InspectTarget::Ref(reference),
+        (None, Some(selector)) => InspectTarget::Selector(selector),
+        _ => {
+            return Err(BrowserError::invalid(
+                "ref",
+                "give exactly one of ref (from a snapshot) and selector (CSS)",
+            ));
+        }
+    };
+    let options = InspectOptions {
+        styles: args.styles,
+    };
+    let inspection = browser.inspect(session, &target, &options, cancel).await?;
+    let tab = browser.active_tab(session)?;
+    let described = match &target {
+        InspectTarget::Ref(reference) => reference.clone(),
+        InspectTarget::Selector(selector) => format!("{selector:?}"),
+    };
+    let json = serde_json::to_string_pretty(&inspection).unwrap_or_default();
+    Ok(ToolOutput::text(format!(
+        "Inspected {described} in {tab} (CSS pixels of the viewport; selector: one that matched only this element just now):\n{}",
+        render::fenced("inspection", &json)
+    )))
+}
+
+/// `browser-shell inspect …`: the words of a browser_inspect call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InspectCommand {
+    /// The element's ref from the latest snapshot.
+    #[arg(value_name = "REF", required_unless_present = "selector")]
+    pub reference: Option<String>,
+    /// Or a CSS selector matching exactly one element.
+    #[arg(long, conflicts_with = "reference")]
+    pub selector: Option<String>,
+    /// A computed style property to report (repeatable; "all" for every one).
+    #[arg(long = "style", value_name = "PROPERTY")]
+    pub styles: Vec<String>,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl InspectCommand {
+    /// The `browser_inspect` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self {
+            reference,
+            selector,
+            styles,
+            tab,
+        } = self;
+        Ok((
+            INSPECT.name,
+            without_nulls(json!({
+                "ref": reference, "selector": selector,
+                "styles": (!styles.is_empty()).then_some(styles), "tab": tab,
+            })),
+        ))
+    }
+}

@@ -1,0 +1,204 @@
+//! Every `browser_*` tool, defined once: one module per tool or family,
+//! each holding the tool's argument type (its docs are the JSON Schema a
+//! model reads), its description and annotations, when it is offered, how
+//! it runs and how its result reads. [`crate::call::call_tool`] runs them
+//! all the same way, and [`crate::agent::Agent`] wraps every call once
+//! (bound, timeline, secrets hidden, audit).
+//!
+//! Arguments are strict: unknown fields are refused, so a typo is an
+//! `INVALID_ARGUMENT` naming the field instead of an option silently
+//! ignored.
+
+pub mod act;
+pub mod console;
+pub mod content;
+pub mod execute;
+pub mod handoff;
+pub mod inspect;
+pub mod navigation;
+pub mod network;
+pub mod screenshot;
+pub mod snapshot;
+pub mod tabs;
+pub mod wait;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::call::{ToolOutput, ToolSettings};
+
+/// Every tool, in the order they are listed to a model.
+pub const ALL: &[ToolSpec] = &[
+    navigation::OPEN,
+    snapshot::SNAPSHOT,
+    act::ACT,
+    navigation::NAVIGATE,
+    content::CONTENT,
+    screenshot::SCREENSHOT,
+    handoff::HANDOFF,
+    wait::WAIT,
+    console::CONSOLE,
+    inspect::INSPECT,
+    network::NETWORK,
+    tabs::RESET,
+    execute::EXECUTE,
+    tabs::LIST_TABS,
+    tabs::SWITCH_TAB,
+    tabs::CLAIM_TAB,
+    tabs::CLOSE_TAB,
+];
+
+/// The tool called `name`, if there is one.
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    ALL.iter().find(|spec| spec.name == name)
+}
+
+/// When a tool is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offered {
+    /// Always.
+    Always,
+    /// When `browser_execute` is enabled (`executeEnabled`).
+    Execute,
+    /// When the tab tools are enabled (`tabTools`).
+    TabTools,
+}
+
+/// What a tool's `run` gets: the session it acts for and the call.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// The browser.
+    pub browser: &'a Browser,
+    /// The agent's session.
+    pub session: &'a SessionId,
+    /// The arguments as the client sent them (parsed strictly by the tool).
+    pub arguments: Value,
+    /// Settings that shape results (output directory, secrets).
+    pub settings: &'a ToolSettings,
+    /// Stops the work.
+    pub cancel: &'a CancellationToken,
+}
+
+/// How a tool runs: its arguments in, model text (or an error) out.
+pub type Run =
+    for<'a> fn(Call<'a>) -> Pin<Box<dyn Future<Output = Result<ToolOutput>> + Send + 'a>>;
+
+/// One tool: everything about it but the calling.
+pub struct ToolSpec {
+    /// `browser_…`.
+    pub name: &'static str,
+    /// What a model reads to choose it.
+    pub description: &'static str,
+    /// It does not change the page (an MCP annotation).
+    pub read_only: bool,
+    /// When it is offered.
+    pub offered: Offered,
+    /// It waits for something outside the agent (a person, a condition)
+    /// for its own `timeoutMs` (this by default) instead of the per-call bound.
+    pub own_wait_ms: Option<u64>,
+    /// The JSON Schema of its arguments.
+    pub schema: fn() -> Arc<JsonObject>,
+    /// Runs it.
+    pub run: Run,
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Tools without arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Parses arguments strictly; the error names the offending field.
+fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
+    let arguments = if arguments.is_null() {
+        Value::Object(Default::default())
+    } else {
+        arguments
+    };
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
+        let message = e.inner().to_string();
+        // A bad value is named by its path (`format`, `args[2]`); a missing
+        // or unknown field by the name serde quotes.
+        let path = e.path().to_string();
+        let field = if path != "." {
+            path
+        } else {
+            message
+                .split('`')
+                .nth(1)
+                .filter(|_| message.contains("field"))
+                .unwrap_or("arguments")
+                .to_owned()
+        };
+        BrowserError::invalid(field, message)
+    })
+}
+
+async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> Result<()> {
+    if let Some(tab) = tab {
+        browser.switch_tab(session, &TabHandle::parse(tab)?).await?;
+    }
+    Ok(())
+}
+
+/// An object without the `null` members (command-line words leave
+/// unset options out).
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::navigation::OpenArgs;
+    use super::*;
+
+    #[test]
+    fn bad_arguments_name_the_field() {
+        let error = parse::<OpenArgs>(serde_json::json!({"newTab": true})).err();
+        assert!(
+            matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "url"),
+            "{error:?}"
+        );
+        let error =
+            parse::<OpenArgs>(serde_json::json!({"url": "http://a.test", "colour": 1})).err();
+        assert!(
+            matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "colour"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn every_tool_is_listed_once_with_a_description() {
+        let mut names: Vec<&str> = ALL.iter().map(|spec| spec.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        assert!(
+            ALL.iter()
+                .all(|spec| spec.name.starts_with("browser_") && !spec.description.is_empty())
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! `browser_open` and `browser_navigate`: going to a page, and the
+//! snapshot of where it ended up.
+
+use std::time::Duration;
+
+use browser_provider::browser::NavigationRequest;
+use browser_provider::page::navigate::NavigationOutcome;
+use browser_provider::snapshot::Scope;
+use browser_provider::{Browser, BrowserError, Result, SessionId};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_open`.
+pub const OPEN: ToolSpec = ToolSpec {
+    name: "browser_open",
+    description: "Open an http(s) URL in the active tab (or a new tab with newTab) and return a snapshot with element refs.",
+    read_only: false,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<OpenArgs>,
+    run: |call| Box::pin(browser_open(call)),
+};
+
+/// `browser_navigate`.
+pub const NAVIGATE: ToolSpec = ToolSpec {
+    name: "browser_navigate",
+    description: "Go to a URL, or back, forward or reload, and return a snapshot.",
+    read_only: false,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<NavigateArgs>,
+    run: |call| Box::pin(browser_navigate(call)),
+};
+
+/// `browser_open`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OpenArgs {
+    /// The http(s) URL to open.
+    pub url: String,
+    /// Open in a new tab instead of the active one.
+    #[serde(default)]
+    pub new_tab: bool,
+    /// Leave this tab open for the person when your session ends (a deliverable).
+    #[serde(default)]
+    pub keep: bool,
+}
+
+/// History moves for `browser_navigate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum HistoryMove {
+    /// One page back.
+    Back,
+    /// One page forward.
+    Forward,
+    /// Reload the page.
+    Reload,
+}
+
+/// `browser_navigate`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateArgs {
+    /// An http(s) URL to go to (give this or `action`).
+    pub url: Option<String>,
+    /// "back", "forward" or "reload" (give this or `url`).
+    pub action: Option<HistoryMove>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_open(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: OpenArgs = parse(arguments)?;
+    let (tab, outcome) = browser
+        .open(session, &args.url, args.new_tab, cancel)
+        .await?;
+    if args.keep {
+        browser.keep_tab(session, &tab)?;
+    }
+    let page = page_after(browser, session, &outcome, cancel).await?;
+    Ok(ToolOutput::text(format!(
+        "Opened {} in tab {tab} ({}).{}\n{page}",
+        outcome.url,
+        render::load_state(&outcome),
+        render::dialogs_seen(&outcome),
+    )))
+}
+
+async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: NavigateArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let request = match (&args.url, args.action) {
+        (Some(url), None) => NavigationRequest::Url(url),
+        (None, Some(HistoryMove::Back)) => NavigationRequest::Back,
+        (None, Some(HistoryMove::Forward)) => NavigationRequest::Forward,
+        (None, Some(HistoryMove::Reload)) => NavigationRequest::Reload,
+        _ => {
+            return Err(BrowserError::invalid(
+                "url",
+                "give either url or action (back, forward, reload)",
+            ));
+        }
+    };
+    let outcome = browser.navigate(session, request, cancel).await?;
+    let page = page_after(browser, session, &outcome, cancel).await?;
+    Ok(ToolOutput::text(format!(
+        "Now at {} ({}).{}\n{page}",
+        outcome.url,
+        render::load_state(&outcome),
+        render::dialogs_seen(&outcome),
+    )))
+}
+
+/// How long the snapshot after a navigation that did not finish loading
+/// may take: the page may be stuck, and the navigation used its bound.
+const BUSY_PAGE_SNAPSHOT: Duration = Duration::from_secs(2);
+
+/// The snapshot that follows a navigation, as text. A page that did not
+/// finish loading gets a short try; when its main thread is busy, the
+/// result says so instead of waiting.
+async fn page_after(
+    browser: &Browser,
+    session: &SessionId,
+    outcome: &NavigationOutcome,
+    cancel: &CancellationToken,
+) -> Result<String> {
+    let tab = browser.active_tab(session)?;
+    let snapshot = browser.snapshot(session, &Scope::Page, cancel);
+    if outcome.loaded {
+        return Ok(render::snapshot(tab.as_str(), &snapshot.await?));
+    }
+    match tokio::time::timeout(BUSY_PAGE_SNAPSHOT, snapshot).await {
+        Ok(snapshot) => Ok(render::snapshot(tab.as_str(), &snapshot?)),
+        Err(_) => Ok(format!(
+            "Tab {tab}: the page's main thread is busy (a script that does not return?); \
+             no snapshot now. Try browser_snapshot later, or navigate away."
+        )),
+    }
+}
+
+/// `browser-shell open …`: the words of a browser_open call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OpenCommand {
+    /// The http(s) URL.
+    pub url: String,
+    /// Open in a new tab.
+    #[arg(long)]
+    pub new_tab: bool,
+    /// Leave the tab open for the person when the session ends.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+impl OpenCommand {
+    /// The `browser_open` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self { url, new_tab, keep } = self;
+        Ok((
+            OPEN.name,
+            json!({ "url": url, "newTab": new_tab, "keep": keep }),
+        ))
+    }
+}
+
+/// `browser-shell navigate …`: the words of a browser_navigate call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NavigateCommand {
+    /// A URL, or one of: back, forward, reload.
+    pub target: String,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl NavigateCommand {
+    /// The `browser_navigate` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self { target, tab } = self;
+        let arguments = match target.as_str() {
+            "back" | "forward" | "reload" => json!({ "action": target, "tab": tab }),
+            url => json!({ "url": url, "tab": tab }),
+        };
+        Ok((NAVIGATE.name, without_nulls(arguments)))
+    }
+}

@@ -1,0 +1,238 @@
+//! The session's tabs: list, switch, claim one of the person's, close,
+//! close them all.
+
+use browser_provider::BrowserError;
+use browser_provider::snapshot::Scope;
+use browser_provider::{Result, TabHandle};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, NoArgs, Offered, ToolSpec, parse, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_reset`.
+pub const RESET: ToolSpec = ToolSpec {
+    name: "browser_reset",
+    description: "Close every tab this session opened.",
+    read_only: false,
+    offered: Offered::Always,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    run: |call| Box::pin(browser_reset(call)),
+};
+
+/// `browser_list_tabs`.
+pub const LIST_TABS: ToolSpec = ToolSpec {
+    name: "browser_list_tabs",
+    description: "List this session's tabs (t1, t2, …) with URL and title.",
+    read_only: true,
+    offered: Offered::TabTools,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    run: |call| Box::pin(browser_list_tabs(call)),
+};
+
+/// `browser_switch_tab`.
+pub const SWITCH_TAB: ToolSpec = ToolSpec {
+    name: "browser_switch_tab",
+    description: "Make a tab active (such as t2) and return its snapshot.",
+    read_only: false,
+    offered: Offered::TabTools,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<TabArgs>,
+    run: |call| Box::pin(browser_switch_tab(call)),
+};
+
+/// `browser_claim_tab`.
+pub const CLAIM_TAB: ToolSpec = ToolSpec {
+    name: "browser_claim_tab",
+    description: "Take over a tab the person opened (listed by browser_list_tabs): give its tab, url and title exactly \
+        as listed; if the person changed it meanwhile, the claim fails. It returns to the person when you finish.",
+    read_only: false,
+    offered: Offered::TabTools,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ClaimTabArgs>,
+    run: |call| Box::pin(browser_claim_tab(call)),
+};
+
+/// `browser_close_tab`.
+pub const CLOSE_TAB: ToolSpec = ToolSpec {
+    name: "browser_close_tab",
+    description: "Close one of this session's tabs (default: the active one).",
+    read_only: false,
+    offered: Offered::TabTools,
+    own_wait_ms: None,
+    schema: rmcp::handler::server::common::schema_for_type::<CloseTabArgs>,
+    run: |call| Box::pin(browser_close_tab(call)),
+};
+
+/// `browser_switch_tab`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TabArgs {
+    /// The tab handle from `browser_list_tabs`, such as "t2".
+    pub tab: String,
+}
+
+/// `browser_claim_tab`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimTabArgs {
+    /// The handle of a tab a person opened, from `browser_list_tabs` (such as "t3").
+    pub tab: String,
+    /// Its URL exactly as listed; if it changed, the claim fails.
+    pub url: String,
+    /// Its title exactly as listed; if it changed, the claim fails.
+    pub title: String,
+}
+
+/// `browser_close_tab`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CloseTabArgs {
+    /// The tab handle from `browser_list_tabs`, such as "t2"; default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_reset(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        ..
+    } = call;
+    let _: NoArgs = parse(arguments)?;
+    browser.reset(session).await?;
+    Ok(ToolOutput::text("Closed every tab of this session.".into()))
+}
+
+async fn browser_list_tabs(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        ..
+    } = call;
+    let _: NoArgs = parse(arguments)?;
+    let tabs = browser.list_tabs(session).await?;
+    let unowned = browser.unowned_tabs().await?;
+    let mut text = if tabs.is_empty() {
+        "No tabs. Open one with browser_open.".to_owned()
+    } else {
+        let lines: Vec<String> = tabs
+            .iter()
+            .map(|t| {
+                let marker = if t.active { " (active)" } else { "" };
+                format!("{}{marker}: {} | {}", t.handle, t.url, t.title)
+            })
+            .collect();
+        format!("Tabs:\n{}", render::fenced("tabs", &lines.join("\n")))
+    };
+    if !unowned.is_empty() {
+        let lines: Vec<String> = unowned
+            .iter()
+            .map(|t| format!("{}: {} | {}", t.handle, t.url, t.title))
+            .collect();
+        text.push_str(&format!(
+            "\nThe person's tabs (take one with browser_claim_tab, giving its tab, url and title exactly as shown):\n{}",
+            render::fenced("person-tabs", &lines.join("\n"))
+        ));
+    }
+    Ok(ToolOutput::text(text))
+}
+
+async fn browser_switch_tab(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: TabArgs = parse(arguments)?;
+    let tab = TabHandle::parse(&args.tab)?;
+    browser.switch_tab(session, &tab).await?;
+    let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
+    Ok(ToolOutput::text(format!(
+        "Switched to {tab}.\n{}",
+        render::snapshot(tab.as_str(), &snapshot)
+    )))
+}
+
+async fn browser_claim_tab(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: ClaimTabArgs = parse(arguments)?;
+    let tab = TabHandle::parse(&args.tab)?;
+    browser
+        .claim_tab(session, &tab, &args.url, &args.title)
+        .await?;
+    let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
+    Ok(ToolOutput::text(format!(
+        "Claimed {tab}; it is your active tab and goes back to the person when your session ends.\n{}",
+        render::snapshot(tab.as_str(), &snapshot)
+    )))
+}
+
+async fn browser_close_tab(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        ..
+    } = call;
+    let args: CloseTabArgs = parse(arguments)?;
+    let tab = match args.tab {
+        Some(tab) => TabHandle::parse(&tab)?,
+        None => browser.active_tab(session)?,
+    };
+    browser.close_tab(session, &tab).await?;
+    let now = browser
+        .active_tab(session)
+        .map(|t| format!(" The active tab is now {t}."))
+        .unwrap_or_else(|_| " No tabs are left.".into());
+    Ok(ToolOutput::text(format!("Closed {tab}.{now}")))
+}
+
+/// `browser-shell tab …`: the words of a browser_switch_tab call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SwitchTabCommand {
+    /// The tab, such as t2.
+    pub tab: String,
+}
+
+impl SwitchTabCommand {
+    /// The `browser_switch_tab` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self { tab } = self;
+        Ok((SWITCH_TAB.name, json!({ "tab": tab })))
+    }
+}
+
+/// `browser-shell close …`: the words of a browser_close_tab call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CloseTabCommand {
+    /// The tab, such as t2.
+    pub tab: Option<String>,
+}
+
+impl CloseTabCommand {
+    /// The `browser_close_tab` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self { tab } = self;
+        Ok((CLOSE_TAB.name, without_nulls(json!({ "tab": tab }))))
+    }
+}

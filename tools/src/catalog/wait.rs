@@ -1,0 +1,246 @@
+//! `browser_wait`: one condition, bounded and event-driven.
+
+use std::time::Duration;
+
+use browser_provider::page::wait::{Condition, ElementState, LoadState};
+use browser_provider::{BrowserError, Result};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use crate::call::ToolOutput;
+use crate::render;
+
+/// `browser_wait`.
+pub const WAIT: ToolSpec = ToolSpec {
+    name: "browser_wait",
+    description: "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
+        role+name to be visible / hidden / enabled, the URL to contain a string, a load state (load, \
+        domcontentloaded, networkidle), a request to end, a JavaScript expression to be true, or the page \
+        to stop changing (stable). On timeout it fails with TIMEOUT and \
+        says what it last saw.",
+    read_only: true,
+    offered: Offered::Always,
+    own_wait_ms: Some(WAIT_DEFAULT_MS),
+    schema: rmcp::handler::server::common::schema_for_type::<WaitArgs>,
+    run: |call| Box::pin(browser_wait(call)),
+};
+
+/// Element states for `browser_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum StateName {
+    /// On the page and visible (default).
+    Visible,
+    /// Gone or invisible.
+    Hidden,
+    /// Visible and not disabled.
+    Enabled,
+}
+
+/// Load states for `browser_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum LoadName {
+    /// The `load` event.
+    #[serde(rename = "load")]
+    Load,
+    /// The `DOMContentLoaded` event.
+    #[serde(rename = "domcontentloaded")]
+    DomContentLoaded,
+    /// `load`, then no request in flight for 500 ms.
+    #[serde(rename = "networkidle")]
+    NetworkIdle,
+}
+
+/// `browser_wait`: give exactly one condition.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitArgs {
+    /// Wait until this text is visible on the page.
+    pub text: Option<String>,
+    /// Wait until this text is no longer on the page.
+    pub text_gone: Option<String>,
+    /// Wait for the element with this ref to reach `state`.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Wait for an element with this role (and exact `name`) to reach `state`.
+    pub role: Option<String>,
+    /// The exact accessible name, with `role`.
+    pub name: Option<String>,
+    /// For `ref` or `role`: visible (default), hidden, or enabled.
+    pub state: Option<StateName>,
+    /// Wait until the page URL contains this text.
+    pub url: Option<String>,
+    /// Wait until the page has loaded this far: load, domcontentloaded, or networkidle (loaded, then no
+    /// request in flight for 500 ms).
+    pub load: Option<LoadName>,
+    /// Wait until a request whose URL contains this text has ended (finished or failed) and none like it
+    /// is still in flight; see it with browser_network.
+    pub request: Option<String>,
+    /// Wait until this JavaScript expression is truthy (it may read the page's variables).
+    pub script: Option<String>,
+    /// Wait until the page stops changing (no DOM change for 500 ms).
+    #[serde(default)]
+    pub stable: bool,
+    /// Give up after this many milliseconds (default 10000); then TIMEOUT says what was last seen.
+    pub timeout_ms: Option<u64>,
+    /// The tab to use (such as "t2"); default: the active tab.
+    pub tab: Option<String>,
+}
+
+async fn browser_wait(call: Call<'_>) -> Result<ToolOutput> {
+    let Call {
+        browser,
+        session,
+        arguments,
+        cancel,
+        ..
+    } = call;
+    let args: WaitArgs = parse(arguments)?;
+    use_tab(browser, session, args.tab.as_deref()).await?;
+    let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(WAIT_DEFAULT_MS));
+    let condition = wait_condition(args)?;
+    let waited = browser.wait(session, &condition, timeout, cancel).await?;
+    Ok(ToolOutput::text(format!(
+        "Waited {} ms: {}.",
+        waited.elapsed.as_millis(),
+        render::fenced("wait", &waited.detail)
+    )))
+}
+
+/// How long `browser_wait` waits unless told otherwise.
+pub const WAIT_DEFAULT_MS: u64 = 10_000;
+
+/// The one condition a `browser_wait` call names.
+fn wait_condition(args: WaitArgs) -> Result<Condition> {
+    let state = match args.state {
+        None | Some(StateName::Visible) => ElementState::Visible,
+        Some(StateName::Hidden) => ElementState::Hidden,
+        Some(StateName::Enabled) => ElementState::Enabled,
+    };
+    let mut conditions = Vec::new();
+    if let Some(text) = args.text {
+        conditions.push(Condition::Text { text, gone: false });
+    }
+    if let Some(text) = args.text_gone {
+        conditions.push(Condition::Text { text, gone: true });
+    }
+    if let Some(reference) = args.reference {
+        conditions.push(Condition::Ref { reference, state });
+    }
+    match (args.role, args.name) {
+        (Some(role), Some(name)) => conditions.push(Condition::Role { role, name, state }),
+        (Some(_), None) => return Err(BrowserError::invalid("name", "give name with role")),
+        (None, Some(_)) => return Err(BrowserError::invalid("role", "give role with name")),
+        (None, None) => {}
+    }
+    if let Some(url) = args.url {
+        conditions.push(Condition::Url(url));
+    }
+    if let Some(load) = args.load {
+        conditions.push(Condition::Load(match load {
+            LoadName::Load => LoadState::Load,
+            LoadName::DomContentLoaded => LoadState::DomContentLoaded,
+            LoadName::NetworkIdle => LoadState::NetworkIdle,
+        }));
+    }
+    if let Some(script) = args.script {
+        conditions.push(Condition::Script(script));
+    }
+    if let Some(part) = args.request {
+        conditions.push(Condition::Request(part));
+    }
+    if args.stable {
+        conditions.push(Condition::Stable);
+    }
+    match conditions.len() {
+        1 => Ok(conditions.remove(0)),
+        0 => Err(BrowserError::invalid(
+            "arguments",
+            "give one condition: text, textGone, ref, role+name, url, load, request, script or stable",
+        )),
+        _ => Err(BrowserError::invalid(
+            "arguments",
+            "give only one condition per wait",
+        )),
+    }
+}
+
+/// `browser-shell wait …`: the words of a browser_wait call.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WaitCommand {
+    /// Until this text is visible on the page.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// Until this text is gone from the page.
+    #[arg(long)]
+    pub text_gone: Option<String>,
+    /// Until the element with this ref reaches --state.
+    #[arg(long = "ref", value_name = "REF")]
+    pub reference: Option<String>,
+    /// Until an element with this role (and --name) reaches --state.
+    #[arg(long, requires = "name")]
+    pub role: Option<String>,
+    /// The exact accessible name, with --role.
+    #[arg(long, requires = "role")]
+    pub name: Option<String>,
+    /// visible (default), hidden or enabled.
+    #[arg(long, value_parser = ["visible", "hidden", "enabled"])]
+    pub state: Option<String>,
+    /// Until the URL contains this text.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Until the page has loaded this far: load, domcontentloaded, or
+    /// networkidle (loaded, then no request for 500 ms).
+    #[arg(long, value_parser = ["load", "domcontentloaded", "networkidle"])]
+    pub load: Option<String>,
+    /// Until a request whose URL contains this has ended (and none like it is in flight).
+    #[arg(long)]
+    pub request: Option<String>,
+    /// Until this JavaScript expression is truthy.
+    #[arg(long)]
+    pub script: Option<String>,
+    /// Until the page stops changing for 500 ms.
+    #[arg(long)]
+    pub stable: bool,
+    /// Give up after this many milliseconds (default 10000).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// The tab (such as t2); default: the active tab.
+    #[arg(long)]
+    pub tab: Option<String>,
+}
+
+impl WaitCommand {
+    /// The `browser_wait` call these words stand for.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+        let Self {
+            text,
+            text_gone,
+            reference,
+            role,
+            name,
+            state,
+            url,
+            load,
+            request,
+            script,
+            stable,
+            timeout_ms,
+            tab,
+        } = self;
+        Ok((
+            WAIT.name,
+            without_nulls(json!({
+                "text": text, "textGone": text_gone, "ref": reference, "role": role,
+                "name": name, "state": state, "url": url, "load": load, "request": request,
+                "script": script,
+                "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
+            })),
+        ))
+    }
+}
