@@ -88,7 +88,18 @@ impl CdpClient {
 async fn external_clients_work_beside_agents_and_only_with_the_token() {
     let base = serve_fixtures().await;
     let runtime = common::runtime_dir();
-    let (relay, printed) = common::start_shell_in(&runtime, &["relay", "--cdp-endpoint"], 4).await;
+    let audit = runtime.join("audit.jsonl");
+    let (relay, printed) = common::start_shell_in(
+        &runtime,
+        &[
+            "relay",
+            "--cdp-endpoint",
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ],
+        4,
+    )
+    .await;
     let host = printed[0]
         .trim_start_matches("http://")
         .split('/')
@@ -478,6 +489,28 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
     drop(client);
     drop(other);
     common::stop_shell(relay).await;
+
+    // The audit log has the clients and what they were refused.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = |event: &str| events.iter().filter(|e| e["event"] == event).count();
+    assert!(count("cdp_connect") >= 3, "{log}");
+    assert!(count("cdp_disconnect") >= 1, "{log}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "cdp_refused" && e["method"] == "Browser.close"),
+        "{log}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "cdp_refused" && e["method"] == "Storage.getCookies"),
+        "{log}"
+    );
 }
 
 /// `--cdp-endpoint-scope full`: clients see and drive the agents' tabs

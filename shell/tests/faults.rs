@@ -269,11 +269,11 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
     };
     // The first session starts what stays (pools, buffers): the baseline
     // is taken once it has gone.
-    // The column shows the person's tab again once the agent's has gone
-    // (following it costs a subscriber and a task).
+    // The column shows and pictures the person's tab again once the
+    // agent's has gone (following it costs a subscriber and a task).
     visit(0).await;
     let baseline = status_until(&endpoint, |s| {
-        s["census"]["sessions"] == 0 && !s["shown"].is_null()
+        s["census"]["sessions"] == 0 && !s["shown"].is_null() && !s["pictured"].is_null()
     })
     .await;
     for number in 1..=100 {

@@ -56,6 +56,10 @@ pub struct TargetFacts {
     /// The target that opened it (a popup's opener).
     #[serde(default)]
     pub opener_id: Option<String>,
+    /// The frame an out-of-process frame or a worker belongs to (a page's
+    /// main frame has its page's target id).
+    #[serde(default)]
+    pub parent_frame_id: Option<String>,
     /// Its browser context.
     #[serde(default)]
     pub browser_context_id: Option<String>,
@@ -122,14 +126,14 @@ impl Visibility {
             .browser_context_id
             .as_ref()
             .is_some_and(|context| agents.contains(context))
-            || facts
-                .opener_id
-                .as_ref()
-                .is_some_and(|opener| self.is_hidden(opener));
+            || [&facts.opener_id, &facts.parent_frame_id]
+                .into_iter()
+                .flatten()
+                .any(|parent| self.is_hidden(parent));
         let verdict = if hidden {
             Some(false)
         } else if facts.kind != "page" {
-            // Frames and workers come with their page's sessions.
+            // Frames and workers of a page that is not hidden.
             Some(true)
         } else {
             match self.browser.target_owner(id) {
