@@ -535,7 +535,7 @@ fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
 /// A Chromium of the test's own with a debugging port, as someone else
 /// would run one for `--connect`.
 fn chromium_on_port(port: u16, profile: &std::path::Path) -> std::process::Child {
-    let executable = browser_provider::host::find_browser(None).unwrap();
+    let executable = browser_provider::host::find_browser(None, false).unwrap();
     let mut command = std::process::Command::new(executable);
     command.args([
         "--headless",

@@ -20,8 +20,10 @@ pub const RUNNING_SHELL: &str = "running";
 /// How to get a browser and which URLs it may open.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BrowserOptions {
-    /// Chromium executable. Default: $BROWSER_SHELL_CHROMIUM, then chromium,
-    /// chromium-browser, google-chrome, google-chrome-stable on PATH.
+    /// Chromium executable. Default: $BROWSER_SHELL_CHROMIUM; then, without a
+    /// window, the headless shell (/usr/lib/chromium/chromium-headless-shell,
+    /// chromium-headless-shell on PATH); then chromium, chromium-browser,
+    /// google-chrome, google-chrome-stable on PATH.
     #[arg(long, value_name = "PATH", global = true)]
     pub browser: Option<PathBuf>,
     /// Use an already running browser instead of launching one: a CDP

@@ -279,6 +279,18 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
     for number in 1..=100 {
         visit(number).await;
     }
+    // `/status` says which browser runs: the headless shell where installed.
+    let executable = baseline["browser"]["executable"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(!executable.is_empty(), "{baseline}");
+    let headless_shell_installed =
+        std::path::Path::new("/usr/lib/chromium/chromium-headless-shell").exists()
+            && std::env::var_os("BROWSER_SHELL_CHROMIUM").is_none();
+    assert_eq!(
+        baseline["browser"]["headlessShell"], headless_shell_installed,
+        "{baseline}"
+    );
     let tasks = baseline["process"]["tasks"].as_u64().unwrap();
     let fds = baseline["process"]["fds"].as_u64().unwrap();
     let at_most = |now: &Value, was: &Value, key: &str| {

@@ -154,6 +154,11 @@ impl ChromiumHost {
         &self.connection
     }
 
+    /// The program running the browser, when we launched it.
+    pub fn executable(&self) -> Option<&std::path::Path> {
+        self.process.as_ref().map(BrowserProcess::executable)
+    }
+
     /// The child's process id, when we launched it.
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().and_then(BrowserProcess::pid)

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 pub use chromium::ChromiumHost;
 pub use endpoint::resolve_endpoint;
-pub use launch::{LaunchOptions, ProfileDir, find_browser};
+pub use launch::{BROWSER_ENV, LaunchOptions, ProfileDir, find_browser, is_headless_shell};
 pub use supervisor::{BrowserState, Launcher, Restart, RestartPolicy, Supervisor};
 
 use crate::cdp::{Command, EventStream};

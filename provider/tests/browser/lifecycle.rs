@@ -116,7 +116,7 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
 pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     // A browser with a debug port, started the way a user would.
     let profile = tempfile::tempdir().unwrap();
-    let executable = browser_provider::host::find_browser(None).unwrap();
+    let executable = browser_provider::host::find_browser(None, false).unwrap();
     let child = std::process::Command::new(executable)
         .args([
             "--headless",
@@ -193,4 +193,65 @@ impl Drop for KillOnDrop {
         unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
         let _ = self.0.wait();
     }
+}
+
+/// Without a window the headless shell is preferred where it is installed
+/// (the shared browser of these tests runs on it); the full browser still
+/// works, and is what a window needs.
+pub async fn the_headless_shell_is_preferred_and_the_full_browser_works_too(ctx: Ctx) {
+    let headless = browser_provider::host::find_browser(None, true).unwrap();
+    let windowed = browser_provider::host::find_browser(None, false).unwrap();
+    assert!(
+        !browser_provider::host::is_headless_shell(&windowed),
+        "{}",
+        windowed.display()
+    );
+    if std::path::Path::new("/usr/bin/chromium-headless-shell").exists()
+        && std::env::var_os(browser_provider::host::BROWSER_ENV).is_none()
+    {
+        assert!(
+            browser_provider::host::is_headless_shell(&headless),
+            "{}",
+            headless.display()
+        );
+        // A window needs the full browser.
+        let launched = ChromiumHost::launch(LaunchOptions {
+            executable: Some(headless.clone()),
+            headless: false,
+            ..support::launch_options()
+        })
+        .await;
+        let Err(refused) = launched else {
+            panic!("the headless shell cannot show a window");
+        };
+        assert_eq!(refused.code(), "LAUNCH_FAILED");
+        assert!(refused.to_string().contains("full browser"), "{refused}");
+    }
+    let full = ChromiumHost::launch(LaunchOptions {
+        executable: Some(windowed),
+        ..support::launch_options()
+    })
+    .await
+    .unwrap();
+    let browser = browser_provider::Browser::new(
+        std::sync::Arc::new(full),
+        browser_provider::BrowserConfig::default(),
+    );
+    let session = browser.open_session(Default::default()).await.unwrap();
+    let (_, outcome) = browser
+        .open(
+            &session,
+            &ctx.url("article.html"),
+            false,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.title, "Field Guide to Owls");
+    let shot = browser
+        .screenshot(&session, Default::default(), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(shot.width > 0 && shot.data.len() > 1000);
+    browser.close_session(&session).await.unwrap();
 }

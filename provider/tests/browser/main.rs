@@ -121,6 +121,7 @@ fn main() {
         lifecycle::dropping_the_host_leaves_nothing_behind,
         lifecycle::a_killed_browser_fails_pending_commands_promptly,
         lifecycle::connects_to_an_existing_browser_over_websocket,
+        lifecycle::the_headless_shell_is_preferred_and_the_full_browser_works_too,
     ];
 
     // Listing tests must not launch a browser.

@@ -273,6 +273,8 @@ impl LiveView {
             } => serde_json::json!({
                 "state": "running",
                 "pid": host.pid(),
+                "executable": host.executable(),
+                "headlessShell": host.executable().is_some_and(browser_provider::host::is_headless_shell),
                 "cause": restarted.as_ref().map(|r| r.cause.clone()),
                 "restartedAt": restarted.as_ref().map(|r| clock(r.at)),
             }),
