@@ -14,7 +14,7 @@
 
 mod support;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use support::{percentile, serve_fixtures};
+use support::{parents, percentile, serve_fixtures, tree_pss_kb};
 
 /// The per-call bound the relay is given, and what it may overrun by.
 const CALL_BOUND: Duration = Duration::from_secs(15);
@@ -278,52 +278,6 @@ fn figures(status: &Option<Value>, shell: u32) -> Option<Figures> {
         tasks: process["tasks"].as_u64()?,
         tree_pss_kb: tree_pss_kb(shell),
     })
-}
-
-/// Parent of each process, from `/proc/PID/stat`.
-fn parents() -> HashMap<u32, u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let ppid = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
-        })
-        .collect()
-}
-
-/// PSS of `root` and every process below it, in kB.
-fn tree_pss_kb(root: u32) -> u64 {
-    let parents = parents();
-    let in_tree = |mut pid: u32| loop {
-        if pid == root {
-            return true;
-        }
-        match parents.get(&pid) {
-            Some(&parent) if parent > 1 => pid = parent,
-            _ => return false,
-        }
-    };
-    parents
-        .keys()
-        .filter(|&&pid| in_tree(pid))
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
-        .filter_map(|rollup| {
-            rollup
-                .lines()
-                .find_map(|line| line.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .sum()
 }
 
 /// Renderer processes in process group `group` (the browser's).

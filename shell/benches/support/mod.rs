@@ -1,5 +1,10 @@
-//! What the shell's benchmarks share: the fixture server and percentiles.
+//! What the shell's benchmarks share: the fixture server, percentiles and
+//! the memory of a process tree.
 
+// Each benchmark uses its own part of this.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
 use std::path::Path;
 
 use axum::Router;
@@ -21,4 +26,50 @@ pub async fn serve_fixtures() -> String {
         axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
     });
     base
+}
+
+/// Parent of each process, from `/proc/PID/stat`.
+pub fn parents() -> HashMap<u32, u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect()
+}
+
+/// PSS of `root` and every process below it, in kB.
+pub fn tree_pss_kb(root: u32) -> u64 {
+    let parents = parents();
+    let in_tree = |mut pid: u32| loop {
+        if pid == root {
+            return true;
+        }
+        match parents.get(&pid) {
+            Some(&parent) if parent > 1 => pid = parent,
+            _ => return false,
+        }
+    };
+    parents
+        .keys()
+        .filter(|&&pid| in_tree(pid))
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
+        .filter_map(|rollup| {
+            rollup
+                .lines()
+                .find_map(|line| line.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .sum()
 }

@@ -1,0 +1,225 @@
+//! Cold start and memory, next to the floor.
+//!
+//! Run: `cargo bench -p browser-shell --bench startup` (add `-- --quick`
+//! for fewer rounds). Each round:
+//! * **browser-shell**: spawn `browser-shell mcp` (stdio) → `initialize`
+//!   answered → `browser_open` of `fixtures/article.html` answered (the
+//!   page loaded and its snapshot made); then a snapshot and a screenshot
+//!   (a warm session), and the PSS of the whole process tree (the shell
+//!   and its Chromium);
+//! * **floor**: this process launches the same Chromium over a pipe,
+//!   creates a page and navigates it to the same URL, until `load`; then
+//!   the tree's PSS — once with the headless shell, once with `chromium
+//!   --headless`.
+//!
+//! Prints p50/p95 of each step in ms, PSS in MB, and our overhead over the
+//! floor.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost};
+use browser_provider::page::navigate::{NavigationTarget, navigate};
+use browser_provider::page::{Budget, Page};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use support::{percentile, serve_fixtures, tree_pss_kb};
+
+/// One round of the shell: (spawn → initialize, spawn → first page, PSS kB).
+async fn shell_round(url: &str, round: usize) -> (f64, f64, u64) {
+    use std::os::unix::fs::DirBuilderExt;
+    let runtime = std::env::temp_dir().join(format!(
+        "browser-shell-startup-{}-{round}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&runtime);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&runtime)
+        .unwrap();
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .arg("mcp")
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "startup-bench", "version": "1"}}}),
+    )
+    .await;
+    let mut answer = async |id: u64| loop {
+        let line = lines.next_line().await.unwrap().expect("an answer");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            assert!(message["error"].is_null(), "{message}");
+            return message;
+        }
+    };
+    answer(1).await;
+    let initialized = started.elapsed();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |id: u64, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    send(&mut stdin, call(2, "browser_open", json!({"url": url}))).await;
+    let opened = answer(2).await;
+    let loaded = started.elapsed();
+    assert!(opened["result"]["isError"] != json!(true), "{opened}");
+    // A warm session: what an agent does next.
+    send(&mut stdin, call(3, "browser_snapshot", json!({}))).await;
+    answer(3).await;
+    send(&mut stdin, call(4, "browser_screenshot", json!({}))).await;
+    answer(4).await;
+    let pss = tree_pss_kb(pid);
+    // End of input: the server exits (and closes its browser).
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    let _ = std::fs::remove_dir_all(&runtime);
+    (ms(initialized), ms(loaded), pss)
+}
+
+/// Writes one JSON-RPC message to the server.
+async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
+    stdin
+        .write_all(format!("{message}\n").as_bytes())
+        .await
+        .unwrap();
+}
+
+/// One round of the floor: (launch → page loaded, PSS kB).
+async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, u64) {
+    let started = Instant::now();
+    let host = Arc::new(
+        ChromiumHost::launch(LaunchOptions {
+            executable: Some(executable.to_path_buf()),
+            ..LaunchOptions::default()
+        })
+        .await
+        .unwrap(),
+    );
+    let view = host
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
+    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view, Vec::new())
+        .await
+        .unwrap();
+    let budget = Budget::new("bench", Duration::from_secs(30), CancellationToken::new());
+    navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
+        .await
+        .unwrap();
+    let loaded = started.elapsed();
+    let pss = tree_pss_kb(host.pid().unwrap());
+    drop(page);
+    host.shutdown().await;
+    (ms(loaded), pss)
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+fn line(label: &str, samples: &mut [f64]) {
+    println!(
+        "{label:<44} p50 {:>7.1}  p95 {:>7.1}",
+        percentile(samples, 0.5),
+        percentile(samples, 0.95)
+    );
+}
+
+fn memory(label: &str, samples: &mut [u64]) -> f64 {
+    samples.sort_unstable();
+    let median = samples[samples.len() / 2] as f64 / 1024.0;
+    let peak = samples[samples.len() - 1] as f64 / 1024.0;
+    println!("{label:<44} median {median:>6.0} MB  max {peak:>6.0} MB");
+    median
+}
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 3 } else { 10 };
+    let base = serve_fixtures().await;
+    let url = format!("{base}/article.html");
+    let headless_shell = browser_provider::host::find_browser(None, true).unwrap();
+    let full = browser_provider::host::find_browser(None, false).unwrap();
+    println!("# browser-shell startup benchmark ({rounds} rounds each, after one warm-up)");
+    println!(
+        "headless: {}; full: {}",
+        headless_shell.display(),
+        full.display()
+    );
+
+    let mut initialize = Vec::new();
+    let mut first_page = Vec::new();
+    let mut shell_pss = Vec::new();
+    let mut floor_shell = Vec::new();
+    let mut floor_shell_pss = Vec::new();
+    let mut floor_full = Vec::new();
+    let mut floor_full_pss = Vec::new();
+    for round in 0..=rounds {
+        let (init, loaded, pss) = shell_round(&url, round).await;
+        let (shell_floor, shell_floor_pss) = floor_round(&url, &headless_shell).await;
+        let (full_floor, full_floor_pss) = floor_round(&url, &full).await;
+        if round == 0 {
+            continue; // warm-up: disk caches
+        }
+        initialize.push(init);
+        first_page.push(loaded);
+        shell_pss.push(pss);
+        floor_shell.push(shell_floor);
+        floor_shell_pss.push(shell_floor_pss);
+        floor_full.push(full_floor);
+        floor_full_pss.push(full_floor_pss);
+    }
+    println!("\n## Cold start (ms)");
+    line("browser-shell mcp: spawn → initialize", &mut initialize);
+    line(
+        "browser-shell mcp: spawn → first page loaded",
+        &mut first_page,
+    );
+    line("floor, headless shell: launch → load", &mut floor_shell);
+    line("floor, chromium --headless: launch → load", &mut floor_full);
+    println!(
+        "overhead over the headless-shell floor (p50): {:+.1} ms",
+        percentile(&mut first_page, 0.5) - percentile(&mut floor_shell, 0.5)
+    );
+    println!("\n## Memory: PSS of the whole process tree");
+    let ours = memory(
+        "browser-shell, warm session (open, snapshot, shot)",
+        &mut shell_pss,
+    );
+    let floor = memory(
+        "floor, headless shell, one page loaded",
+        &mut floor_shell_pss,
+    );
+    memory(
+        "floor, chromium --headless, one page loaded",
+        &mut floor_full_pss,
+    );
+    println!(
+        "overhead over the headless-shell floor (median): {:+.0} MB",
+        ours - floor
+    );
+}
