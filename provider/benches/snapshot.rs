@@ -47,6 +47,16 @@ async fn main() {
         navigation_with_and_without_policy(&base, rounds).await;
         return;
     }
+    if std::env::args().any(|a| a == "--only-screenshot") {
+        let host = Arc::new(
+            ChromiumHost::launch(LaunchOptions::default())
+                .await
+                .unwrap(),
+        );
+        screenshot_costs(&host, &format!("{base}/article.html"), rounds).await;
+        host.shutdown().await;
+        return;
+    }
 
     let host = Arc::new(
         ChromiumHost::launch(LaunchOptions::default())
@@ -119,8 +129,80 @@ async fn main() {
     println!("\n## A person takes control → the agent's operation stops ({rounds} rounds; ms)");
     takeover_latency(&host, &format!("{base}/form.html"), rounds).await;
 
+    screenshot_costs(&host, &format!("{base}/article.html"), rounds).await;
+
     host.shutdown().await;
     navigation_with_and_without_policy(&base, rounds).await;
+}
+
+/// A viewport PNG through `Browser::screenshot`, next to the floor: the
+/// bare `Page.captureScreenshot` (and decoding its base64) on another page
+/// of the same browser showing the same URL.
+async fn screenshot_costs(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
+    let browser = Browser::new(host.clone(), BrowserConfig::default());
+    let session = open(&browser, url).await;
+    let view = host
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
+    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
+        .await
+        .unwrap();
+    let budget = Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
+    navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
+        .await
+        .unwrap();
+    let mut ours = Vec::new();
+    let mut floor = Vec::new();
+    let mut bytes = (0, 0);
+    for round in 0..rounds + 3 {
+        let started = Instant::now();
+        let shot = browser
+            .screenshot(&session, Default::default(), &CancellationToken::new())
+            .await
+            .unwrap();
+        let took = ms(started.elapsed());
+        let started = Instant::now();
+        let raw = host
+            .send_command(
+                &view,
+                "Page.captureScreenshot",
+                json!({"format": "png"}),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        let data = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(raw["data"].as_str().unwrap())
+                .unwrap()
+        };
+        let raw_took = ms(started.elapsed());
+        if round >= 3 {
+            ours.push(took);
+            floor.push(raw_took);
+        }
+        bytes = (shot.data.len(), data.len());
+    }
+    println!("\n## Screenshot, viewport PNG ({rounds} rounds after 3 warm-up; ms)");
+    println!(
+        "Browser::screenshot     p50 {:>7.1}  p95 {:>7.1}  {} bytes",
+        percentile(&mut ours, 0.5),
+        percentile(&mut ours, 0.95),
+        bytes.0
+    );
+    println!(
+        "floor (captureScreenshot) p50 {:>5.1}  p95 {:>7.1}  {} bytes",
+        percentile(&mut floor, 0.5),
+        percentile(&mut floor, 0.95),
+        bytes.1
+    );
+    println!(
+        "overhead over the floor (p50): {:+.1} ms",
+        percentile(&mut ours, 0.5) - percentile(&mut floor, 0.5)
+    );
+    browser.close_session(&session).await.unwrap();
 }
 
 /// Where Debian's `python3-doc` keeps a real Sphinx site.
