@@ -353,6 +353,15 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             Err(error) => fail(&error),
         };
     }
+    // MCP on stdio answers its client at once; the browser starts meanwhile.
+    if let Job::Mcp(args) = &outcome
+        && args.http.is_none()
+    {
+        return match mcp::run_stdio(&config, &cancel).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => fail(&error),
+        };
+    }
     let started = match options::Started::start(&config).await {
         Ok(started) => started,
         Err(error) => return fail(&error),
@@ -366,7 +375,11 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 }
             }),
         Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
-        Job::Mcp(args) => mcp::run(&started, &config, args.http, &cancel).await,
+        Job::Mcp(args) => match args.http {
+            Some(address) => mcp::run_http(&started, &config, address, &cancel).await,
+            // MCP on stdio was served above, before any browser started.
+            None => Ok(()),
+        },
         Job::Relay(setup, _, people) => {
             people::serve(&started, &config, setup, people, None, &cancel).await
         }

@@ -67,12 +67,79 @@ pub fn agent_options(config: &Config) -> AgentOptions {
     }
 }
 
-/// Serves the tools on stdin/stdout until the client disconnects or we are
-/// interrupted; then the agent's tabs are closed.
-pub async fn run(
+/// Serves the tools on stdin/stdout, answering the client at once while
+/// the browser starts (its first call waits for it), until the client
+/// disconnects or we are interrupted; then the agent's tabs are closed and
+/// the browser with them.
+///
+/// # Errors
+/// The browser's launch errors (after the handshake: the client sees the
+/// server end), `INVALID_ARGUMENT` for an unusable output directory.
+pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
+    if let Some(dir) = &config.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
+        })?;
+    }
+    let (server, browser) = McpServer::starting(agent_options(config));
+    let launch = {
+        let config = config.clone();
+        tokio::spawn(async move { Started::start(&config).await })
+    };
+    let service = server
+        .clone()
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| BrowserError::NotConnected {
+            reason: format!("the MCP client did not initialize: {e}"),
+        });
+    let started = match launch.await {
+        Ok(started) => started,
+        Err(join) => Err(BrowserError::LaunchFailed {
+            detail: format!("the launch did not finish: {join}"),
+        }),
+    };
+    // A browser that cannot start is the answer to every call (the client
+    // shows it), until the client leaves.
+    match &started {
+        Ok(started) => browser.started(started.browser.clone()),
+        Err(error) => {
+            tracing::error!(%error, "the browser did not start");
+            browser.failed(error.clone());
+        }
+    }
+    let served = match service {
+        Ok(service) => {
+            tracing::info!("serving MCP on stdio");
+            let stop = service.cancellation_token();
+            tokio::select! {
+                finished = service.waiting() => {
+                    if let Err(error) = finished {
+                        tracing::warn!(%error, "the MCP service ended with an error");
+                    }
+                }
+                () = cancel.cancelled() => stop.cancel(),
+            }
+            Ok(())
+        }
+        Err(error) => Err(error),
+    };
+    server.close().await;
+    match started {
+        Ok(started) => {
+            started.shutdown().await;
+            served
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Serves the tools over streamable HTTP on `address` (loopback, with a
+/// token) until interrupted.
+pub async fn run_http(
     started: &Started,
     config: &Config,
-    http: Option<std::net::SocketAddr>,
+    address: std::net::SocketAddr,
     cancel: &CancellationToken,
 ) -> Result<()> {
     if let Some(dir) = &config.output_dir {
@@ -80,28 +147,11 @@ pub async fn run(
             BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
         })?;
     }
-    let options = agent_options(config);
-    if let Some(address) = http {
-        return crate::http::serve(started.browser.clone(), options, address, cancel).await;
-    }
-    let server = McpServer::new(started.browser.clone(), options);
-    let service = server
-        .clone()
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| BrowserError::NotConnected {
-            reason: format!("the MCP client did not initialize: {e}"),
-        })?;
-    tracing::info!("serving MCP on stdio");
-    let stop = service.cancellation_token();
-    tokio::select! {
-        finished = service.waiting() => {
-            if let Err(error) = finished {
-                tracing::warn!(%error, "the MCP service ended with an error");
-            }
-        }
-        () = cancel.cancelled() => stop.cancel(),
-    }
-    server.close().await;
-    Ok(())
+    crate::http::serve(
+        started.browser.clone(),
+        agent_options(config),
+        address,
+        cancel,
+    )
+    .await
 }

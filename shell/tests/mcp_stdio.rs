@@ -567,3 +567,43 @@ async fn a_client_that_vanishes_mid_call_ends_the_server_cleanly() {
     let alive = unsafe { libc::kill(browser, 0) } == 0;
     assert!(!alive, "its browser is gone too");
 }
+
+/// The server answers its client while the browser starts; a browser that
+/// cannot start is then the answer to every call (the client shows it),
+/// the tools are listed all the same, and the server ends with a failure
+/// when the client leaves.
+#[tokio::test]
+async fn a_browser_that_cannot_start_is_the_answer_to_every_call() {
+    let mut client = Client::start_with(
+        &["--browser", "/nonexistent/chromium"],
+        "warn",
+        Stdio::null(),
+    )
+    .await;
+    let tools = client.request("tools/list", json!({})).await;
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.len() > 10),
+        "{tools}"
+    );
+    for _ in 0..2 {
+        let (text, is_error, _) = client
+            .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
+            .await;
+        assert!(is_error, "{text}");
+        assert!(
+            text.contains("BROWSER_NOT_FOUND") && text.contains("/nonexistent/chromium"),
+            "{text}"
+        );
+    }
+    let Client {
+        mut child, stdin, ..
+    } = client;
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("exits after the client leaves")
+        .unwrap();
+    assert!(!status.success(), "{status}");
+}

@@ -283,22 +283,20 @@ impl Agent {
         output
     }
 
+    /// The tools this agent is offered, with schemas and descriptions.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.options.tools()
+    }
+
     /// `base` instructions for the model, plus the names (never the
     /// values) of the secrets it may type.
     pub fn instructions(&self, base: &str) -> String {
-        let names = self.options.secrets.names();
-        if names.is_empty() {
-            return base.to_owned();
-        }
-        format!(
-            "{base} Secrets the person gave you to type without seeing them (browser_act type or \
-             fill with secret: NAME instead of text): {}. Their values never appear in results; \
-             «secret:NAME» stands in for them.",
-            names.join(", ")
-        )
+        self.options.instructions(base)
     }
+}
 
-    /// The tools this agent is offered, with schemas and descriptions.
+impl AgentOptions {
+    /// The tools these options offer, with schemas and descriptions.
     pub fn tools(&self) -> Vec<Tool> {
         catalog::ALL
             .iter()
@@ -311,13 +309,28 @@ impl Agent {
             .collect()
     }
 
-    /// Whether this agent's options offer `spec`.
+    /// Whether these options offer `spec`.
     fn offers(&self, spec: &ToolSpec) -> bool {
         match spec.offered {
             Offered::Always => true,
-            Offered::Execute => self.options.execute_enabled,
-            Offered::TabTools => self.options.tab_tools,
+            Offered::Execute => self.execute_enabled,
+            Offered::TabTools => self.tab_tools,
         }
+    }
+
+    /// `base` instructions for the model, plus the names (never the
+    /// values) of the secrets it may type.
+    pub fn instructions(&self, base: &str) -> String {
+        let names = self.secrets.names();
+        if names.is_empty() {
+            return base.to_owned();
+        }
+        format!(
+            "{base} Secrets the person gave you to type without seeing them (browser_act type or \
+             fill with secret: NAME instead of text): {}. Their values never appear in results; \
+             «secret:NAME» stands in for them.",
+            names.join(", ")
+        )
     }
 }
 

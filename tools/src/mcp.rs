@@ -5,10 +5,15 @@
 //! connection ends, however it ends. This module only adapts the agent to
 //! rmcp: tool listing, calls with the client's cancellation, and progress
 //! notifications while a call waits on a person.
+//!
+//! The server can answer before its browser runs ([`McpServer::starting`]):
+//! the handshake and the tool list need no browser, so a client is served
+//! at once while Chromium starts, and its first call waits for it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use browser_provider::Browser;
+use browser_provider::{Browser, BrowserError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -17,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::{OnceCell, watch};
 
 use crate::agent::{Agent, AgentOptions, is_long_wait};
 use crate::call::ToolOutput;
@@ -35,23 +41,86 @@ const PROGRESS_FIRST: Duration = Duration::from_secs(1);
 /// See [`PROGRESS_FIRST`].
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
+/// The browser as a server sees it: running, still starting (`None`), or
+/// failed to start.
+type BrowserSlot = Option<Result<Browser, BrowserError>>;
+
 /// The MCP tools for one connection (one agent session).
 #[derive(Debug, Clone)]
 pub struct McpServer {
-    agent: Agent,
+    options: AgentOptions,
+    /// The browser: running, still starting, or failed to start.
+    browser: watch::Receiver<BrowserSlot>,
+    /// Keeps `browser` readable for a server made with a running browser.
+    _running: Option<Arc<watch::Sender<BrowserSlot>>>,
+    /// The connection's agent, made on its first call once the browser runs.
+    agent: Arc<OnceCell<Agent>>,
+}
+
+/// Where a server made with [`McpServer::starting`] learns that its browser
+/// runs (or will not).
+#[derive(Debug)]
+pub struct BrowserStarting(watch::Sender<BrowserSlot>);
+
+impl BrowserStarting {
+    /// The browser runs: calls waiting for it go ahead.
+    pub fn started(&self, browser: Browser) {
+        self.0.send_replace(Some(Ok(browser)));
+    }
+
+    /// The browser did not start: calls fail with `error`.
+    pub fn failed(&self, error: BrowserError) {
+        self.0.send_replace(Some(Err(error)));
+    }
 }
 
 impl McpServer {
     /// Tools for a new connection.
     pub fn new(browser: Browser, options: AgentOptions) -> Self {
+        let (sender, browser) = watch::channel(Some(Ok(browser)));
         Self {
-            agent: Agent::new(browser, options),
+            options,
+            browser,
+            _running: Some(Arc::new(sender)),
+            agent: Arc::new(OnceCell::new()),
         }
+    }
+
+    /// Tools for a connection whose browser is still starting; tell the
+    /// server through the returned [`BrowserStarting`].
+    pub fn starting(options: AgentOptions) -> (Self, BrowserStarting) {
+        let (sender, browser) = watch::channel(None);
+        let server = Self {
+            options,
+            browser,
+            _running: None,
+            agent: Arc::new(OnceCell::new()),
+        };
+        (server, BrowserStarting(sender))
+    }
+
+    /// The connection's agent, once the browser runs.
+    async fn agent(&self) -> Result<&Agent, BrowserError> {
+        self.agent
+            .get_or_try_init(|| async {
+                let mut browser = self.browser.clone();
+                let ready = browser
+                    .wait_for(Option::is_some)
+                    .await
+                    .map_err(|_| BrowserError::not_connected("the browser did not start"))?;
+                let browser = ready.clone().unwrap_or_else(|| {
+                    Err(BrowserError::not_connected("the browser did not start"))
+                })?;
+                Ok(Agent::new(browser, self.options.clone()))
+            })
+            .await
     }
 
     /// Ends the connection's session now: closes its tabs.
     pub async fn close(&self) {
-        self.agent.close().await;
+        if let Some(agent) = self.agent.get() {
+            agent.close().await;
+        }
     }
 }
 
@@ -99,7 +168,7 @@ impl ServerHandler for McpServer {
                 "browser-shell",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(self.agent.instructions(INSTRUCTIONS))
+            .with_instructions(self.options.instructions(INSTRUCTIONS))
     }
 
     async fn list_tools(
@@ -107,7 +176,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.agent.tools()))
+        Ok(ListToolsResult::with_all_items(self.options.tools()))
     }
 
     async fn call_tool(
@@ -117,9 +186,14 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        // The first call may wait for the browser to finish starting.
+        let agent = match self.agent().await {
+            Ok(agent) => agent,
+            Err(error) => return Ok(to_result(ToolOutput::error(&error)).into()),
+        };
         let progress = match context.meta.get_progress_token() {
             Some(token) if is_long_wait(&name) => {
-                let bound = self.agent.bound_for(&name, &arguments);
+                let bound = agent.bound_for(&name, &arguments);
                 Some(tokio::spawn(report_progress(
                     context.peer.clone(),
                     token,
@@ -129,7 +203,7 @@ impl ServerHandler for McpServer {
             _ => None,
         };
         // The client's cancellation (notifications/cancelled) stops the work.
-        let output = self.agent.call(&name, arguments, &context.ct).await;
+        let output = agent.call(&name, arguments, &context.ct).await;
         if let Some(progress) = progress {
             progress.abort();
         }
