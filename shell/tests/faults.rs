@@ -267,16 +267,17 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
             assert_eq!(agent.disconnect().await, 202);
         }
     };
-    // The first session starts what stays (pools, buffers): the baseline
-    // is taken once it has gone.
-    // The column shows and pictures the person's tab again once the
-    // agent's has gone (following it costs a subscriber and a task).
-    visit(0).await;
+    // The first sessions start what stays (pools, buffers): the baseline
+    // is taken once they have gone, and the column shows and pictures the
+    // person's tab again (following it costs a subscriber and a task).
+    for number in 0..3 {
+        visit(number).await;
+    }
     let baseline = status_until(&endpoint, |s| {
         s["census"]["sessions"] == 0 && !s["shown"].is_null() && !s["pictured"].is_null()
     })
     .await;
-    for number in 1..=100 {
+    for number in 3..103 {
         visit(number).await;
     }
     // `/status` says which browser runs: the headless shell where installed.
@@ -293,8 +294,13 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
     );
     let tasks = baseline["process"]["tasks"].as_u64().unwrap();
     let fds = baseline["process"]["fds"].as_u64().unwrap();
+    // A leak per session would show as a hundred; a thread, descriptor or
+    // subscriber that the runtime or the live view keeps or lets go of in
+    // its own time is not one (on a loaded machine the baseline can catch
+    // one of them away).
+    const SLACK: u64 = 2;
     let at_most = |now: &Value, was: &Value, key: &str| {
-        now[key].as_u64().unwrap() <= was[key].as_u64().unwrap()
+        now[key].as_u64().unwrap() <= was[key].as_u64().unwrap() + SLACK
     };
     let after = common::try_status_until(&endpoint, |s| {
         let (census, was) = (&s["census"], &baseline["census"]);
@@ -304,8 +310,8 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
             && ["sessions", "frames", "subscribers", "pending"]
                 .iter()
                 .all(|key| at_most(&census["host"], &was["host"], key))
-            && s["process"]["tasks"].as_u64().unwrap() <= tasks
-            && s["process"]["fds"].as_u64().unwrap() <= fds
+            && s["process"]["tasks"].as_u64().unwrap() <= tasks + SLACK
+            && s["process"]["fds"].as_u64().unwrap() <= fds + SLACK
     })
     .await
     .unwrap_or_else(|last| panic!("something stayed behind: {last}; before: {baseline}"));

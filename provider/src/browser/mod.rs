@@ -992,7 +992,9 @@ impl Browser {
         // A navigation that ends on an error page may be one the policy
         // stopped; so may a popup's.
         let mut blocked = Vec::new();
-        if outcome.navigated && outcome.observation.is_error_page() {
+        // (A delayed navigation, such as a refresh, may not have been seen
+        // starting; the error page it ended on is seen all the same.)
+        if outcome.observation.is_error_page() {
             blocked.extend(
                 self.inner
                     .blocked_navigation(&tab.handle, &tab.page, cursor)
