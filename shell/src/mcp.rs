@@ -54,6 +54,16 @@ impl McpArgs {
     }
 }
 
+/// Creates `outputDir` (where screenshots are also saved), if one is set.
+fn create_output_dir(config: &Config) -> Result<()> {
+    if let Some(dir) = &config.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
+        })?;
+    }
+    Ok(())
+}
+
 /// The tool options a configuration asks for.
 pub fn agent_options(config: &Config) -> AgentOptions {
     AgentOptions {
@@ -76,11 +86,7 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 /// The browser's launch errors (after the handshake: the client sees the
 /// server end), `INVALID_ARGUMENT` for an unusable output directory.
 pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
-    if let Some(dir) = &config.output_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
-        })?;
-    }
+    create_output_dir(config)?;
     let (server, browser) = McpServer::starting(agent_options(config));
     let launch = {
         let config = config.clone();
@@ -142,11 +148,7 @@ pub async fn run_http(
     address: std::net::SocketAddr,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    if let Some(dir) = &config.output_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            BrowserError::invalid("outputDir", format!("cannot create {}: {e}", dir.display()))
-        })?;
-    }
+    create_output_dir(config)?;
     crate::http::serve(
         started.browser.clone(),
         agent_options(config),

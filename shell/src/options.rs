@@ -175,6 +175,7 @@ impl Started {
     /// Launches (or connects to) the browser the configuration names, and
     /// keeps it running from then on.
     pub async fn start(config: &Config) -> Result<Self> {
+        let policy = config.browser_config().policy;
         let launcher = match &config.connect {
             Some(endpoint) if endpoint == RUNNING_SHELL => {
                 return Err(browser_provider::BrowserError::invalid(
@@ -184,7 +185,7 @@ impl Started {
                 ));
             }
             Some(endpoint) => {
-                if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
+                if let Some(rules) = policy.host_resolver_rules() {
                     tracing::warn!(
                         "the host lists are checked for navigations the shell starts, but the \
                          network of a browser it connects to is not under its control; start \
@@ -203,11 +204,11 @@ impl Started {
                     .profile_dir
                     .clone()
                     .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
-                host_resolver_rules: config.browser_config().policy.host_resolver_rules(),
+                host_resolver_rules: policy.host_resolver_rules(),
                 ..LaunchOptions::default()
             }),
         };
-        let nested = config.browser_config().policy.nested_blocked_patterns();
+        let nested = policy.nested_blocked_patterns();
         if !nested.is_empty() {
             tracing::warn!(
                 ?nested,

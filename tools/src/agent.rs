@@ -7,6 +7,7 @@
 //! MCP server ([`crate::mcp`]) and the command-line endpoint adapt it to
 //! their transports.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -235,7 +236,11 @@ impl Agent {
         };
         let cancel = cancel.child_token();
         let started = std::time::Instant::now();
-        let summary = self.options.secrets.redact(&summarize(&arguments));
+        let summary = self
+            .options
+            .secrets
+            .redact(&summarize(&arguments))
+            .into_owned();
         self.browser.record_activity(Activity {
             session: session.clone(),
             tool: name.to_owned(),
@@ -248,7 +253,11 @@ impl Agent {
             secrets: self.options.secrets.clone(),
         };
         let bound = self.bound_for(name, &arguments);
-        let arguments_for_audit = arguments.clone();
+        // Written down before the call takes the arguments; only when an
+        // audit log listens.
+        let audit_arguments =
+            tracing::enabled!(target: browser_provider::AUDIT, tracing::Level::INFO)
+                .then(|| audited(&arguments, &self.options.secrets));
         let work = call_tool(&self.browser, &session, name, arguments, &settings, &cancel);
         let mut output = match tokio::time::timeout(bound, work).await {
             Ok(output) => output,
@@ -258,7 +267,9 @@ impl Agent {
             }
         };
         // Whatever the page or the call produced, a secret's value stays hidden.
-        output.text = self.options.secrets.redact(&output.text);
+        if let Cow::Owned(redacted) = self.options.secrets.redact(&output.text) {
+            output.text = redacted;
+        }
         let millis = started.elapsed().as_millis() as u64;
         tracing::info!(tool = %name, %session, error = output.is_error, ms = millis, "tool call");
         tracing::info!(
@@ -266,7 +277,7 @@ impl Agent {
             event = "tool",
             %session,
             tool = %name,
-            arguments = %audited(&arguments_for_audit, &self.options.secrets),
+            arguments = audit_arguments.as_deref().unwrap_or_default(),
             outcome = if output.is_error { output.code.unwrap_or("ERROR") } else { "OK" },
             ms = millis,
         );
@@ -353,7 +364,7 @@ fn audited(arguments: &Value, secrets: &Secrets) -> String {
             *url = Value::String(browser_provider::page::network::redacted_url(address));
         }
     }
-    secrets.redact(&arguments.to_string())
+    secrets.redact(&arguments.to_string()).into_owned()
 }
 
 /// A one-line summary of tool arguments for the activity timeline (no

@@ -14,6 +14,7 @@
 //! value (splits it, encodes it otherwise) gets past it. Where that
 //! matters, turn `browser_execute` off.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use browser_provider::BrowserError;
@@ -130,6 +131,9 @@ impl Secret {
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
     entries: Arc<Vec<Secret>>,
+    /// Every spelling of every value with its placeholder, longest first
+    /// (so a value inside another is not cut up).
+    replacements: Arc<Vec<(String, String)>>,
 }
 
 impl PartialEq for Secrets {
@@ -151,8 +155,20 @@ impl Secrets {
             unique.push(secret);
         }
         unique.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut replacements: Vec<(String, String)> = unique
+            .iter()
+            .flat_map(|secret| {
+                let placeholder = secret.placeholder();
+                secret
+                    .spellings()
+                    .into_iter()
+                    .map(move |spelling| (spelling, placeholder.clone()))
+            })
+            .collect();
+        replacements.sort_by_key(|(spelling, _)| std::cmp::Reverse(spelling.len()));
         Self {
             entries: Arc::new(unique),
+            replacements: Arc::new(replacements),
         }
     }
 
@@ -181,28 +197,13 @@ impl Secrets {
         })
     }
 
-    /// `text` with every spelling of every value replaced by its placeholder.
-    pub fn redact(&self, text: &str) -> String {
-        if self.entries.is_empty() {
-            return text.to_owned();
-        }
-        // Longer spellings first, so a value inside another is not cut up.
-        let mut spellings: Vec<(String, String)> = self
-            .entries
-            .iter()
-            .flat_map(|secret| {
-                let placeholder = secret.placeholder();
-                secret
-                    .spellings()
-                    .into_iter()
-                    .map(move |spelling| (spelling, placeholder.clone()))
-            })
-            .collect();
-        spellings.sort_by_key(|(spelling, _)| std::cmp::Reverse(spelling.len()));
-        let mut text = text.to_owned();
-        for (spelling, placeholder) in spellings {
-            if text.contains(&spelling) {
-                text = text.replace(&spelling, &placeholder);
+    /// `text` with every spelling of every value replaced by its
+    /// placeholder; borrowed as it is when none occurs.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        for (spelling, placeholder) in self.replacements.iter() {
+            if text.contains(spelling.as_str()) {
+                text = Cow::Owned(text.replace(spelling.as_str(), placeholder));
             }
         }
         text
@@ -225,7 +226,11 @@ mod tests {
         let secrets = secrets();
         let text = "typed pa ss&\"wörd; json \"pa ss&\\\"wörd\"; html pa ss&amp;&quot;wörd; \
                     url q=pa+ss%26%22w%C3%B6rd; path /pa%20ss%26%22w%C3%B6rd; and tok-12345.";
-        let redacted = secrets.redact(text);
+        let redacted = secrets.redact(text).into_owned();
+        assert_eq!(
+            secrets.redact("nothing to hide"),
+            Cow::Borrowed("nothing to hide")
+        );
         assert!(!redacted.contains("ss&"), "{redacted}");
         assert!(!redacted.contains("pa+ss"), "{redacted}");
         assert!(!redacted.contains("pa%20ss"), "{redacted}");

@@ -41,6 +41,13 @@ impl std::fmt::Display for BlockedNavigation {
 }
 
 impl Inner {
+    /// Whether the policy has host lists (without them nothing is refused
+    /// on the wire, and there is nothing to look for).
+    pub(super) fn has_host_lists(&self) -> bool {
+        let policy = &self.config.policy;
+        !policy.allowed_hosts.is_empty() || !policy.blocked_hosts.is_empty()
+    }
+
     /// The main-frame navigation in `page` (tab `tab`) since the network
     /// log was at `cursor` that the policy stopped, if one was.
     pub(super) async fn blocked_navigation(
@@ -49,9 +56,7 @@ impl Inner {
         page: &Page,
         cursor: u64,
     ) -> Option<BlockedNavigation> {
-        if self.config.policy.allowed_hosts.is_empty()
-            && self.config.policy.blocked_hosts.is_empty()
-        {
+        if !self.has_host_lists() {
             return None;
         }
         let failed = page
@@ -110,6 +115,9 @@ impl Inner {
     /// Says "blocked by policy" with the host in a network read's failures
     /// that the policy caused.
     pub(super) fn explain_refusals(&self, read: &mut NetworkRead) {
+        if !self.has_host_lists() {
+            return;
+        }
         for entry in &mut read.entries {
             let Some(failure) = &entry.failure else {
                 continue;

@@ -1001,7 +1001,7 @@ impl Browser {
                     .await,
             );
         }
-        if !new_tabs.is_empty() {
+        if !new_tabs.is_empty() && self.inner.has_host_lists() {
             let opened: Vec<TabInfo> = self
                 .list_tabs(session)
                 .await

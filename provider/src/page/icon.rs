@@ -32,16 +32,40 @@ const ICON_SCRIPT: &str = r#"(() => {
   return /^https?:$/.test(location.protocol) ? location.origin + '/favicon.ico' : null;
 })()"#;
 
-/// The page's icon now, as a `data:` URL of an image; `None` when it has
-/// none, it is not an image, too big, or the page did not answer in time.
-pub(crate) async fn look_up(page: &Page) -> Option<String> {
+/// The page's icon: where it is and its picture as a `data:` URL of an
+/// image (`None` when it has none, it is not an image, or too big).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Icon {
+    /// Its address, as the page names it.
+    pub address: Option<String>,
+    /// The picture.
+    pub picture: Option<String>,
+}
+
+/// The page's icon now. The picture is loaded again only when the address
+/// changed from `known`'s (a page loads its site's icon on every visit).
+pub(crate) async fn look_up(page: &Page, known: &Icon) -> Icon {
     let budget = Budget::new("icon lookup", LOOKUP_BOUND, CancellationToken::new());
-    let value = page.evaluate_in_world(&budget, ICON_SCRIPT).await.ok()?;
-    let address = value.as_str()?;
+    let address = match page.evaluate_in_world(&budget, ICON_SCRIPT).await {
+        Ok(value) => value.as_str().map(str::to_owned),
+        Err(_) => None,
+    };
+    if address == known.address {
+        return known.clone();
+    }
+    let picture = match &address {
+        Some(address) => picture(page, address, &budget).await,
+        None => None,
+    };
+    Icon { address, picture }
+}
+
+/// The picture at `address` as a `data:` URL of an image.
+async fn picture(page: &Page, address: &str, budget: &Budget) -> Option<String> {
     if address.starts_with("data:image/") {
         return (address.len() <= MAX_BYTES * 4 / 3 + 64).then(|| address.to_owned());
     }
-    let bytes = load(page, address, &budget).await?;
+    let bytes = load(page, address, budget).await?;
     let kind = image_kind(&bytes)?;
     Some(format!(
         "data:{kind};base64,{}",

@@ -89,8 +89,8 @@ pub struct Page {
     console: Arc<Mutex<console::ConsoleLog>>,
     /// Requests since the page was prepared.
     network: Arc<Mutex<network::NetworkLog>>,
-    /// The page's icon address, looked up while people watch.
-    icon: Mutex<Option<String>>,
+    /// The page's icon, looked up while people watch.
+    icon: Mutex<icon::Icon>,
     /// Opened by a CDP client of the shell's endpoint, which owns its
     /// emulation (viewport and the like).
     external: std::sync::atomic::AtomicBool,
@@ -157,7 +157,7 @@ impl Page {
             unresponsive: std::sync::atomic::AtomicBool::new(false),
             console,
             network,
-            icon: Mutex::new(None),
+            icon: Mutex::new(icon::Icon::default()),
             external: std::sync::atomic::AtomicBool::new(false),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
@@ -405,18 +405,22 @@ impl Page {
         self.external.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The page's icon address (for the tab strip), as last looked up by
-    /// [`Page::refresh_icon`].
+    /// The page's icon as a `data:` URL (for the tab strip), as last
+    /// looked up by [`Page::refresh_icon`].
     pub fn icon(&self) -> Option<String> {
-        self.icon.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.icon
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .picture
+            .clone()
     }
 
     /// Looks the page's icon up again; says whether it changed.
     pub async fn refresh_icon(&self) -> bool {
-        let icon = icon::look_up(self).await;
-        let mut current = self.icon.lock().unwrap_or_else(|p| p.into_inner());
-        let changed = *current != icon;
-        *current = icon;
+        let known = self.icon.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let icon = icon::look_up(self, &known).await;
+        let changed = icon.picture != known.picture;
+        *self.icon.lock().unwrap_or_else(|p| p.into_inner()) = icon;
         changed
     }
 

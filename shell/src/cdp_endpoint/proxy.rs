@@ -236,17 +236,20 @@ impl Client {
         let mut replies = Vec::new();
         while let Some(front) = self.held.front() {
             let step = match front {
-                Relayed::Answer { id, body } => {
-                    let (id, mut body) = (*id, body.clone());
-                    match self.outstanding.remove(&id) {
-                        Some(command) => {
-                            show_created_page(browser, &command, &body);
-                            self.visibility.filter_answer(&command.method, &mut body);
-                            Step::Send(Some(answer(&mut self.sessions, command, body)))
-                        }
-                        // Ours (undoing an attach to a hidden page).
-                        None => Step::Send(None),
+                // Answers never wait (they are taken, not copied: a
+                // screenshot's can be megabytes).
+                Relayed::Answer { .. } => {
+                    let Some(Relayed::Answer { id, mut body }) = self.held.pop_front() else {
+                        break;
+                    };
+                    self.hold_until = None;
+                    // None: ours (undoing an attach to a hidden page).
+                    if let Some(command) = self.outstanding.remove(&id) {
+                        show_created_page(browser, &command, &body);
+                        self.visibility.filter_answer(&command.method, &mut body);
+                        replies.push(answer(&mut self.sessions, command, body));
                     }
+                    continue;
                 }
                 Relayed::Event(event) => {
                     let event = std::sync::Arc::clone(event);
