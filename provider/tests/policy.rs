@@ -9,7 +9,6 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use browser_provider::browser::NavigationRequest;
@@ -20,7 +19,6 @@ use browser_provider::page::wait::Condition;
 use browser_provider::policy::NavigationPolicy;
 use browser_provider::snapshot::Scope;
 use browser_provider::{BrowserConfig, BrowserError, SessionId};
-use libtest_mimic::{Arguments, Trial};
 use support::{Ctx, Env, TestFn};
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +29,6 @@ macro_rules! trials {
 }
 
 fn main() {
-    let args = Arguments::from_args();
     let tests = trials![
         a_redirect_to_a_refused_host_is_blocked,
         links_scripts_popups_forms_and_refreshes_stay_on_allowed_hosts,
@@ -39,38 +36,18 @@ fn main() {
         allowed_pages_work_as_before,
         a_blocked_host_inside_an_allowed_domain_is_blocked_too,
     ];
-    if args.list {
-        let trials = tests
-            .iter()
-            .map(|(name, _)| Trial::test(*name, || Ok(())))
-            .collect();
-        libtest_mimic::run(&args, trials).exit();
-    }
-    let policy = allow_loopback_ip_only();
-    let launch = browser_provider::host::LaunchOptions {
-        host_resolver_rules: policy.host_resolver_rules(),
-        ..support::launch_options()
-    };
-    let config = BrowserConfig {
-        policy,
-        ..BrowserConfig::default()
-    };
-    let env = Env::start_with(launch, config);
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            let env = Arc::clone(&env);
-            Trial::test(name, move || {
-                let ctx = Ctx {
-                    env: Arc::clone(&env),
-                };
-                env.runtime.block_on(test(ctx));
-                Ok(())
-            })
-        })
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
-    env.runtime.block_on(env.host.shutdown());
+    let (_, conclusion) = support::run_on_one_browser(tests, || {
+        let policy = allow_loopback_ip_only();
+        let launch = browser_provider::host::LaunchOptions {
+            host_resolver_rules: policy.host_resolver_rules(),
+            ..support::launch_options()
+        };
+        let config = BrowserConfig {
+            policy,
+            ..BrowserConfig::default()
+        };
+        Env::start_with(launch, config)
+    });
     conclusion.exit();
 }
 

@@ -11,7 +11,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Agent, Endpoint, serve_fixtures};
+use common::{Agent, serve_fixtures};
 use serde_json::{Value, json};
 
 fn clients_dir() -> PathBuf {
@@ -46,27 +46,9 @@ async fn run_client(script: &str, endpoint: &str, base: &str) -> Value {
 
 async fn both_clients_in(scope: &str) {
     let base = serve_fixtures().await;
-    let (relay, printed) = common::start_shell(
-        &["relay", "--cdp-endpoint", "--cdp-endpoint-scope", scope],
-        4,
-    )
-    .await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let websocket_url = printed[3]
-        .strip_prefix("CDP endpoint: ")
-        .unwrap()
-        .to_owned();
-    let endpoint = Endpoint {
-        host,
-        path: "/mcp".into(),
-        token,
-    };
+    let (relay, endpoint, printed) =
+        common::start_relay(&["--cdp-endpoint", "--cdp-endpoint-scope", scope], 4).await;
+    let websocket_url = common::cdp_endpoint_url(&printed);
     let mut agent = Agent::connect(&endpoint).await;
     let (text, error) = agent
         .call(

@@ -100,17 +100,8 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
         4,
     )
     .await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let websocket_url = printed[3]
-        .strip_prefix("CDP endpoint: ")
-        .expect("the endpoint on a line of its own")
-        .to_owned();
+    let Endpoint { host, token, .. } = Endpoint::of_viewer_link(&printed[0]);
+    let websocket_url = common::cdp_endpoint_url(&printed);
     let (cdp_host, cdp_token) = {
         let rest = websocket_url.strip_prefix("ws://").unwrap();
         let (host, path) = rest.split_once('/').unwrap();
@@ -518,27 +509,9 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
 #[tokio::test]
 async fn the_full_scope_shows_the_agents_tabs() {
     let base = serve_fixtures().await;
-    let (relay, printed) = common::start_shell(
-        &["relay", "--cdp-endpoint", "--cdp-endpoint-scope", "full"],
-        4,
-    )
-    .await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let websocket_url = printed[3]
-        .strip_prefix("CDP endpoint: ")
-        .unwrap()
-        .to_owned();
-    let endpoint = Endpoint {
-        host,
-        path: "/mcp".into(),
-        token,
-    };
+    let (relay, endpoint, printed) =
+        common::start_relay(&["--cdp-endpoint", "--cdp-endpoint-scope", "full"], 4).await;
+    let websocket_url = common::cdp_endpoint_url(&printed);
     let mut agent = Agent::connect(&endpoint).await;
     let (text, error) = agent
         .call("browser_open", json!({"url": format!("{base}/form.html")}))

@@ -9,37 +9,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Agent, Endpoint, serve_fixtures, start_shell_in, status_until};
+use common::{Agent, serve_fixtures, start_relay, status_until};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-/// A relay of the test's own (with `extra` arguments): the process, its
-/// `/mcp` endpoint and the lines it printed.
-async fn start_relay(
-    extra: &[&str],
-    lines: usize,
-) -> (tokio::process::Child, Endpoint, Vec<String>) {
-    let runtime = common::runtime_dir();
-    let mut args = vec!["relay"];
-    args.extend_from_slice(extra);
-    let (relay, printed) = start_shell_in(&runtime, &args, lines).await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let endpoint = Endpoint {
-        host,
-        path: "/mcp".into(),
-        token,
-    };
-    (relay, endpoint, printed)
-}
 
 #[tokio::test]
 async fn the_relay_survives_a_killed_browser() {

@@ -108,13 +108,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
         view_only_url.starts_with("View only: http://127.0.0.1:"),
         "{view_only_url}"
     );
-    let host = viewer_url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = viewer_url.split("token=").nth(1).unwrap().to_owned();
+    let Endpoint { host, token, .. } = Endpoint::of_viewer_link(&viewer_url);
     assert!(mcp_line.contains(&token));
 
     // Without the token, or from a foreign host name: refused, nothing leaked.
@@ -463,13 +457,7 @@ async fn the_bare_command_starts_the_relay() {
         viewer_url.starts_with("http://127.0.0.1:") && viewer_url.contains("/?token="),
         "{viewer_url}"
     );
-    let host = viewer_url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = viewer_url.split("token=").nth(1).unwrap();
+    let Endpoint { host, token, .. } = Endpoint::of_viewer_link(viewer_url);
     let (status, page) = get(&host, &format!("/?token={token}"), &[]).await;
     assert_eq!(status, 200);
     assert!(page.contains("Take over"));

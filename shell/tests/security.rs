@@ -12,7 +12,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::{Agent, Endpoint, serve_fixtures, start_shell};
+use common::{Agent, serve_fixtures};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -48,9 +48,8 @@ async fn secrets_stay_hidden_and_the_audit_log_records_everything() {
         ),
     );
     let audit = private_file("audit.jsonl", "");
-    let (relay, printed) = start_shell(
+    let (relay, endpoint, _) = common::start_relay(
         &[
-            "relay",
             "--secrets",
             secrets.to_str().unwrap(),
             "--audit-log",
@@ -59,18 +58,7 @@ async fn secrets_stay_hidden_and_the_audit_log_records_everything() {
         3,
     )
     .await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
-    let endpoint = Endpoint {
-        host: host.clone(),
-        path: "/mcp".into(),
-        token: token.clone(),
-    };
+    let (host, token) = (endpoint.host.clone(), endpoint.token.clone());
     // A person watches: everything the timeline shows is kept.
     let (mut viewer, _) = tokio_tungstenite::connect_async(format!("ws://{host}/ws?token={token}"))
         .await

@@ -90,13 +90,7 @@ async fn send(socket: &mut Socket, message: Value) {
 async fn viewers_watch_act_and_never_stall_each_other() {
     let base = serve_fixtures().await;
     let (_relay, printed) = start_shell(&["relay"], 3).await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let Endpoint { host, token, .. } = Endpoint::of_viewer_link(&printed[0]);
     let view_token = printed[1].split("token=").nth(1).unwrap().to_owned();
 
     // /mcp on the relay's port: strangers and watchers are refused.
@@ -525,13 +519,7 @@ async fn viewers_watch_act_and_never_stall_each_other() {
 async fn answers_carry_security_headers_and_guessers_are_slowed_down() {
     let (_relay, printed) =
         start_shell(&["relay", "--embed-origin", "https://harness.example"], 3).await;
-    let host = printed[0]
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let token = printed[0].split("token=").nth(1).unwrap().to_owned();
+    let Endpoint { host, token, .. } = Endpoint::of_viewer_link(&printed[0]);
     let (status, head, body) = common::get_with_head(&host, &format!("/?token={token}"), &[]).await;
     assert_eq!(status, 200);
     let policy = head

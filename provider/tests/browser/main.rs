@@ -29,10 +29,7 @@ mod snapshot;
 mod tabs;
 mod wait;
 
-use std::sync::Arc;
-
-use libtest_mimic::{Arguments, Trial};
-use support::{Ctx, Env, TestFn};
+use support::{Env, TestFn};
 
 macro_rules! trials {
     ($($module:ident :: $name:ident),* $(,)?) => {
@@ -41,7 +38,6 @@ macro_rules! trials {
 }
 
 fn main() {
-    let args = Arguments::from_args();
     let tests = trials![
         tabs::open_reports_url_title_and_status,
         tabs::tabs_open_switch_and_close,
@@ -124,34 +120,14 @@ fn main() {
         lifecycle::the_headless_shell_is_preferred_and_the_full_browser_works_too,
     ];
 
-    // Listing tests must not launch a browser.
-    if args.list {
-        let trials = tests
-            .iter()
-            .map(|(name, _)| Trial::test(*name, || Ok(())))
-            .collect();
-        libtest_mimic::run(&args, trials).exit();
-    }
+    let mut profile = None;
+    let (env, conclusion) = support::run_on_one_browser(tests, || {
+        let env = Env::start();
+        profile = env.host.temporary_profile();
+        env
+    });
 
-    let env = Env::start();
-    let profile = env.host.temporary_profile();
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            let env = Arc::clone(&env);
-            Trial::test(name, move || {
-                let ctx = Ctx {
-                    env: Arc::clone(&env),
-                };
-                env.runtime.block_on(test(ctx));
-                Ok(())
-            })
-        })
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
-
-    // Shut the shared browser down and prove nothing is left behind.
-    env.runtime.block_on(env.host.shutdown());
+    // The shared browser is shut down: prove nothing is left behind.
     let runtime = &env.runtime;
     if let Some(profile) = profile {
         assert!(

@@ -275,3 +275,39 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Runs `tests` as this binary's tests (libtest arguments from the command
+/// line) on one browser that `start` launches for them all (listing them
+/// launches none). Returns the environment, its browser shut down, and
+/// how the tests went.
+pub fn run_on_one_browser(
+    tests: Vec<(&'static str, TestFn)>,
+    start: impl FnOnce() -> Arc<Env>,
+) -> (Arc<Env>, libtest_mimic::Conclusion) {
+    use libtest_mimic::{Arguments, Trial};
+    let args = Arguments::from_args();
+    if args.list {
+        let trials = tests
+            .iter()
+            .map(|(name, _)| Trial::test(*name, || Ok(())))
+            .collect();
+        libtest_mimic::run(&args, trials).exit();
+    }
+    let env = start();
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| {
+            let env = Arc::clone(&env);
+            Trial::test(name, move || {
+                let ctx = Ctx {
+                    env: Arc::clone(&env),
+                };
+                env.runtime.block_on(test(ctx));
+                Ok(())
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    env.runtime.block_on(env.host.shutdown());
+    (env, conclusion)
+}

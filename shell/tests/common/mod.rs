@@ -159,6 +159,48 @@ pub struct Endpoint {
     pub token: String,
 }
 
+impl Endpoint {
+    /// The MCP endpoint of the relay whose viewer link (the first line it
+    /// prints: `http://HOST/?token=TOKEN`) is `link`.
+    pub fn of_viewer_link(link: &str) -> Self {
+        let host = link
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let token = link.split("token=").nth(1).unwrap().to_owned();
+        Self {
+            host,
+            path: "/mcp".into(),
+            token,
+        }
+    }
+}
+
+/// Starts `browser-shell relay` with `extra` arguments in a runtime
+/// directory of its own, reading the first `lines` lines it prints;
+/// returns it, its MCP endpoint and those lines.
+pub async fn start_relay(
+    extra: &[&str],
+    lines: usize,
+) -> (tokio::process::Child, Endpoint, Vec<String>) {
+    let mut args = vec!["relay"];
+    args.extend_from_slice(extra);
+    let (relay, printed) = start_shell_in(&runtime_dir(), &args, lines).await;
+    let endpoint = Endpoint::of_viewer_link(&printed[0]);
+    (relay, endpoint, printed)
+}
+
+/// The CDP endpoint a relay started with `--cdp-endpoint` prints on a line
+/// of its own (its fourth).
+pub fn cdp_endpoint_url(printed: &[String]) -> String {
+    printed[3]
+        .strip_prefix("CDP endpoint: ")
+        .expect("the endpoint on a line of its own")
+        .to_owned()
+}
+
 /// Sends one POST and returns (status, headers, body).
 pub async fn post(
     endpoint: &Endpoint,
