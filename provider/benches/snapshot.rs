@@ -26,7 +26,7 @@ use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, Vie
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::navigate::{NavigationTarget, navigate};
 use browser_provider::page::{Budget, Page};
-use browser_provider::snapshot::{self, Observation, Scope, SnapshotLimits};
+use browser_provider::snapshot::{self, Scope, SnapshotLimits};
 use browser_provider::{Browser, BrowserConfig, BrowserError, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -45,6 +45,21 @@ async fn main() {
     let base = format!("http://127.0.0.1:{port}");
     if std::env::args().any(|a| a == "--only-navigate") {
         navigation_with_and_without_policy(&base, rounds).await;
+        return;
+    }
+    if std::env::args().any(|a| a == "--only-clicks") {
+        let host = Arc::new(
+            ChromiumHost::launch(LaunchOptions::default())
+                .await
+                .unwrap(),
+        );
+        clicks(
+            &Browser::new(host.clone(), BrowserConfig::default()),
+            &base,
+            rounds,
+        )
+        .await;
+        host.shutdown().await;
         return;
     }
     if std::env::args().any(|a| a == "--only-screenshot") {
@@ -91,35 +106,7 @@ async fn main() {
     }
 
     let browser = Browser::new(host.clone(), BrowserConfig::default());
-    println!("\n## Click → settled observation ({rounds} clicks each; ms)");
-    println!(
-        "{:<26} {:>8} {:>8} | {:>11} {:>11} {:>16}",
-        "fixture / target", "p50", "p95", "diff bytes", "full bytes", "median reduction"
-    );
-    click_costs(
-        &browser,
-        &format!("{base}/form.html"),
-        "form.html / Add one",
-        rounds,
-        |_| "button \"Add one\"".to_owned(),
-    )
-    .await;
-    click_costs(
-        &browser,
-        &format!("{base}/large.html"),
-        "large.html / Order N",
-        rounds,
-        |i| format!("button \"Order {}\"", i + 1),
-    )
-    .await;
-    click_costs(
-        &browser,
-        &format!("{base}/form.html"),
-        "form.html / checkbox",
-        rounds,
-        |_| "checkbox \"I accept the terms\"".to_owned(),
-    )
-    .await;
+    clicks(&browser, &base, rounds).await;
 
     println!(
         "\n## Stale refs (churn.html: look-alikes, renames, reloads between snapshot and click)"
@@ -133,6 +120,57 @@ async fn main() {
 
     host.shutdown().await;
     navigation_with_and_without_policy(&base, rounds).await;
+}
+
+/// Click → settled observation on several pages: the time, and the bytes of
+/// the diff next to the full snapshot's.
+async fn clicks(browser: &Browser, base: &str, rounds: usize) {
+    println!("\n## Click → settled observation ({rounds} clicks each; ms)");
+    println!(
+        "{:<26} {:>8} {:>8} | {:>11} {:>11} {:>16}",
+        "fixture / target", "p50", "p95", "diff bytes", "full bytes", "median reduction"
+    );
+    click_costs(
+        browser,
+        &format!("{base}/form.html"),
+        "form.html / Add one",
+        rounds,
+        |_| "button \"Add one\"".to_owned(),
+    )
+    .await;
+    click_costs(
+        browser,
+        &format!("{base}/large.html"),
+        "large.html / Order N",
+        rounds,
+        |i| format!("button \"Order {}\"", i + 1),
+    )
+    .await;
+    click_costs(
+        browser,
+        &format!("{base}/form.html"),
+        "form.html / checkbox",
+        rounds,
+        |_| "checkbox \"I accept the terms\"".to_owned(),
+    )
+    .await;
+    // A list that re-renders every item on each change (look-alikes).
+    click_costs(
+        browser,
+        &format!("{base}/todo.html"),
+        "todo.html / toggle",
+        rounds,
+        |_| "checkbox \"Toggle Milk\"".to_owned(),
+    )
+    .await;
+    click_costs(
+        browser,
+        &format!("{base}/todo.html"),
+        "todo.html / Add item",
+        rounds,
+        |_| "button \"Add item\"".to_owned(),
+    )
+    .await;
 }
 
 /// A viewport PNG through `Browser::screenshot`, next to the floor: the
@@ -529,10 +567,7 @@ async fn click_costs(
             continue;
         }
         times.push(took);
-        let shown = match &report.outcome.observation {
-            Observation::Diff { text, .. } => text.len(),
-            Observation::Reset { snapshot, .. } => snapshot.text.len(),
-        };
+        let shown = report.outcome.observation.shown_bytes();
         diff_bytes.push(shown as f64);
         full_bytes.push(full.text.len() as f64);
         reductions.push(100.0 * (1.0 - shown as f64 / full.text.len().max(1) as f64));

@@ -89,17 +89,27 @@ pub fn observation(tab: &str, observation: &Observation) -> String {
             base,
             generation,
             text,
-        } if text.is_empty() => {
-            format!("No visible change (generation {base} → {generation}).")
+            rerendered,
+        } => {
+            let mut out = if text.is_empty() {
+                format!("No visible change (generation {base} → {generation}).")
+            } else {
+                format!(
+                    "Changes since generation {base} (now {generation}; + added, ~ changed, - removed; unchanged refs stay valid):\n{}",
+                    fenced("diff", text)
+                )
+            };
+            if !rerendered.is_empty() {
+                out.push_str(if text.is_empty() {
+                    " The page "
+                } else {
+                    "\nThe page "
+                });
+                out.push_str(&rerendered.describe());
+                out.push('.');
+            }
+            out
         }
-        Observation::Diff {
-            base,
-            generation,
-            text,
-        } => format!(
-            "Changes since generation {base} (now {generation}; + added, ~ changed, - removed; refs stay valid):\n{}",
-            fenced("diff", text)
-        ),
         Observation::Reset {
             reason,
             snapshot: full,

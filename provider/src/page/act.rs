@@ -229,7 +229,7 @@ pub async fn act(
         }
     }
     let settled = started.elapsed();
-    let observation = snapshot::observe(page, limits, budget).await?;
+    let observation = snapshot::observe(page, &reference, limits, budget).await?;
     tracing::debug!(
         action = action.name(),
         ?prepared,

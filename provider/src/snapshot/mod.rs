@@ -98,6 +98,9 @@ pub enum Observation {
         generation: u64,
         /// The diff text (`+`, `~`, `-` lines with context).
         text: String,
+        /// Elements the page replaced with identical look-alikes (new refs
+        /// for the same things); left out of `text`.
+        rerendered: diff::Rerendered,
     },
     /// A whole snapshot, because continuity was lost or a diff would not be smaller.
     Reset {
@@ -109,6 +112,20 @@ pub enum Observation {
 }
 
 impl Observation {
+    /// The bytes a reader gets: the diff and its re-rendering summary, or
+    /// the whole snapshot.
+    pub fn shown_bytes(&self) -> usize {
+        match self {
+            Self::Diff {
+                text, rerendered, ..
+            } if rerendered.is_empty() => text.len(),
+            Self::Diff {
+                text, rerendered, ..
+            } => text.len() + rerendered.describe().len(),
+            Self::Reset { snapshot, .. } => snapshot.text.len(),
+        }
+    }
+
     /// Whether the page after the action is the browser's own error page
     /// (a navigation that could not load).
     pub fn is_error_page(&self) -> bool {
@@ -503,9 +520,14 @@ pub async fn snapshot(
     Ok(snapshot)
 }
 
-/// The observation after an action: a diff against the last snapshot the
-/// session saw, or a full snapshot marked as a reset.
-pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> Result<Observation> {
+/// The observation after an action on `acted_on` (a ref): a diff against
+/// the last snapshot the session saw, or a full snapshot marked as a reset.
+pub async fn observe(
+    page: &Page,
+    acted_on: &str,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<Observation> {
     let mut state = page.agent.lock().await;
     let (snapshot, seen) = capture(page, &mut state, &Scope::Page, limits, budget).await?;
     let previous = state.last.replace(seen.clone());
@@ -519,14 +541,15 @@ pub async fn observe(page: &Page, limits: &SnapshotLimits, budget: &Budget) -> R
     if previous.doc != seen.doc {
         return Ok(reset(ResetReason::Navigated));
     }
-    let changes = diff::diff(&previous.rendered, &seen.rendered);
-    if changes.text.len() * 10 > snapshot.text.len() * 7 {
+    let changes = diff::diff_after_action(&previous.rendered, &seen.rendered, acted_on);
+    if changes.bytes() * 10 > snapshot.text.len() * 7 {
         return Ok(reset(ResetReason::LargeChange));
     }
     Ok(Observation::Diff {
         base: previous.generation,
         generation: seen.generation,
         text: changes.text,
+        rerendered: changes.rerendered,
     })
 }
 

@@ -407,6 +407,76 @@ pub async fn a_change_nearly_as_large_as_the_page_is_a_reset(ctx: Ctx) {
     assert!(!snapshot.text.contains("Add item"), "{}", snapshot.text);
 }
 
+pub async fn a_re_rendered_list_reports_its_look_alikes_in_one_line(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("todo.html").await;
+    let full = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let delete_milk = ref_of(&full, "Delete Milk");
+    let report = browser
+        .act(
+            &session,
+            &by_ref(ref_of(&full, "Add item")),
+            &click(),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let Observation::Diff {
+        text, rerendered, ..
+    } = &report.outcome.observation
+    else {
+        panic!("{:?}", report.outcome.observation)
+    };
+    // Three items (a checkbox and a button each) and the footer's three
+    // links and button, replaced by look-alikes.
+    assert_eq!(rerendered.replaced.len(), 10, "{rerendered:?}\n{text}");
+    assert!(
+        text.contains("+ ") && text.contains("\"Delete Task 4\" [ref="),
+        "the new item in full: {text}"
+    );
+    assert!(
+        text.contains("~ ") && text.contains("3 items left"),
+        "the counter changed: {text}"
+    );
+    assert!(!text.contains("Milk"), "look-alikes stay out: {text}");
+    let shown = text.len() + rerendered.describe().len();
+    assert!(
+        shown * 100 <= full.len() * 40,
+        "{shown} bytes for a click against a {}-byte snapshot:\n{full}\n{text}\n{}",
+        full.len(),
+        rerendered.describe()
+    );
+
+    // The old ref is stale, never redirected; the new one it names works.
+    let error = browser
+        .act(&session, &by_ref(delete_milk.clone()), &click(), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "STALE_REF", "{error:?}");
+    let (_, replacement) = rerendered
+        .replaced
+        .iter()
+        .find(|(old, _)| *old == delete_milk)
+        .expect("Delete Milk was replaced");
+    browser
+        .act(&session, &by_ref(replacement.clone()), &click(), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.eval(
+            &session,
+            "document.getElementById('items').textContent.includes('Milk')"
+        )
+        .await,
+        false
+    );
+}
+
 pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
