@@ -122,10 +122,10 @@ async fn main() {
     navigation_with_and_without_policy(&base, rounds).await;
 }
 
-/// Click → settled observation on several pages: the time, and the bytes of
+/// Clicks, typing and filling → settled observation on several pages: the time, and the bytes of
 /// the diff next to the full snapshot's.
 async fn clicks(browser: &Browser, base: &str, rounds: usize) {
-    println!("\n## Click → settled observation ({rounds} clicks each; ms)");
+    println!("\n## Action → settled observation ({rounds} actions each; ms)");
     println!(
         "{:<26} {:>8} {:>8} | {:>11} {:>11} {:>16}",
         "fixture / target", "p50", "p95", "diff bytes", "full bytes", "median reduction"
@@ -152,6 +152,30 @@ async fn clicks(browser: &Browser, base: &str, rounds: usize) {
         "form.html / checkbox",
         rounds,
         |_| "checkbox \"I accept the terms\"".to_owned(),
+    )
+    .await;
+    action_costs(
+        browser,
+        &format!("{base}/form.html"),
+        "form.html / type",
+        rounds,
+        |_| "textbox \"Full name\"".to_owned(),
+        &Action::Type {
+            text: "Ada".into(),
+            submit: false,
+        },
+    )
+    .await;
+    action_costs(
+        browser,
+        &format!("{base}/form.html"),
+        "form.html / fill",
+        rounds,
+        |_| "textbox \"Email\"".to_owned(),
+        &Action::Fill {
+            text: "ada@example.test".into(),
+            submit: false,
+        },
     )
     .await;
     // A list that re-renders every item on each change (look-alikes).
@@ -540,13 +564,26 @@ async fn click_costs(
     rounds: usize,
     target: impl Fn(usize) -> String,
 ) {
-    let cancel = CancellationToken::new();
-    let session = open(browser, url).await;
     let click = Action::Click {
         button: Default::default(),
         count: 1,
         modifiers: vec![],
     };
+    action_costs(browser, url, label, rounds, target, &click).await;
+}
+
+/// `action` on the element `target(round)` names, after a fresh snapshot
+/// each round: time to the settled observation, and its bytes.
+async fn action_costs(
+    browser: &Browser,
+    url: &str,
+    label: &str,
+    rounds: usize,
+    target: impl Fn(usize) -> String,
+    action: &Action,
+) {
+    let cancel = CancellationToken::new();
+    let session = open(browser, url).await;
     let mut times = Vec::new();
     let mut diff_bytes = Vec::new();
     let mut full_bytes = Vec::new();
@@ -559,7 +596,7 @@ async fn click_costs(
         let reference = ref_of(&full.text, &target(round));
         let started = Instant::now();
         let report = browser
-            .act(&session, &Target::Ref(reference), &click, &cancel)
+            .act(&session, &Target::Ref(reference), action, &cancel)
             .await
             .unwrap();
         let took = ms(started.elapsed());

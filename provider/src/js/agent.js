@@ -495,6 +495,10 @@
       offsetX += frameRect.left + win.frameElement.clientLeft;
       offsetY += frameRect.top + win.frameElement.clientTop;
     }
+    // Typing goes where the focus is: put it there now, saving a round trip.
+    if ((action === 'type' || action === 'fill') && focusForTyping(ref, action === 'fill').status !== 'ok') {
+      return { status: 'not-actionable', reason: 'it does not accept text' };
+    }
     return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height };
   }
 
@@ -703,6 +707,6 @@
     });
   }
 
-  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, focusForTyping, selectOptions, checkedState, focus };
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus };
   return 'installed';
 })()

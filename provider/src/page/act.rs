@@ -22,7 +22,7 @@ use crate::cdp::protocol::{
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result, StaleReason};
 use crate::snapshot::tree::Fingerprint;
-use crate::snapshot::{self, Observation, Scope, SnapshotLimits};
+use crate::snapshot::{self, Look, Observation, Scope, SnapshotLimits, Walking};
 
 /// Longest wait for the DOM to settle after an action that did not navigate.
 const SETTLE_BOUND_MS: u32 = 300;
@@ -210,31 +210,19 @@ pub async fn act(
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let dispatched = started.elapsed();
-    let (navigated, navigation_abandoned) = match settle(page, &mut events, budget).await? {
+    let (settled, look) = settle_and_look(page, &mut events, &ready, limits, budget).await?;
+    let (navigated, navigation_abandoned) = match settled {
         Settled::InPlace => (false, false),
         Settled::Navigated => (true, false),
         Settled::Abandoned => (true, true),
     };
-    // An out-of-process frame runs its handlers in its own process: let its
-    // DOM settle too before looking.
-    if let (false, Some(frame)) = (navigated, ready.frame.as_deref()) {
-        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
-        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
-        if let Err(error) = page
-            .world(Some(frame))
-            .evaluate(page, &budget.grace(bound), &quiet)
-            .await
-        {
-            tracing::debug!(%error, "the frame's settle was interrupted");
-        }
-    }
-    let settled = started.elapsed();
-    let observation = snapshot::observe(page, &reference, limits, budget).await?;
+    let looked = started.elapsed();
+    let observation = snapshot::observe(page, look, &reference).await;
     tracing::debug!(
         action = action.name(),
         ?prepared,
         ?dispatched,
-        ?settled,
+        settled_and_looked = ?looked,
         observed = ?started.elapsed(),
         "action timings"
     );
@@ -669,25 +657,8 @@ async fn dispatch(
             Ok(())
         }
         Action::Type { text, submit } | Action::Fill { text, submit } => {
+            // `prepare` focused the field (and selected its text for a fill).
             let replace = matches!(action, Action::Fill { .. });
-            let focused = world_call(
-                page,
-                frame,
-                budget,
-                &format!(
-                    "__browserShell.focusForTyping({}, {replace})",
-                    json!(reference)
-                ),
-            )
-            .await?;
-            if focused.get("status").and_then(|s| s.as_str()) == Some("not-editable") {
-                return Err(BrowserError::NotActionable {
-                    reference: reference.to_owned(),
-                    role: String::new(),
-                    name: String::new(),
-                    reason: "it does not accept text".into(),
-                });
-            }
             if text.is_empty() {
                 if replace {
                     press(page, &keys::parse_chord("Delete")?, budget).await?;
@@ -1000,6 +971,7 @@ async fn key_event(
 }
 
 /// How the page settled after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Settled {
     /// No navigation: the DOM stopped changing.
     InPlace,
@@ -1009,22 +981,65 @@ enum Settled {
     Abandoned,
 }
 
+/// Waits for the page to settle after the input, then looks at it.
+///
+/// For an action in the main frame, the wait for a quiet DOM and the walk
+/// are one call (a round trip less on every action). If the page started
+/// navigating meanwhile, that look is dropped and the page is looked at
+/// once the navigation is over.
+async fn settle_and_look(
+    page: &Page,
+    events: &mut EventStream,
+    ready: &Ready,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<(Settled, Look)> {
+    let mut seen = Vec::new();
+    if ready.frame.is_none() && !navigation_started(page, events, &mut seen) {
+        let when = Walking::WhenSettled(SETTLE_BOUND_MS);
+        let look = snapshot::look(page, when, limits, budget).await;
+        if !navigation_started(page, events, &mut seen) {
+            return Ok((Settled::InPlace, look?));
+        }
+    }
+    let settled = settle(page, events, &mut seen, budget).await?;
+    // An out-of-process frame runs its handlers in its own process: let its
+    // DOM settle too before looking.
+    if let (Settled::InPlace, Some(frame)) = (settled, ready.frame.as_deref()) {
+        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
+        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
+        if let Err(error) = page
+            .world(Some(frame))
+            .evaluate(page, &budget.grace(bound), &quiet)
+            .await
+        {
+            tracing::debug!(%error, "the frame's settle was interrupted");
+        }
+    }
+    let look = snapshot::look(page, Walking::Now, limits, budget).await?;
+    Ok((settled, look))
+}
+
 /// Waits for the page to settle after an action: for a navigation the
 /// action started to load, otherwise for the DOM to stop changing.
-async fn settle(page: &Page, events: &mut EventStream, budget: &Budget) -> Result<Settled> {
-    let mut seen = Vec::new();
-    if !navigation_started(page, events, &mut seen) {
+async fn settle(
+    page: &Page,
+    events: &mut EventStream,
+    seen: &mut Vec<std::sync::Arc<CdpEvent>>,
+    budget: &Budget,
+) -> Result<Settled> {
+    if !navigation_started(page, events, seen) {
         let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
         let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
         // The document may be replaced while we wait; that is a navigation, not an error.
         if let Err(error) = page.evaluate_in_world(&budget.grace(bound), &quiet).await {
             tracing::debug!(%error, "settle was interrupted");
         }
-        if !navigation_started(page, events, &mut seen) {
+        if !navigation_started(page, events, seen) {
             return Ok(Settled::InPlace);
         }
     }
-    Ok(if wait_for_navigation(page, events, &seen, budget).await? {
+    Ok(if wait_for_navigation(page, events, seen, budget).await? {
         Settled::Navigated
     } else {
         Settled::Abandoned

@@ -317,10 +317,38 @@ pub(crate) async fn walk_page(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<PageWalk> {
-    let (main, placed) = tokio::join!(
-        walk(page, None, state, scope, limits, budget),
-        place_frames(page, budget)
-    );
+    walk_page_when(page, state, scope, Walking::Now, limits, budget).await
+}
+
+/// When the main frame's walk starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walking {
+    /// At once.
+    Now,
+    /// Once the DOM has not changed for a frame (at most this many ms), in
+    /// the same call: after an action, that saves a round trip.
+    WhenSettled(u32),
+}
+
+async fn walk_page_when(
+    page: &Page,
+    state: &mut TabState,
+    scope: &Scope,
+    when: Walking,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<PageWalk> {
+    let (main, placed) = match when {
+        Walking::Now => tokio::join!(
+            walk(page, None, state, scope, when, limits, budget),
+            place_frames(page, budget)
+        ),
+        // Frames may come and go while the page settles: find them after.
+        Walking::WhenSettled(_) => {
+            let main = walk(page, None, state, scope, when, limits, budget).await;
+            (main, place_frames(page, budget).await)
+        }
+    };
     let main = main?;
     let mut tree = main.tree;
     tag_frame_slots(&mut tree, "");
@@ -333,7 +361,16 @@ pub(crate) async fn walk_page(
         omitted: main.omitted,
     };
     for (frame, key) in placed {
-        let child = match walk(page, Some(&frame), state, &Scope::Page, limits, budget).await {
+        let walked = walk(
+            page,
+            Some(&frame),
+            state,
+            &Scope::Page,
+            Walking::Now,
+            limits,
+            budget,
+        );
+        let child = match walked.await {
             Ok(child) => child,
             Err(error) => {
                 tracing::debug!(%frame, %error, "cannot walk an out-of-process frame");
@@ -472,17 +509,17 @@ pub(crate) async fn walk(
     frame: Option<&str>,
     state: &mut TabState,
     scope: &Scope,
+    when: Walking,
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<Walk> {
-    let mut walk = run_walk(
-        page,
-        frame,
-        scope,
-        &walk_expression(scope, limits, state.next_ref),
-        budget,
-    )
-    .await?;
+    let mut expression = walk_expression(scope, limits, state.next_ref);
+    if let Walking::WhenSettled(bound_ms) = when {
+        expression = format!(
+            "(async () => {{ await __browserShell.settle({bound_ms}); return {expression}; }})()"
+        );
+    }
+    let mut walk = run_walk(page, frame, scope, &expression, budget).await?;
     // Closed shadow roots are invisible to scripts; CDP can pierce them.
     // Hand the ones found to our world and walk again to include them.
     if walk.pending_hosts > 0
@@ -513,44 +550,68 @@ pub async fn snapshot(
     budget: &Budget,
 ) -> Result<Snapshot> {
     let mut state = page.agent.lock().await;
-    let (snapshot, seen) = capture(page, &mut state, scope, limits, budget).await?;
+    let (snapshot, seen) = capture(page, &mut state, scope, Walking::Now, limits, budget).await?;
     if *scope == Scope::Page {
         state.last = Some(seen);
     }
     Ok(snapshot)
 }
 
-/// The observation after an action on `acted_on` (a ref): a diff against
-/// the last snapshot the session saw, or a full snapshot marked as a reset.
-pub async fn observe(
+/// A look at the whole page after an action. Its refs are handed out, but
+/// it is not yet the base for the next diff: the action may still turn out
+/// to have navigated, and then the look is dropped.
+pub(crate) struct Look {
+    snapshot: Snapshot,
+    seen: Seen,
+}
+
+/// Looks at the whole page, `when` it is time.
+pub(crate) async fn look(
     page: &Page,
-    acted_on: &str,
+    when: Walking,
     limits: &SnapshotLimits,
     budget: &Budget,
-) -> Result<Observation> {
+) -> Result<Look> {
     let mut state = page.agent.lock().await;
-    let (snapshot, seen) = capture(page, &mut state, &Scope::Page, limits, budget).await?;
-    let previous = state.last.replace(seen.clone());
-    let reset = |reason| Observation::Reset {
-        reason,
-        snapshot: snapshot.clone(),
+    let (snapshot, seen) = capture(page, &mut state, &Scope::Page, when, limits, budget).await?;
+    Ok(Look { snapshot, seen })
+}
+
+/// The observation after an action on `acted_on` (a ref): a diff of `look`
+/// against the last snapshot the session saw, or a full snapshot marked as
+/// a reset. `look` becomes the base for the next diff.
+pub(crate) async fn observe(page: &Page, look: Look, acted_on: &str) -> Observation {
+    let Look { snapshot, seen } = look;
+    let mut state = page.agent.lock().await;
+    let observation = compare(state.last.as_ref(), &seen, snapshot, acted_on);
+    state.last = Some(seen);
+    observation
+}
+
+/// What changed from `previous` to `seen` (whose snapshot is `snapshot`).
+fn compare(
+    previous: Option<&Seen>,
+    seen: &Seen,
+    snapshot: Snapshot,
+    acted_on: &str,
+) -> Observation {
+    let reason = match previous {
+        None => ResetReason::FirstSnapshot,
+        Some(previous) if previous.doc != seen.doc => ResetReason::Navigated,
+        Some(previous) => {
+            let changes = diff::diff_after_action(&previous.rendered, &seen.rendered, acted_on);
+            if changes.bytes() * 10 <= snapshot.text.len() * 7 {
+                return Observation::Diff {
+                    base: previous.generation,
+                    generation: seen.generation,
+                    text: changes.text,
+                    rerendered: changes.rerendered,
+                };
+            }
+            ResetReason::LargeChange
+        }
     };
-    let Some(previous) = previous else {
-        return Ok(reset(ResetReason::FirstSnapshot));
-    };
-    if previous.doc != seen.doc {
-        return Ok(reset(ResetReason::Navigated));
-    }
-    let changes = diff::diff_after_action(&previous.rendered, &seen.rendered, acted_on);
-    if changes.bytes() * 10 > snapshot.text.len() * 7 {
-        return Ok(reset(ResetReason::LargeChange));
-    }
-    Ok(Observation::Diff {
-        base: previous.generation,
-        generation: seen.generation,
-        text: changes.text,
-        rerendered: changes.rerendered,
-    })
+    Observation::Reset { reason, snapshot }
 }
 
 /// Walks and renders the page as a new generation: the snapshot for the
@@ -559,10 +620,11 @@ async fn capture(
     page: &Page,
     state: &mut TabState,
     scope: &Scope,
+    when: Walking,
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<(Snapshot, Seen)> {
-    let walk = walk_page(page, state, scope, limits, budget).await?;
+    let walk = walk_page_when(page, state, scope, when, limits, budget).await?;
     let rendered = render::render(
         &walk.tree,
         limits.render,

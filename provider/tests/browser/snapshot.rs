@@ -108,7 +108,10 @@ pub async fn refs_survive_snapshots_and_churn(ctx: Ctx) {
     };
     assert!(text.contains("+     - button \"Remove Item 4\""), "{text}");
     assert!(
-        rerendered.replaced.iter().any(|(old, _)| *old == remove_milk),
+        rerendered
+            .replaced
+            .iter()
+            .any(|(old, _)| *old == remove_milk),
         "{rerendered:?}"
     );
 }
