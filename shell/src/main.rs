@@ -13,7 +13,6 @@ mod cli_endpoint;
 mod client;
 mod config;
 mod demo;
-#[cfg(feature = "desktop")]
 mod desktop;
 mod http;
 mod instance;
@@ -168,7 +167,6 @@ enum Command {
     },
     /// The desktop window (what `browser-shell` alone opens where there is
     /// a display). Not for direct use.
-    #[cfg(feature = "desktop")]
     #[command(hide = true)]
     Desktop {
         /// The http(s) URL to open first.
@@ -208,24 +206,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // The window, when one is wanted, needs the main thread.
-    #[cfg(feature = "desktop")]
-    return desktop::run(move |window| runtime.block_on(run(cli, Some(window))));
-    #[cfg(not(feature = "desktop"))]
-    runtime.block_on(run(cli, None))
+    runtime.block_on(run(cli))
 }
 
-#[cfg(feature = "desktop")]
-use desktop::WindowOpener;
-/// Without the `desktop` feature there is never a window to open.
-#[cfg(not(feature = "desktop"))]
-#[derive(Debug)]
-enum WindowOpener {}
-
-async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
-    // Only the desktop job opens the window.
-    #[cfg(not(feature = "desktop"))]
-    let _ = window;
+async fn run(cli: Cli) -> ExitCode {
     let cancel = CancellationToken::new();
     {
         let cancel = cancel.clone();
@@ -264,7 +248,6 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),
-        #[cfg(feature = "desktop")]
         Command::Desktop { url, cdp_endpoint } => Job::Desktop(people::ForPeople {
             url: url.as_deref(),
             cdp_endpoint: *cdp_endpoint,
@@ -381,9 +364,8 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
             None => Ok(()),
         },
         Job::Relay(setup, _, people) => {
-            people::serve(&started, &config, setup, people, None, &cancel).await
+            people::serve(&started, &config, setup, people, false, &cancel).await
         }
-        #[cfg(feature = "desktop")]
         Job::Desktop(people) => {
             let setup = relay::RelaySetup {
                 listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
@@ -394,7 +376,7 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
                 cdp_endpoint: None,
                 embed_origin: None,
             };
-            people::serve(&started, &config, setup, people, window.as_ref(), &cancel).await
+            people::serve(&started, &config, setup, people, true, &cancel).await
         }
     };
     started.shutdown().await;
@@ -405,17 +387,12 @@ async fn run(cli: Cli, window: Option<WindowOpener>) -> ExitCode {
 }
 
 /// `browser-shell` alone: the shell for a person. That is the desktop
-/// window where there is a display (and this build has one), else the
-/// relay, said in one line.
+/// window where there is a display (and the window program is installed),
+/// else the relay, said in one line.
 fn default_command(url: Option<String>, cdp_endpoint: bool) -> Command {
-    #[cfg(feature = "desktop")]
-    if desktop::display_available() {
-        return Command::Desktop { url, cdp_endpoint };
-    }
-    let why = if cfg!(feature = "desktop") {
-        "no display (DISPLAY / WAYLAND_DISPLAY unset)"
-    } else {
-        "this build has no desktop window (built without the `desktop` feature)"
+    let why = match desktop::available() {
+        Ok(_) => return Command::Desktop { url, cdp_endpoint },
+        Err(why) => why,
     };
     {
         use std::io::Write;
@@ -445,7 +422,6 @@ enum Job<'a> {
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
     Relay(relay::RelaySetup, &'a mcp::McpArgs, people::ForPeople<'a>),
-    #[cfg(feature = "desktop")]
     Desktop(people::ForPeople<'a>),
 }
 
@@ -454,7 +430,6 @@ impl Job<'_> {
     fn first_url(&self) -> Option<&str> {
         match self {
             Job::Relay(_, _, people) => people.url,
-            #[cfg(feature = "desktop")]
             Job::Desktop(people) => people.url,
             _ => None,
         }

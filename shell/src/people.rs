@@ -21,14 +21,14 @@ pub struct ForPeople<'a> {
 }
 
 /// The shell for people: the live-view server (with MCP and the command
-/// line's endpoint), the CDP endpoint when asked for, and, in the desktop,
-/// the window on it. Opens the first URL when given.
+/// line's endpoint), the CDP endpoint when asked for, and, in the desktop
+/// (`window`), the window on it. Opens the first URL when given.
 pub async fn serve(
     started: &options::Started,
     config: &config::Config,
     mut setup: relay::RelaySetup,
     people: ForPeople<'_>,
-    window: Option<&crate::WindowOpener>,
+    window: bool,
     cancel: &CancellationToken,
 ) -> browser_provider::Result<()> {
     if people.cdp_endpoint {
@@ -62,15 +62,8 @@ pub async fn serve(
             }
         });
     }
-    #[cfg(feature = "desktop")]
-    if let Some(window) = window {
-        window.open(crate::desktop::WindowRequest {
-            // Pages take the size of the window's picture area.
-            viewer_url: format!("{}&fit=1", relay.viewer_url()),
-            close: cancel.clone(),
-        })?;
-    }
-    #[cfg(not(feature = "desktop"))]
-    let _ = window;
+    // Pages take the size of the window's picture area.
+    let _window = window
+        .then(|| crate::desktop::open(&format!("{}&fit=1", relay.viewer_url()), cancel.clone()));
     relay.serve().await
 }

@@ -94,7 +94,10 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
 
     let (code, acted, stderr) = shell(&runtime, &["act", "click", &add]).await;
     assert_eq!(code, 0, "{stderr}");
-    assert!(acted.contains("+ - text: 1"), "{acted}");
+    assert!(
+        acted.contains("~ - text: 1"),
+        "the counter, changed in place: {acted}"
+    );
 
     let name = ref_of(&snapshot, "textbox \"Full name\"");
     let (code, _, stderr) = shell(&runtime, &["act", "fill", &name, "Ada Lovelace"]).await;

@@ -266,14 +266,34 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         "the command line started nothing of its own"
     );
 
-    // What a person sees: the column drawn, with the page in it (not blank).
+    // What a person sees: the column drawn, with the page in it (not blank):
+    // the page's text in the picture area (left of the activity list, below
+    // the toolbars), not just the column's placeholder. The webview draws a
+    // frame a moment after it arrives; look until it has, for at most 3 s.
     // (The banner says the browser was restarted.)
-    let picture = screenshot(&x);
+    let ink = |picture: &image::RgbImage| {
+        (90..800)
+            .flat_map(|y| (0..950).map(move |x| (x, y)))
+            .filter(|&(x, y)| picture.get_pixel(x, y).0.iter().all(|&c| c < 60))
+            .count()
+    };
+    let mut picture = screenshot(&x);
+    let mut looks = tokio::time::interval(Duration::from_millis(50));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while ink(&picture) <= 3000 && tokio::time::Instant::now() < deadline {
+        looks.tick().await;
+        picture = screenshot(&x);
+    }
     picture
         .save(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/desktop-window.png"))
         .unwrap();
     let colours: std::collections::HashSet<[u8; 3]> = picture.pixels().map(|p| p.0).collect();
     assert!(colours.len() > 50, "only {} colours", colours.len());
+    let ink = ink(&picture);
+    assert!(
+        ink > 3000,
+        "the picture is empty after the restart ({ink} dark pixels)"
+    );
 
     // Closing the window stops the shell in order: Chromium exits and its
     // temporary profile goes.

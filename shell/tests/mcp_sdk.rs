@@ -144,7 +144,7 @@ async fn scripted_session(client: &Client, base: &str) {
     .await;
     assert!(!error, "{acted}");
     assert!(
-        acted.contains("Changes since generation") && acted.contains("+ - text: 1"),
+        acted.contains("Changes since generation") && acted.contains("~ - text: 1"),
         "{acted}"
     );
 

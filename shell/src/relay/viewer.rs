@@ -117,10 +117,13 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let mut credits = CREDITS;
     let mut pending = frames.borrow().is_some();
     let mut last_frame: Option<Arc<Frame>> = None;
-
-    if send_state(&mut outgoing, &live, view_only).await.is_err() {
+    // Whether the last state named a shown tab. The column clears its
+    // picture when none is shown (a restart, the last tab closed); when one
+    // is shown again, the latest frame goes out again, or a still page
+    // would leave the picture empty.
+    let Ok(mut showing) = send_state(&mut outgoing, &live, view_only).await else {
         return;
-    }
+    };
     loop {
         if pending && credits > 0 {
             let frame = frames.borrow_and_update().clone();
@@ -143,6 +146,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 last_frame = Some(frame);
             }
         }
+        let mut state_changed = false;
         tokio::select! {
             message = incoming.next() => {
                 let Some(Ok(message)) = message else { return };
@@ -185,18 +189,10 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 if changed.is_err() { return; }
                 pending = true;
             }
-            _ = control.changed() => {
-                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
-            }
-            _ = tabs.changed() => {
-                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
-            }
-            _ = shown.changed() => {
-                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
-            }
-            _ = handoff.changed() => {
-                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
-            }
+            _ = control.changed() => state_changed = true,
+            _ = tabs.changed() => state_changed = true,
+            _ = shown.changed() => state_changed = true,
+            _ = handoff.changed() => state_changed = true,
             changed = async {
                 match lifecycle.as_mut() {
                     Some(state) => state.changed().await.is_ok(),
@@ -204,7 +200,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 }
             } => {
                 if !changed { return; }
-                if send_state(&mut outgoing, &live, view_only).await.is_err() { return; }
+                state_changed = true;
             }
             event = activity.recv() => {
                 let Ok(event) = event else { continue };
@@ -217,21 +213,29 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
             }
         }
+        if state_changed {
+            let Ok(now) = send_state(&mut outgoing, &live, view_only).await else {
+                return;
+            };
+            pending |= now && !showing;
+            showing = now;
+        }
     }
 }
 
+/// Sends the column's state; answers whether it names a shown tab.
 async fn send_state<S>(
     outgoing: &mut S,
     live: &LiveView,
     view_only: bool,
-) -> Result<(), axum::Error>
+) -> Result<bool, axum::Error>
 where
     S: SinkExt<Message, Error = axum::Error> + Unpin,
 {
     let shown = live.shown();
-    let tabs: Vec<serde_json::Value> = live
-        .tabs()
-        .await
+    let tabs = live.tabs().await;
+    let showing = tabs.iter().any(|t| Some(&t.view) == shown.as_ref());
+    let tabs: Vec<serde_json::Value> = tabs
         .into_iter()
         .map(|t| json!({"handle": t.handle.as_str(), "session": t.session.as_ref().map(|s| s.as_str()), "title": t.title, "url": t.url, "icon": t.icon, "external": t.external, "crashed": t.crashed, "shown": Some(&t.view) == shown.as_ref()}))
         .collect();
@@ -253,7 +257,10 @@ where
         .map(|s| s.as_str().to_owned())
         .collect();
     let state = json!({"type": "state", "holder": holder, "epoch": control.epoch, "viewOnly": view_only, "tabs": tabs, "sessions": sessions, "handoff": handoff, "browser": live.browser_status()});
-    outgoing.send(Message::Text(state.to_string().into())).await
+    outgoing
+        .send(Message::Text(state.to_string().into()))
+        .await?;
+    Ok(showing)
 }
 
 /// The tab strip and address bar: the person opens, closes, hands over
