@@ -320,8 +320,41 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         println!("(no {PYTHON_DOCS}: install python3-doc for the Sphinx page)");
     }
     println!("\n## Open → loaded → snapshot, with and without a host policy ({rounds} rounds; ms)");
-    println!("{:<24} {:<16} {:>8} {:>8}", "page", "policy", "p50", "p95");
+    println!("{:<24} {:<34} {:>8} {:>8}", "page", "what", "p50", "p95");
+    // The floor: a bare page of the same browser, `Page.navigate` until
+    // `Page.loadEventFired`, nothing else.
+    let view = plain
+        .create_view(CreateViewOptions::default())
+        .await
+        .unwrap();
+    let bare = Page::attach(plain.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
+        .await
+        .unwrap();
     for (name, url) in &pages {
+        let mut floor = Vec::new();
+        let mut snapshot_alone = Vec::new();
+        for _ in 0..rounds {
+            let mut events = bare.events().await.unwrap();
+            let started = Instant::now();
+            plain
+                .send_command(
+                    &view,
+                    "Page.navigate",
+                    json!({ "url": url }),
+                    Duration::from_secs(30),
+                )
+                .await
+                .unwrap();
+            while events.recv().await.unwrap().method != "Page.loadEventFired" {}
+            floor.push(ms(started.elapsed()));
+        }
+        println!(
+            "{:<24} {:<34} {:>8.1} {:>8.1}",
+            name,
+            "floor: Page.navigate → load event",
+            percentile(&mut floor, 0.5),
+            percentile(&mut floor, 0.95)
+        );
         let mut times: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
         let sessions = [
             open(&browsers[0].1, url).await,
@@ -342,16 +375,42 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
                 times[index].push(ms(started.elapsed()));
             }
         }
+        // The snapshot's own cost, on the page as loaded.
+        for _ in 0..rounds {
+            let started = Instant::now();
+            browsers[0]
+                .1
+                .snapshot(&sessions[0], &Scope::Page, &CancellationToken::new())
+                .await
+                .unwrap();
+            snapshot_alone.push(ms(started.elapsed()));
+        }
+        println!(
+            "{:<24} {:<34} {:>8.1} {:>8.1}",
+            name,
+            "the snapshot alone (warm)",
+            percentile(&mut snapshot_alone, 0.5),
+            percentile(&mut snapshot_alone, 0.95)
+        );
         for (index, (label, _)) in browsers.iter().enumerate() {
             println!(
-                "{:<24} {:<16} {:>8.1} {:>8.1}",
+                "{:<24} {:<34} {:>8.1} {:>8.1}",
                 name,
-                label,
+                format!("ours, {label}"),
                 percentile(&mut times[index], 0.5),
                 percentile(&mut times[index], 0.95)
             );
         }
+        println!(
+            "{:<24} {:<34} {:>+8.1}",
+            name,
+            "ours − floor − snapshot (p50)",
+            percentile(&mut times[0], 0.5)
+                - percentile(&mut floor, 0.5)
+                - percentile(&mut snapshot_alone, 0.5)
+        );
     }
+    drop(bare);
     plain.shutdown().await;
     guarded.shutdown().await;
 }

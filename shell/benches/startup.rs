@@ -29,10 +29,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use support::{percentile, serve_fixtures, tree_pss_kb};
+use support::{percentile, serve_fixtures, tree_pss_by_kind};
 
-/// One round of the shell: (spawn → initialize, spawn → first page, PSS kB).
-async fn shell_round(url: &str, round: usize) -> (f64, f64, u64) {
+/// PSS (kB) and process count by kind.
+type ByKind = std::collections::BTreeMap<String, (usize, u64)>;
+
+/// One round of the shell: (spawn → initialize, spawn → first page, PSS kB
+/// by kind of process).
+async fn shell_round(url: &str, round: usize) -> (f64, f64, ByKind) {
     use std::os::unix::fs::DirBuilderExt;
     let runtime = std::env::temp_dir().join(format!(
         "browser-shell-startup-{}-{round}",
@@ -91,7 +95,7 @@ async fn shell_round(url: &str, round: usize) -> (f64, f64, u64) {
     answer(3).await;
     send(&mut stdin, call(4, "browser_screenshot", json!({}))).await;
     answer(4).await;
-    let pss = tree_pss_kb(pid);
+    let pss = tree_pss_by_kind(pid);
     // End of input: the server exits (and closes its browser).
     drop(stdin);
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
@@ -107,8 +111,8 @@ async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
         .unwrap();
 }
 
-/// One round of the floor: (launch → page loaded, PSS kB).
-async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, u64) {
+/// One round of the floor: (launch → page loaded, PSS kB by kind).
+async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, ByKind) {
     let started = Instant::now();
     let host = Arc::new(
         ChromiumHost::launch(LaunchOptions {
@@ -130,7 +134,7 @@ async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, u64) {
         .await
         .unwrap();
     let loaded = started.elapsed();
-    let pss = tree_pss_kb(host.pid().unwrap());
+    let pss = tree_pss_by_kind(host.pid().unwrap());
     drop(page);
     host.shutdown().await;
     (ms(loaded), pss)
@@ -146,6 +150,19 @@ fn line(label: &str, samples: &mut [f64]) {
         percentile(samples, 0.5),
         percentile(samples, 0.95)
     );
+}
+
+/// The median round's processes by kind, one line each.
+fn breakdown(label: &str, rounds: &mut [ByKind]) {
+    rounds.sort_by_key(|kinds| kinds.values().map(|(_, kb)| kb).sum::<u64>());
+    let median = &rounds[rounds.len() / 2];
+    println!("{label}");
+    for (kind, (count, kb)) in median {
+        println!(
+            "  {kind:<42} {count:>2} × → {:>6.1} MB",
+            *kb as f64 / 1024.0
+        );
+    }
 }
 
 fn memory(label: &str, samples: &mut [u64]) -> f64 {
@@ -174,6 +191,8 @@ async fn main() {
     let mut initialize = Vec::new();
     let mut first_page = Vec::new();
     let mut shell_pss = Vec::new();
+    let mut shell_kinds = Vec::new();
+    let mut floor_kinds = Vec::new();
     let mut floor_shell = Vec::new();
     let mut floor_shell_pss = Vec::new();
     let mut floor_full = Vec::new();
@@ -187,11 +206,13 @@ async fn main() {
         }
         initialize.push(init);
         first_page.push(loaded);
-        shell_pss.push(pss);
+        shell_pss.push(pss.values().map(|(_, kb)| kb).sum());
+        shell_kinds.push(pss);
         floor_shell.push(shell_floor);
-        floor_shell_pss.push(shell_floor_pss);
+        floor_shell_pss.push(shell_floor_pss.values().map(|(_, kb)| kb).sum());
+        floor_kinds.push(shell_floor_pss);
         floor_full.push(full_floor);
-        floor_full_pss.push(full_floor_pss);
+        floor_full_pss.push(full_floor_pss.values().map(|(_, kb)| kb).sum());
     }
     println!("\n## Cold start (ms)");
     line("browser-shell mcp: spawn → initialize", &mut initialize);
@@ -222,4 +243,7 @@ async fn main() {
         "overhead over the headless-shell floor (median): {:+.0} MB",
         ours - floor
     );
+    println!("\n## Memory by kind of process (the median round; PSS)");
+    breakdown("browser-shell, warm session", &mut shell_kinds);
+    breakdown("floor, headless shell, one page loaded", &mut floor_kinds);
 }

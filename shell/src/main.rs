@@ -345,7 +345,11 @@ async fn run(cli: Cli) -> ExitCode {
             Err(error) => fail(&error),
         };
     }
-    let started = match options::Started::start(&config).await {
+    let audience = match outcome {
+        Job::Relay(..) | Job::Desktop(..) => options::Audience::People,
+        Job::Fetch(_) | Job::Demo(_) | Job::Mcp(_) => options::Audience::AgentsOnly,
+    };
+    let started = match options::Started::start(&config, audience).await {
         Ok(started) => started,
         Err(error) => return fail(&error),
     };

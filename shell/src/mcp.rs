@@ -7,7 +7,7 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::options::Started;
+use crate::options::{Audience, Started};
 
 /// Arguments of `mcp`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -90,7 +90,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
     let (server, browser) = McpServer::starting(agent_options(config));
     let launch = {
         let config = config.clone();
-        tokio::spawn(async move { Started::start(&config).await })
+        tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
     };
     let service = server
         .clone()

@@ -75,6 +75,17 @@ pub struct BrowserOptions {
     pub print_config: bool,
 }
 
+/// Who watches the browser a command starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// People (the relay, the desktop window): they get the start page in
+    /// a first tab of theirs.
+    People,
+    /// Agents only (MCP, `fetch`, `demo`): nobody would see a start page;
+    /// it would only cost a renderer process and a few milliseconds.
+    AgentsOnly,
+}
+
 /// A running browser, kept running by its supervisor.
 #[derive(Debug)]
 pub struct Started {
@@ -174,7 +185,7 @@ impl BrowserOptions {
 impl Started {
     /// Launches (or connects to) the browser the configuration names, and
     /// keeps it running from then on.
-    pub async fn start(config: &Config) -> Result<Self> {
+    pub async fn start(config: &Config, audience: Audience) -> Result<Self> {
         let policy = config.browser_config().policy;
         let launcher = match &config.connect {
             Some(endpoint) if endpoint == RUNNING_SHELL => {
@@ -219,7 +230,10 @@ impl Started {
         }
         let launched = matches!(launcher, Launcher::Launch(_));
         let supervisor = Supervisor::start(launcher, RestartPolicy::default()).await?;
-        if launched && let Some(host) = supervisor.host() {
+        if launched
+            && audience == Audience::People
+            && let Some(host) = supervisor.host()
+        {
             show_start_page(&host).await;
         }
         let browser = Browser::supervised(Arc::clone(&supervisor), config.browser_config())?;
@@ -282,7 +296,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_launched_browser_shows_the_start_page() {
-        let started = Started::start(&Config::default()).await.unwrap();
+        let started = Started::start(&Config::default(), Audience::People)
+            .await
+            .unwrap();
         let host = started.browser.host();
         let first = host.list_views().await.unwrap().remove(0);
         let title = host

@@ -51,6 +51,14 @@ pub fn parents() -> HashMap<u32, u32> {
 
 /// PSS of `root` and every process below it, in kB.
 pub fn tree_pss_kb(root: u32) -> u64 {
+    tree_pss_by_kind(root).values().map(|(_, kb)| kb).sum()
+}
+
+/// PSS of `root` and every process below it by kind, in kB, with how many
+/// processes of each kind: Chromium's child processes go by their `--type`
+/// (and `--utility-sub-type`), others (the shell, Chromium's main process)
+/// by their program's name.
+pub fn tree_pss_by_kind(root: u32) -> std::collections::BTreeMap<String, (usize, u64)> {
     let parents = parents();
     let in_tree = |mut pid: u32| loop {
         if pid == root {
@@ -61,15 +69,45 @@ pub fn tree_pss_kb(root: u32) -> u64 {
             _ => return false,
         }
     };
-    parents
-        .keys()
-        .filter(|&&pid| in_tree(pid))
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
-        .filter_map(|rollup| {
-            rollup
-                .lines()
-                .find_map(|line| line.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .sum()
+    let mut kinds = std::collections::BTreeMap::new();
+    for &pid in parents.keys().filter(|&&pid| in_tree(pid)) {
+        let Some(pss) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .ok()
+            .and_then(|rollup| {
+                rollup
+                    .lines()
+                    .find_map(|line| line.strip_prefix("Pss:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
+        else {
+            continue;
+        };
+        let entry = kinds.entry(kind_of(pid)).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += pss;
+    }
+    kinds
+}
+
+/// What a process is, from its command line (see [`tree_pss_by_kind`]).
+fn kind_of(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    // Chromium rewrites its command line as one string, spaces between.
+    let args: Vec<String> = cmdline
+        .split(|&b| b == 0 || b == b' ')
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let value = |name: &str| {
+        args.iter()
+            .find_map(|a| a.strip_prefix(&format!("--{name}=")).map(str::to_owned))
+    };
+    match (value("type"), value("utility-sub-type")) {
+        (Some(kind), Some(sub)) => format!("{kind} ({sub})"),
+        (Some(kind), None) => kind,
+        (None, _) => {
+            let program = args.first().map_or("?", String::as_str);
+            format!("{} (main)", program.rsplit('/').next().unwrap_or(program))
+        }
+    }
 }
