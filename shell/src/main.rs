@@ -345,33 +345,14 @@ async fn run(cli: Cli) -> ExitCode {
             Err(error) => fail(&error),
         };
     }
-    let audience = match outcome {
-        Job::Relay(..) | Job::Desktop(..) => options::Audience::People,
-        Job::Fetch(_) | Job::Demo(_) | Job::Mcp(_) => options::Audience::AgentsOnly,
-    };
-    let started = match options::Started::start(&config, audience).await {
-        Ok(started) => started,
-        Err(error) => return fail(&error),
-    };
-    let result = match outcome {
-        Job::Fetch(args) => cli::fetch(&started.browser, args, &cancel)
-            .await
-            .map(|fetched| {
-                if let Err(error) = cli::print_fetched(&fetched) {
-                    tracing::warn!(%error, "cannot write the output");
-                }
-            }),
-        Job::Demo(args) => demo::run(&started.browser, args, &cancel).await,
-        Job::Mcp(args) => match args.http {
-            Some(address) => mcp::run_http(&started, &config, address, &cancel).await,
-            // MCP on stdio was served above, before any browser started.
-            None => Ok(()),
-        },
-        Job::Relay(setup, _, people) => {
-            people::serve(&started, &config, setup, people, false, &cancel).await
-        }
-        Job::Desktop(people) => {
-            let setup = relay::RelaySetup {
+    // A person's shell listens first (a port in use fails before Chromium
+    // starts), and the desktop's window opens on the column while Chromium
+    // starts: its requests wait in the listener's queue.
+    let mut window = None;
+    let for_people = match &outcome {
+        Job::Relay(setup, _, people) => Some((setup.clone(), *people)),
+        Job::Desktop(people) => Some((
+            relay::RelaySetup {
                 listen: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
                 tls: None,
                 insecure_no_tls: false,
@@ -379,10 +360,54 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: None,
                 cdp_endpoint: None,
                 embed_origin: None,
-            };
-            people::serve(&started, &config, setup, people, true, &cancel).await
-        }
+            },
+            *people,
+        )),
+        Job::Fetch(_) | Job::Demo(_) | Job::Mcp(_) => None,
     };
+    let mut listening = None;
+    if let Some((setup, people)) = for_people {
+        match relay::listen(setup).await {
+            Ok(listened) => listening = Some((listened, people)),
+            Err(error) => return fail(&error),
+        }
+    }
+    if let (Job::Desktop(_), Some((listened, _))) = (&outcome, &listening) {
+        // Pages take the size of the window's picture area.
+        let column = format!("{}&fit=1", listened.viewer_url());
+        window = Some(desktop::open(&column, cancel.clone()));
+    }
+    let audience = match listening {
+        Some(_) => options::Audience::People,
+        None => options::Audience::AgentsOnly,
+    };
+    let started = match options::Started::start(&config, audience).await {
+        Ok(started) => started,
+        Err(error) => return fail(&error),
+    };
+    let result = match (listening, outcome) {
+        (Some((listening, people)), _) => {
+            people::serve(&started, &config, listening, people, &cancel).await
+        }
+        (None, Job::Fetch(args)) => {
+            cli::fetch(&started.browser, args, &cancel)
+                .await
+                .map(|fetched| {
+                    if let Err(error) = cli::print_fetched(&fetched) {
+                        tracing::warn!(%error, "cannot write the output");
+                    }
+                })
+        }
+        (None, Job::Demo(args)) => demo::run(&started.browser, args, &cancel).await,
+        (None, Job::Mcp(args)) => match args.http {
+            Some(address) => mcp::run_http(&started, &config, address, &cancel).await,
+            // MCP on stdio was served above, before any browser started.
+            None => Ok(()),
+        },
+        // A person's shell has listened above.
+        (None, Job::Relay(..) | Job::Desktop(_)) => Ok(()),
+    };
+    drop(window);
     started.shutdown().await;
     match result {
         Ok(()) => ExitCode::SUCCESS,

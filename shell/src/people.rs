@@ -1,6 +1,7 @@
 //! The shell for people, relay or desktop: the live-view server (with MCP
-//! and the command line's endpoint), the CDP endpoint when asked for, the
-//! first page, and in the desktop the window on the column.
+//! and the command line's endpoint), the CDP endpoint when asked for, and
+//! the first page. (The desktop's window opens on the column before the
+//! browser starts: see `main`.)
 
 use std::sync::Arc;
 
@@ -21,14 +22,13 @@ pub struct ForPeople<'a> {
 }
 
 /// The shell for people: the live-view server (with MCP and the command
-/// line's endpoint), the CDP endpoint when asked for, and, in the desktop
-/// (`window`), the window on it. Opens the first URL when given.
+/// line's endpoint), already listening, and the CDP endpoint when asked
+/// for. Opens the first URL when given.
 pub async fn serve(
     started: &options::Started,
     config: &config::Config,
-    mut setup: relay::RelaySetup,
+    mut listening: relay::Listening,
     people: ForPeople<'_>,
-    window: bool,
     cancel: &CancellationToken,
 ) -> browser_provider::Result<()> {
     if people.cdp_endpoint {
@@ -39,15 +39,9 @@ pub async fn serve(
             cancel,
         )
         .await?;
-        setup.cdp_endpoint = Some(endpoint.websocket_url);
+        listening.set_cdp_endpoint(endpoint.websocket_url);
     }
-    let relay = relay::bind(
-        started.browser.clone(),
-        mcp::agent_options(config),
-        setup,
-        cancel,
-    )
-    .await?;
+    let relay = listening.attach(started.browser.clone(), mcp::agent_options(config), cancel)?;
     relay.print_links();
     // Loaded while the shell already serves (a slow site holds nothing up).
     // A page that fails to load is the page's problem, shown in its tab;
@@ -62,8 +56,5 @@ pub async fn serve(
             }
         });
     }
-    // Pages take the size of the window's picture area.
-    let _window = window
-        .then(|| crate::desktop::open(&format!("{}&fit=1", relay.viewer_url()), cancel.clone()));
     relay.serve().await
 }

@@ -514,7 +514,7 @@ async fn the_server_outlives_a_killed_browser() {
         text.contains("the browser stopped (killed by signal 9"),
         "{text}"
     );
-    assert!(text.contains("your tab t2 was reopened"), "{text}");
+    assert!(text.contains("your tab t1 was reopened"), "{text}");
     assert!(text.contains("/form.html"), "{text}");
     let (text, is_error, _) = client.call("browser_snapshot", json!({})).await;
     assert!(!is_error, "{text}");

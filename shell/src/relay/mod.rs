@@ -365,19 +365,34 @@ impl std::fmt::Debug for BoundRelay {
     }
 }
 
-/// Listens for the relay (and publishes address and token in the runtime
-/// file for local clients); [`BoundRelay::serve`] then serves it until
-/// `cancel` (or until idle, when asked).
+/// A relay listening on its port before it has a browser: its address and
+/// tokens are known, so the desktop window can open on it while Chromium
+/// starts. Connections wait in the listener's queue until it serves.
+pub struct Listening {
+    listener: tokio::net::TcpListener,
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    scheme: &'static str,
+    bound: SocketAddr,
+    token: Arc<str>,
+    view_token: Arc<str>,
+    setup: RelaySetup,
+}
+
+impl std::fmt::Debug for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listening")
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Listens for the relay: checks the address, reads the certificates,
+/// makes the tokens and binds the port.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an address refused by [`RelaySetup::check`], one
 /// that cannot be bound, or unusable certificate files.
-pub async fn bind(
-    browser: browser_provider::Browser,
-    options: AgentOptions,
-    setup: RelaySetup,
-    cancel: &CancellationToken,
-) -> Result<BoundRelay> {
+pub async fn listen(setup: RelaySetup) -> Result<Listening> {
     let address = setup.listen;
     setup.check()?;
     // Certificates are read before anything listens, so a bad file fails at once.
@@ -401,105 +416,150 @@ pub async fn bind(
     let scheme = if tls.is_some() { "https" } else { "http" };
     let token: Arc<str> = auth::random_token()?.into();
     let view_token: Arc<str> = auth::random_token()?.into();
-    let usage = Usage::new();
-    let live = LiveView::start(browser.clone(), cancel.child_token());
-    let relay = Relay {
-        live,
-        token: Arc::clone(&token),
-        view_token: Arc::clone(&view_token),
-        loopback: address.ip().is_loopback(),
-        scheme,
-        usage: usage.clone(),
-        embed_origin: setup.embed_origin.as_deref().map(Arc::from),
-    };
-    // The command line's session lives as long as the relay.
-    let command_line = Agent::new(browser.clone(), options.clone());
-    // Listening elsewhere was asked for explicitly; the token still guards everything.
-    let agents = crate::http::mcp_router(browser, options, cancel, relay.loopback)
-        .merge(cli_endpoint::router(command_line.clone()))
-        .merge(
-            Router::new()
-                .route("/status", get(status))
-                .with_state(relay.clone()),
-        );
-    let guard_relay = relay.clone();
-    let agents = agents.layer(axum::middleware::from_fn(
-        move |request: Request, next: axum::middleware::Next| {
-            let relay = guard_relay.clone();
-            async move {
-                match relay.access(request.headers(), request.uri()) {
-                    Ok(Access::Full) => next.run(request).await,
-                    Ok(Access::ViewOnly) => refuse(StatusCode::FORBIDDEN),
-                    Err(status) => refuse(status),
-                }
-            }
-        },
-    ));
-    let in_use = usage.clone();
-    let embed_origin = relay.embed_origin.clone();
-    let throttle = auth::Throttle::default();
-    let app = Router::new()
-        .route("/", get(page))
-        .route("/ws", get(socket))
-        .with_state(relay)
-        .merge(agents)
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: axum::middleware::Next| {
-                let usage = in_use.clone();
-                async move { count_use(&usage, request, next).await }
-            },
-        ))
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: axum::middleware::Next| {
-                security_headers(embed_origin.clone(), request, next)
-            },
-        ))
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: axum::middleware::Next| {
-                throttle.clone().layer(request, next)
-            },
-        ));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("listen", format!("cannot listen on {address}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| BrowserError::invalid("listen", e.to_string()))?;
-    let info = InstanceInfo {
-        pid: std::process::id(),
-        kind: setup.kind,
-        url: format!("http://{}", local_address(bound)),
-        token: token.to_string(),
-        cdp_endpoint: setup.cdp_endpoint.clone(),
-    };
-    // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
-    let published = match instance::publish(&info) {
-        _ if tls.is_some() => {
-            tracing::info!("a TLS relay is not offered to local clients");
-            None
-        }
-        Ok(published) => Some(published),
-        // Only an instance started for local clients cannot do without it.
-        Err(error) if setup.kind == InstanceKind::Background => return Err(error),
-        Err(error) => {
-            tracing::warn!(%error, "local clients will not find this relay");
-            None
-        }
-    };
-    Ok(BoundRelay {
-        app,
+    Ok(Listening {
         listener,
         tls,
         scheme,
         bound,
         token,
         view_token,
-        usage,
-        command_line,
         setup,
-        stop: cancel.child_token(),
-        published,
     })
+}
+
+impl Listening {
+    /// The browser column's address with the full-access token.
+    pub fn viewer_url(&self) -> String {
+        format!("{}://{}/?token={}", self.scheme, self.bound, self.token)
+    }
+
+    /// Names the CDP endpoint this shell serves (printed with the links).
+    pub fn set_cdp_endpoint(&mut self, websocket_url: String) {
+        self.setup.cdp_endpoint = Some(websocket_url);
+    }
+
+    /// Puts `browser` behind the relay (and publishes address and token in
+    /// the runtime file for local clients); [`BoundRelay::serve`] then
+    /// serves it until `cancel` (or until idle, when asked).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when a background instance cannot publish itself.
+    pub fn attach(
+        self,
+        browser: browser_provider::Browser,
+        options: AgentOptions,
+        cancel: &CancellationToken,
+    ) -> Result<BoundRelay> {
+        let Self {
+            listener,
+            tls,
+            scheme,
+            bound,
+            token,
+            view_token,
+            setup,
+        } = self;
+        let address = setup.listen;
+        let usage = Usage::new();
+        let live = LiveView::start(browser.clone(), cancel.child_token());
+        let relay = Relay {
+            live,
+            token: Arc::clone(&token),
+            view_token: Arc::clone(&view_token),
+            loopback: address.ip().is_loopback(),
+            scheme,
+            usage: usage.clone(),
+            embed_origin: setup.embed_origin.as_deref().map(Arc::from),
+        };
+        // The command line's session lives as long as the relay.
+        let command_line = Agent::new(browser.clone(), options.clone());
+        // Listening elsewhere was asked for explicitly; the token still guards everything.
+        let agents = crate::http::mcp_router(browser, options, cancel, relay.loopback)
+            .merge(cli_endpoint::router(command_line.clone()))
+            .merge(
+                Router::new()
+                    .route("/status", get(status))
+                    .with_state(relay.clone()),
+            );
+        let guard_relay = relay.clone();
+        let agents = agents.layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                let relay = guard_relay.clone();
+                async move {
+                    match relay.access(request.headers(), request.uri()) {
+                        Ok(Access::Full) => next.run(request).await,
+                        Ok(Access::ViewOnly) => refuse(StatusCode::FORBIDDEN),
+                        Err(status) => refuse(status),
+                    }
+                }
+            },
+        ));
+        let in_use = usage.clone();
+        let embed_origin = relay.embed_origin.clone();
+        let throttle = auth::Throttle::default();
+        let app = Router::new()
+            .route("/", get(page))
+            .route("/ws", get(socket))
+            .with_state(relay)
+            .merge(agents)
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: axum::middleware::Next| {
+                    let usage = in_use.clone();
+                    async move { count_use(&usage, request, next).await }
+                },
+            ))
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: axum::middleware::Next| {
+                    security_headers(embed_origin.clone(), request, next)
+                },
+            ))
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: axum::middleware::Next| {
+                    throttle.clone().layer(request, next)
+                },
+            ));
+        let info = InstanceInfo {
+            pid: std::process::id(),
+            kind: setup.kind,
+            url: format!("http://{}", local_address(bound)),
+            token: token.to_string(),
+            cdp_endpoint: setup.cdp_endpoint.clone(),
+        };
+        // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
+        let published = match instance::publish(&info) {
+            _ if tls.is_some() => {
+                tracing::info!("a TLS relay is not offered to local clients");
+                None
+            }
+            Ok(published) => Some(published),
+            // Only an instance started for local clients cannot do without it.
+            Err(error) if setup.kind == InstanceKind::Background => return Err(error),
+            Err(error) => {
+                tracing::warn!(%error, "local clients will not find this relay");
+                None
+            }
+        };
+        Ok(BoundRelay {
+            app,
+            listener,
+            tls,
+            scheme,
+            bound,
+            token,
+            view_token,
+            usage,
+            command_line,
+            setup,
+            stop: cancel.child_token(),
+            published,
+        })
+    }
 }
 
 impl BoundRelay {
