@@ -14,6 +14,7 @@ mod client;
 mod config;
 mod demo;
 mod desktop;
+mod doctor;
 mod http;
 mod instance;
 mod mcp;
@@ -34,6 +35,14 @@ use browser_tools::commands::ToolCommand;
 use browser_tools::{cli, report};
 use instance::InstanceKind;
 use options::BrowserOptions;
+
+/// The version and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("BROWSER_SHELL_COMMIT"),
+    ")"
+);
 
 /// A real Chromium for AI agents that a person can watch and take over.
 ///
@@ -56,7 +65,7 @@ use options::BrowserOptions;
 #[derive(Debug, Parser)]
 #[command(
     name = "browser-shell",
-    version,
+    version = VERSION,
     about,
     verbatim_doc_comment,
     override_usage = "browser-shell [OPTIONS] [URL]\n       browser-shell [OPTIONS] <COMMAND>"
@@ -108,6 +117,21 @@ enum Command {
     Tool(ToolCommand),
     /// Show the running instance (kind, pid, address, viewer link), if any.
     Status,
+    /// Check what browser-shell needs here and say what to fix, one line
+    /// each: the browser, the display and the window, the runtime
+    /// directory, a running instance, the config file. Exit status 0 when
+    /// all is well.
+    Doctor,
+    /// Print the completion script for a shell.
+    ///
+    /// Example: browser-shell completions bash > ~/.local/share/bash-completion/completions/browser-shell
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), as packages install it.
+    #[command(hide = true)]
+    Man,
     /// Stop the background instance the tool commands started.
     Stop,
     /// Open a URL in Chromium and print its content (markdown, html, txt or json),
@@ -244,6 +268,27 @@ async fn run(cli: Cli) -> ExitCode {
             return tool_commands::run(command, &start, cli.client.json).await;
         }
         Command::Status => return tool_commands::status(cli.client.json),
+        Command::Doctor => return doctor::run(&cli.browser).await,
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                *shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "browser-shell",
+                &mut script,
+            );
+            return print_bytes(&script);
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            let rendered =
+                clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut page);
+            if let Err(error) = rendered {
+                tracing::error!(%error, "cannot render the manual page");
+                return ExitCode::FAILURE;
+            }
+            return print_bytes(&page);
+        }
         Command::Stop => return tool_commands::stop(cli.client.json).await,
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),
@@ -461,6 +506,19 @@ impl Job<'_> {
             Job::Relay(_, _, people) => people.url,
             Job::Desktop(people) => people.url,
             _ => None,
+        }
+    }
+}
+
+/// Writes `bytes` to stdout. A reader that stopped early (`| head`) is not an error.
+fn print_bytes(bytes: &[u8]) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "cannot write to stdout");
+            ExitCode::FAILURE
         }
     }
 }

@@ -1,0 +1,123 @@
+//! What an installed program offers around its work: `--version` with the
+//! commit, `doctor`, shell completions and the manual page.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::{Output, Stdio};
+
+/// Runs the binary with `args`, without a display, in a private runtime directory.
+async fn shell(args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(args)
+        .env("BROWSER_SHELL_RUNTIME_DIR", common::runtime_dir())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn the_version_names_the_commit() {
+    let out = shell(&["--version"]).await;
+    assert!(out.status.success());
+    let line = text(&out.stdout);
+    assert!(
+        line.starts_with(&format!(
+            "browser-shell {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
+    let commit = line
+        .trim()
+        .trim_end_matches(')')
+        .rsplit(' ')
+        .next()
+        .unwrap();
+    assert!(
+        commit == "unknown" || commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn doctor_says_what_is_there_and_what_to_fix() {
+    // This machine has what the shell needs: every line is ok or a note.
+    let out = shell(&["doctor"]).await;
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let browser = report
+        .lines()
+        .find(|l| l.starts_with("ok    browser: "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(browser.contains("Chromium "), "the version: {browser}");
+    assert!(browser.contains("headless shell"), "{browser}");
+    assert!(
+        report.contains("note  window: no display"),
+        "no display here: {report}"
+    );
+    assert!(report.contains("ok    runtime dir: "), "{report}");
+    assert!(report.contains("note  instance: none runs"), "{report}");
+
+    // A browser that is not there: a line that says so and how to fix it, exit 1.
+    let out = shell(&["doctor", "--browser", "/nonexistent/chromium"]).await;
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("FIX   browser: ") && report.contains("/nonexistent/chromium"),
+        "{report}"
+    );
+    assert!(report.contains("      fix: "), "{report}");
+
+    // A config file that does not parse: said, not a crash.
+    let bad = std::env::temp_dir().join(format!("doctor-{}.toml", std::process::id()));
+    std::fs::write(&bad, "timeoutMs = \"soon\"\n").unwrap();
+    let out = shell(&["doctor", "--config", bad.to_str().unwrap()]).await;
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("FIX   config: "), "{report}");
+    let _ = std::fs::remove_file(bad);
+}
+
+#[tokio::test]
+async fn completions_and_the_manual_page() {
+    for (name, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef browser-shell"),
+        ("fish", "complete -c browser-shell"),
+    ] {
+        let out = shell(&["completions", name]).await;
+        assert!(out.status.success());
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{name}: {script:.300}");
+        assert!(script.contains("snapshot"), "{name} knows the commands");
+    }
+    let out = shell(&["completions", "tcsh"]).await;
+    assert!(!out.status.success(), "an unknown shell is refused");
+    assert!(text(&out.stderr).contains("possible values"));
+
+    let out = shell(&["man"]).await;
+    assert!(out.status.success());
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH browser-shell 1"), "{page:.300}");
+    assert!(page.contains("doctor"), "the commands are listed");
+
+    // A reader that stops early is no error and no crash.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["completions", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("panicked"));
+}
