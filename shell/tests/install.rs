@@ -121,3 +121,49 @@ async fn completions_and_the_manual_page() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("panicked"));
 }
+
+#[tokio::test]
+async fn the_service_unit_is_valid() {
+    // As installed, with the binary where this build has it and without
+    // the manual page reference (not installed here).
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/browser-shell-relay.service"
+    ))
+    .unwrap();
+    for needed in [
+        "ExecStart=/usr/bin/browser-shell relay --listen 127.0.0.1:8930",
+        "Restart=on-failure",
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        "StateDirectory=browser-shell",
+    ] {
+        assert!(unit.contains(needed), "{needed}");
+    }
+    let here: String = unit
+        .replace(
+            "/usr/bin/browser-shell",
+            env!("CARGO_BIN_EXE_browser-shell"),
+        )
+        .lines()
+        .filter(|line| !line.starts_with("Documentation="))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let dir = common::runtime_dir();
+    let path = dir.join("browser-shell-relay.service");
+    std::fs::write(&path, here).unwrap();
+    let out = tokio::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .await
+        .expect("systemd-analyze (package systemd) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "no unknown keys or bad values: {}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
