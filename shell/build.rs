@@ -15,10 +15,14 @@ fn main() {
         .filter(|out| out.status.success())
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
     if let Some(dir) = &git_dir {
-        // A new commit or branch changes one of these.
-        println!("cargo:rerun-if-changed={dir}/HEAD");
-        println!("cargo:rerun-if-changed={dir}/refs/heads");
-        println!("cargo:rerun-if-changed={dir}/packed-refs");
+        // A new commit or branch changes one of these. (A path that does
+        // not exist would make every build run this script again.)
+        for watched in ["HEAD", "refs/heads", "packed-refs"] {
+            let path = std::path::Path::new(dir).join(watched);
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
     }
     let commit = std::env::var("BROWSER_SHELL_COMMIT")
         .ok()
