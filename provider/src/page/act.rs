@@ -1006,15 +1006,7 @@ async fn settle_and_look(
     // An out-of-process frame runs its handlers in its own process: let its
     // DOM settle too before looking.
     if let (Settled::InPlace, Some(frame)) = (settled, ready.frame.as_deref()) {
-        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
-        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
-        if let Err(error) = page
-            .world(Some(frame))
-            .evaluate(page, &budget.grace(bound), &quiet)
-            .await
-        {
-            tracing::debug!(%error, "the frame's settle was interrupted");
-        }
+        wait_for_quiet(page, Some(frame), budget).await;
     }
     let look = snapshot::look(page, Walking::Now, limits, budget).await?;
     Ok((settled, look))
@@ -1029,12 +1021,7 @@ async fn settle(
     budget: &Budget,
 ) -> Result<Settled> {
     if !navigation_started(page, events, seen) {
-        let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
-        let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
-        // The document may be replaced while we wait; that is a navigation, not an error.
-        if let Err(error) = page.evaluate_in_world(&budget.grace(bound), &quiet).await {
-            tracing::debug!(%error, "settle was interrupted");
-        }
+        wait_for_quiet(page, None, budget).await;
         if !navigation_started(page, events, seen) {
             return Ok(Settled::InPlace);
         }
@@ -1044,6 +1031,22 @@ async fn settle(
     } else {
         Settled::Abandoned
     })
+}
+
+/// Waits until `frame`'s DOM (the main frame's with `None`) has not changed
+/// for an animation frame, at most [`SETTLE_BOUND_MS`]. The document may be
+/// replaced meanwhile: that is a navigation for the caller to find, not an
+/// error.
+async fn wait_for_quiet(page: &Page, frame: Option<&str>, budget: &Budget) {
+    let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
+    let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
+    if let Err(error) = page
+        .world(frame)
+        .evaluate(page, &budget.grace(bound), &quiet)
+        .await
+    {
+        tracing::debug!(?frame, %error, "the wait for a quiet DOM was interrupted");
+    }
 }
 
 /// Drains buffered events into `seen` and reports whether the main frame

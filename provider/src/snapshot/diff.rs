@@ -39,12 +39,7 @@ impl Diff {
 
     /// What the diff costs a reader: its lines and the re-rendering summary.
     pub fn bytes(&self) -> usize {
-        let summary = if self.rerendered.is_empty() {
-            0
-        } else {
-            self.rerendered.describe().len()
-        };
-        self.text.len() + summary
+        self.text.len() + self.rerendered.bytes()
     }
 }
 
@@ -60,6 +55,15 @@ impl Rerendered {
     /// True when no element was replaced.
     pub fn is_empty(&self) -> bool {
         self.replaced.is_empty()
+    }
+
+    /// The length of [`Rerendered::describe`]; nothing when no element was replaced.
+    pub fn bytes(&self) -> usize {
+        if self.is_empty() {
+            0
+        } else {
+            self.describe().len()
+        }
     }
 
     /// One line for a model: how many elements were re-rendered unchanged
@@ -155,13 +159,19 @@ fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff 
     let mut result = Diff::default();
     let mut text = String::new();
 
-    let old_shapes = shapes(before);
-    let new_shapes = shapes(after);
+    let gone: Vec<usize> = (0..before.lines.len())
+        .filter(|&i| !new_keys.contains(before.lines[i].key.as_str()))
+        .collect();
+    // Shapes matter only when lines vanished: most actions change a few
+    // lines in place, and then they are not worked out at all.
+    let (old_shapes, new_shapes) = if gone.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        (shapes(before), shapes(after))
+    };
     let mut vanished = Vanished::default();
-    for (index, line) in before.lines.iter().enumerate() {
-        if !new_keys.contains(line.key.as_str()) {
-            vanished.add(index, line, &old_shapes[index]);
-        }
+    for index in gone {
+        vanished.add(index, &before.lines[index], &old_shapes[index]);
     }
 
     // Ancestors (by index into `after.lines`) already printed as context.
@@ -174,7 +184,7 @@ fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff 
         {
             ancestors.pop();
         }
-        let shape = &new_shapes[index];
+        let shape = new_shapes.get(index);
         let marker = match old.get(line.key.as_str()) {
             Some(previous) if previous.text == line.text => None,
             Some(previous)
@@ -186,7 +196,7 @@ fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff 
             }
             Some(_) => Some('~'),
             None => {
-                if let Some(look_alike) = vanished.take_look_alike(shape) {
+                if let Some(look_alike) = shape.and_then(|s| vanished.take_look_alike(s)) {
                     let previous = &before.lines[look_alike];
                     if let (Some(old_ref), Some(new_ref)) = (&previous.reference, &line.reference) {
                         result
@@ -195,7 +205,9 @@ fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff 
                             .push((old_ref.clone(), new_ref.clone()));
                     }
                     None
-                } else if line.reference.is_none() && vanished.take_in_place(shape).is_some() {
+                } else if line.reference.is_none()
+                    && shape.and_then(|s| vanished.take_in_place(s)).is_some()
+                {
                     Some('~')
                 } else {
                     Some('+')

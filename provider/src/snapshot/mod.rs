@@ -118,10 +118,7 @@ impl Observation {
         match self {
             Self::Diff {
                 text, rerendered, ..
-            } if rerendered.is_empty() => text.len(),
-            Self::Diff {
-                text, rerendered, ..
-            } => text.len() + rerendered.describe().len(),
+            } => text.len() + rerendered.bytes(),
             Self::Reset { snapshot, .. } => snapshot.text.len(),
         }
     }
