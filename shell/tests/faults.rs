@@ -27,7 +27,10 @@ async fn the_relay_survives_a_killed_browser() {
         .to_owned();
     let mut agent = Agent::connect(&endpoint).await;
     let (text, is_error) = agent
-        .call("browser_open", json!({"url": format!("{base}/live.html")}))
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/live.html?animate")}),
+        )
         .await;
     assert!(!is_error, "{text}");
 
@@ -108,6 +111,9 @@ async fn the_relay_survives_a_killed_browser() {
         "{back}"
     );
     assert!(back["browser"]["restartedAt"].is_string(), "{back}");
+    // The page animates, so frames keep coming once the screencast is
+    // back: one counted after this status is one of the new browser's
+    // (a static page's only new frame could be counted before it).
     let frames_then = back["framesSent"].as_u64().unwrap();
     let again = status_until(&endpoint, |s| {
         s["pictured"] == pictured && s["framesSent"].as_u64().unwrap() > frames_then
