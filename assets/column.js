@@ -34,6 +34,7 @@
       if (message.type === 'state') render(message);
       else if (message.type === 'frame') meta = message;
       else if (message.type === 'activity') activity(message);
+      else if (message.type === 'hand') hand(message);
       else if (message.type === 'error') notice(message.code + ': ' + message.message);
     };
   }
@@ -90,12 +91,18 @@
     $('browser-text').textContent = line || '';
     $('stage').classList.toggle('down', !!state.browser && state.browser.state !== 'running');
     const human = state.holder === 'human';
+    const viewOnly = !!state.viewOnly;
+    // A view-only viewer watches: it says who really holds control and
+    // offers nothing it cannot use.
+    const holderText = human ? (viewOnly ? 'A person has control' : 'You have control') : 'Agent has control';
     $('holder').classList.toggle('human', human);
-    $('holder-text').textContent = human ? 'You have control' : 'Agent has control';
-    $('stage').classList.toggle('human', human);
-    $('takeover').disabled = human || state.viewOnly;
-    $('stop').disabled = human || state.viewOnly;
-    $('return').disabled = !human || state.viewOnly;
+    $('holder-text').textContent = holderText;
+    $('stage').classList.toggle('human', human && !viewOnly);
+    $('view-only').hidden = !viewOnly;
+    for (const id of ['takeover', 'stop', 'return', 'new-tab', 'back', 'forward', 'reload', 'done', 'crashed-reload']) $(id).hidden = viewOnly;
+    $('takeover').disabled = human;
+    $('stop').disabled = human;
+    $('return').disabled = !human;
     const tabs = $('tabs');
     tabs.replaceChildren(...state.tabs.map((tab) => {
       const item = document.createElement('div');
@@ -105,32 +112,102 @@
       item.innerHTML = '<span class="icon" aria-hidden="true"></span><span class="title"></span><span class="owner"></span><button class="close" aria-label="Close tab" title="Close tab">×</button>';
       item.querySelector('.title').textContent = tab.title || tab.url || 'New tab';
       item.querySelector('.icon').replaceChildren(tabIcon(tab));
-      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || (tab.external ? 'CDP client' : 'you')) + (tab.crashed ? ' · crashed' : '');
+      const person = viewOnly ? 'person' : 'you';
+      item.querySelector('.owner').textContent = tab.handle + ' · ' + (tab.session || (tab.external ? 'CDP client' : person)) + (tab.crashed ? ' · crashed' : '');
       item.onclick = () => send({ type: 'show', tab: tab.handle });
       const close = item.querySelector('.close');
-      close.hidden = state.viewOnly;
+      close.hidden = viewOnly;
       close.onclick = (e) => { e.stopPropagation(); send({ type: 'closeTab', tab: tab.handle }); };
       return item;
     }));
     const shown = state.tabs.find((t) => t.shown);
     shownTab = shown ? shown.handle : null;
-    // The window (desktop) or browser tab (relay) says what is shown and who drives.
-    document.title = (shown ? (shown.title || shown.url) + ' — ' : '') + (human ? 'You have control' : 'Agent has control') + ' — browser-shell';
+    // The window (desktop) or browser tab (relay) says what is shown and
+    // who drives; a request for help comes first, so it is seen in a task
+    // bar or a row of tabs (the desktop window also asks for attention).
+    const page = shown ? (shown.title || shown.url) + ' — ' : '';
+    document.title = (state.handoff ? `Help needed: ${state.handoff} — ` : '') + page + holderText + ' — browser-shell';
+    $('favicon').href = state.handoff ? ATTENTION_ICON : QUIET_ICON;
     if (document.activeElement !== $('url')) $('url').value = shown ? shown.url : '';
-    for (const id of ['back', 'forward', 'reload', 'new-tab']) $(id).disabled = state.viewOnly || (id !== 'new-tab' && !shown);
-    $('url').readOnly = state.viewOnly || !shown;
+    for (const id of ['back', 'forward', 'reload']) $(id).disabled = !shown;
+    $('url').readOnly = viewOnly || !shown;
     // A tab of yours can go to an agent session.
     const give = $('give');
-    const canGive = !!shown && !shown.session && !state.viewOnly && (state.sessions || []).length > 0;
+    const canGive = !!shown && !shown.session && !viewOnly && (state.sessions || []).length > 0;
     give.hidden = !canGive;
     if (canGive) {
       give.replaceChildren(new Option('Hand to agent…', ''), ...state.sessions.map((s) => new Option(s, s)));
     }
     if (!shown) { $('empty').style.display = ''; img.removeAttribute('src'); }
     $('crashed').hidden = !(shown && shown.crashed);
-    $('crashed-reload').disabled = state.viewOnly;
     $('banner').classList.toggle('open', !!state.handoff);
+    $('banner-who').textContent = viewOnly ? 'The agent asks the person in control for help:' : 'The agent asks for help:';
     $('reason').textContent = state.handoff || '';
+    if (!shown) clearHand();
+  }
+
+  // The tab's icon: the brand's, or with a mark while the agent asks for help.
+  const QUIET_ICON = 'data:image/svg+xml,' + encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="1" y="2" width="14" height="12" rx="2" fill="#2f6fed"/><rect x="3" y="5" width="10" height="7" fill="#fff"/></svg>');
+  const ATTENTION_ICON = 'data:image/svg+xml,' + encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7.5" fill="#c2410c"/><rect x="7" y="3" width="2" height="7" fill="#fff"/><rect x="7" y="11.5" width="2" height="2" fill="#fff"/></svg>');
+
+  // The agent's hand over the picture: where it points (kept in the
+  // pointer's data-x/data-y, in the page's CSS pixels), a ripple for a
+  // click, the target's outline (amber while typing), a drag's path.
+  let handTimer = null;
+  function pictureBox() {
+    if (!img.getAttribute('src')) return null;
+    const box = img.getBoundingClientRect();
+    const stage = $('stage').getBoundingClientRect();
+    if (!box.width || !box.height) return null;
+    return { left: box.left - stage.left, top: box.top - stage.top, sx: box.width / meta.cssWidth, sy: box.height / meta.cssHeight };
+  }
+  function place(element, box, x, y) {
+    element.style.left = `${box.left + x * box.sx}px`;
+    element.style.top = `${box.top + y * box.sy}px`;
+  }
+  function hand(gesture) {
+    const box = pictureBox();
+    if (!box) return;
+    const pointer = $('hand-pointer');
+    const target = $('hand-target');
+    const path = $('hand-path');
+    pointer.dataset.x = gesture.x;
+    pointer.dataset.y = gesture.y;
+    pointer.dataset.kind = gesture.kind;
+    place(pointer, box, gesture.x, gesture.y);
+    pointer.classList.add('shown');
+    if (gesture.target) {
+      const t = gesture.target;
+      place(target, box, t.x, t.y);
+      target.style.width = `${t.width * box.sx}px`;
+      target.style.height = `${t.height * box.sy}px`;
+      target.classList.toggle('typing', gesture.kind === 'type' || gesture.kind === 'fill');
+      target.classList.add('shown');
+    } else {
+      target.classList.remove('shown');
+    }
+    path.classList.toggle('shown', !!gesture.to);
+    if (gesture.to) {
+      const line = $('hand-line');
+      line.setAttribute('x1', box.left + gesture.x * box.sx);
+      line.setAttribute('y1', box.top + gesture.y * box.sy);
+      line.setAttribute('x2', box.left + gesture.to.x * box.sx);
+      line.setAttribute('y2', box.top + gesture.to.y * box.sy);
+      // The pointer follows the drag to where it drops.
+      setTimeout(() => place(pointer, box, gesture.to.x, gesture.to.y), 200);
+    }
+    if (/click$/.test(gesture.kind)) {
+      const ripple = document.createElement('div');
+      ripple.className = 'ripple';
+      place(ripple, box, gesture.x, gesture.y);
+      ripple.addEventListener('animationend', () => ripple.remove());
+      $('hand').append(ripple);
+    }
+    clearTimeout(handTimer);
+    handTimer = setTimeout(clearHand, 2500);
+  }
+  function clearHand() {
+    for (const id of ['hand-pointer', 'hand-target', 'hand-path']) $(id).classList.remove('shown');
   }
 
   // The page's icon, as the shell sends it (a data: URL the agent's
@@ -232,6 +309,24 @@
   $('give').onchange = () => {
     if ($('give').value && shownTab) send({ type: 'give', tab: shownTab, session: $('give').value });
   };
+
+  // The column's own keys, as a browser window has them; every other key
+  // goes to the page. Caught before the page's key field sees them.
+  window.addEventListener('keydown', (e) => {
+    if (state.viewOnly || composing(e)) return;
+    const ctrl = (e.ctrlKey || e.metaKey) && !e.altKey;
+    const shown = state.tabs.find((t) => t.shown);
+    let handled = true;
+    if (ctrl && e.key.toLowerCase() === 'l') { $('url').focus(); $('url').select(); }
+    else if (ctrl && e.key.toLowerCase() === 't') send({ type: 'newTab', url: '' });
+    else if (ctrl && e.key.toLowerCase() === 'w') { if (shown && !shown.session && !shown.external) send({ type: 'closeTab', tab: shown.handle }); }
+    else if ((ctrl && e.key.toLowerCase() === 'r') || e.key === 'F5') { if (shown) send({ type: 'navigate', tab: shown.handle, action: 'reload' }); }
+    else if (e.altKey && e.key === 'ArrowLeft') { if (shown) send({ type: 'navigate', tab: shown.handle, action: 'back' }); }
+    else if (e.altKey && e.key === 'ArrowRight') { if (shown) send({ type: 'navigate', tab: shown.handle, action: 'forward' }); }
+    else if (e.key === 'Escape' && state.holder === 'agent' && document.activeElement !== $('url')) send({ type: 'takeover' });
+    else handled = false;
+    if (handled) { e.preventDefault(); e.stopPropagation(); }
+  }, true);
 
   $('takeover').onclick = () => send({ type: 'takeover' });
   $('stop').onclick = () => send({ type: 'takeover' });

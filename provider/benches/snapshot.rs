@@ -207,9 +207,14 @@ async fn screenshot_costs(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
-    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
-        .await
-        .unwrap();
+    let page = Page::attach(
+        host.clone() as Arc<dyn ViewHost>,
+        view.clone(),
+        Vec::new(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     let budget = Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
     navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
         .await
@@ -327,9 +332,14 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
-    let bare = Page::attach(plain.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
-        .await
-        .unwrap();
+    let bare = Page::attach(
+        plain.clone() as Arc<dyn ViewHost>,
+        view.clone(),
+        Vec::new(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     for (name, url) in &pages {
         let mut floor = Vec::new();
         let mut snapshot_alone = Vec::new();
@@ -524,9 +534,14 @@ async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds:
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
-    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view.clone(), Vec::new())
-        .await
-        .unwrap();
+    let page = Page::attach(
+        host.clone() as Arc<dyn ViewHost>,
+        view.clone(),
+        Vec::new(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     let budget = || Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
     navigate(
         &page,

@@ -126,9 +126,14 @@ async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, ByKind) {
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
-    let page = Page::attach(host.clone() as Arc<dyn ViewHost>, view, Vec::new())
-        .await
-        .unwrap();
+    let page = Page::attach(
+        host.clone() as Arc<dyn ViewHost>,
+        view,
+        Vec::new(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     let budget = Budget::new("bench", Duration::from_secs(30), CancellationToken::new());
     navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
         .await

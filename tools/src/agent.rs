@@ -239,7 +239,7 @@ impl Agent {
         let summary = self
             .options
             .secrets
-            .redact(&summarize(&arguments))
+            .redact(&summarize(name, &arguments))
             .into_owned();
         self.browser.record_activity(Activity {
             session: session.clone(),
@@ -367,18 +367,26 @@ fn audited(arguments: &Value, secrets: &Secrets) -> String {
     secrets.redact(&arguments.to_string()).into_owned()
 }
 
-/// A one-line summary of tool arguments for the activity timeline (no
-/// typed text or script bodies beyond a short prefix).
-fn summarize(arguments: &Value) -> String {
+/// A one-line summary of a call's arguments for the activity timeline:
+/// what it acts on or waits for. Text an agent types (it may be a
+/// password) is never in it, nor script bodies beyond a short prefix; a
+/// wait's text is a condition on the page, so it is shown.
+fn summarize(tool: &str, arguments: &Value) -> String {
     let Some(object) = arguments.as_object() else {
         return String::new();
     };
-    let mut parts = Vec::new();
-    for key in [
+    const COMMON: &[&str] = &[
         "action", "url", "ref", "role", "name", "key", "secret", "tab", "format", "selector",
         "reason",
-    ] {
-        if let Some(value) = object.get(key) {
+    ];
+    const WAIT: &[&str] = &[
+        "text", "textGone", "ref", "role", "name", "state", "url", "load", "request", "script",
+        "stable", "tab",
+    ];
+    let keys = if tool == "browser_wait" { WAIT } else { COMMON };
+    let mut parts = Vec::new();
+    for key in keys {
+        if let Some(value) = object.get(*key) {
             let text = value
                 .as_str()
                 .map(str::to_owned)
@@ -388,4 +396,23 @@ fn summarize(arguments: &Value) -> String {
         }
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_summary_names_its_condition_and_typed_text_stays_out() {
+        let wait = summarize(
+            "browser_wait",
+            &serde_json::json!({"text": "Signed in", "timeoutMs": 5000}),
+        );
+        assert_eq!(wait, "text=Signed in");
+        let typed = summarize(
+            "browser_act",
+            &serde_json::json!({"action": "type", "ref": "e4", "text": "hunter2"}),
+        );
+        assert_eq!(typed, "action=type ref=e4");
+    }
 }

@@ -246,6 +246,8 @@ struct Inner {
     control: Control,
     /// What agents are doing, for people watching.
     activity: tokio::sync::broadcast::Sender<Activity>,
+    /// Where agents act, for people watching.
+    hand: crate::page::hand::Hand,
     /// An agent's request for the person to do something, while it waits.
     handoff: watch::Sender<Option<HandoffRequest>>,
 }
@@ -332,6 +334,7 @@ impl Browser {
             people_watch: std::sync::atomic::AtomicBool::new(false),
             control: Control::default(),
             activity: tokio::sync::broadcast::Sender::new(256),
+            hand: crate::page::hand::Hand::default(),
             handoff: watch::Sender::new(None),
         });
         tokio::spawn(follow_views(Arc::downgrade(&inner), host.watch_views()));
@@ -1025,6 +1028,11 @@ impl Browser {
         let _ = self.inner.activity.send(activity);
     }
 
+    /// Follows where agents act (pointer, target, drag), for the live view.
+    pub fn watch_gestures(&self) -> tokio::sync::broadcast::Receiver<crate::page::hand::Gesture> {
+        self.inner.hand.watch()
+    }
+
     /// Follows agent activity.
     pub fn watch_activity(&self) -> tokio::sync::broadcast::Receiver<Activity> {
         self.inner.activity.subscribe()
@@ -1166,7 +1174,13 @@ impl BrowserProvider for Browser {
 impl Inner {
     /// Prepares `view` for operations under this browser's policy.
     async fn attach_page(&self, host: Arc<dyn ViewHost>, view: ViewId) -> Result<Page> {
-        Page::attach(host, view, self.config.policy.nested_blocked_patterns()).await
+        Page::attach(
+            host,
+            view,
+            self.config.policy.nested_blocked_patterns(),
+            self.hand.clone(),
+        )
+        .await
     }
 
     fn lock(&self) -> MutexGuard<'_, Registry> {

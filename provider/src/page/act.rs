@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::hand::{Gesture, Point};
 use super::keys::{self, Chord};
 use super::navigate::wait_for_navigation;
 use super::{Budget, Page};
@@ -207,6 +208,16 @@ pub async fn act(
     };
     let prepared = started.elapsed();
     let reference = ready.reference.clone();
+    // A drag says where it goes once it knows (in `dispatch`).
+    if !matches!(action, Action::Drag { .. }) {
+        page.show_gesture(Gesture::of(
+            page.view(),
+            action,
+            ready.x,
+            ready.y,
+            (ready.width, ready.height),
+        ));
+    }
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let dispatched = started.elapsed();
@@ -280,7 +291,7 @@ async fn page_point(page: &Page, action: &Action, budget: &Budget) -> Result<Rea
 
 /// An element's box in the page's viewport (CSS pixels), after scrolling
 /// it into view: where a screenshot of that element is taken.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct ElementBox {
     /// Left edge.
     pub x: f64,
@@ -773,6 +784,10 @@ async fn dispatch(
             mouse(page, "mousePressed", x, y, "left", 1, 0, budget).await?;
             let drop_at = prepare(page, &destination, "drag", budget).await?;
             let (to_x, to_y) = (drop_at.x, drop_at.y);
+            page.show_gesture(Gesture {
+                to: Some(Point { x: to_x, y: to_y }),
+                ..Gesture::of(page.view(), action, x, y, (ready.width, ready.height))
+            });
             for step in 1..=5 {
                 let t = f64::from(step) / 5.0;
                 mouse(

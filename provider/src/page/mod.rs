@@ -11,6 +11,7 @@ mod budget;
 pub mod console;
 pub mod content;
 pub mod execute;
+pub mod hand;
 mod icon;
 pub mod input;
 pub mod inspect;
@@ -101,6 +102,8 @@ pub struct Page {
     pub(crate) agent: tokio::sync::Mutex<crate::snapshot::TabState>,
     /// Crashed, gone with its browser, or fine.
     health: Arc<tokio::sync::watch::Sender<PageHealth>>,
+    /// Where actions say where they act, for people watching.
+    hand: hand::Hand,
 }
 
 impl Page {
@@ -108,11 +111,12 @@ impl Page {
     /// starts answering JavaScript dialogs so they never block an operation.
     /// Requests matching `blocked_urls` (see
     /// [`NavigationPolicy::nested_blocked_patterns`](crate::policy::NavigationPolicy::nested_blocked_patterns))
-    /// fail as blocked.
+    /// fail as blocked. Actions announce where they act on `hand`.
     pub async fn attach(
         host: Arc<dyn ViewHost>,
         view: ViewId,
         blocked_urls: Vec<String>,
+        hand: hand::Hand,
     ) -> Result<Self> {
         let events = host.subscribe(&view).await?;
         // Subscribed before Runtime and Log are enabled, so nothing logged is missed.
@@ -162,7 +166,13 @@ impl Page {
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
             health,
+            hand,
         })
+    }
+
+    /// Tells people watching where the agent is about to act.
+    pub(crate) fn show_gesture(&self, gesture: hand::Gesture) {
+        self.hand.show(gesture);
     }
 
     /// Whether the page can take commands now.

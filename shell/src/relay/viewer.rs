@@ -111,6 +111,7 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let mut tabs = browser.watch_tabs();
     let mut shown = live.watch_shown();
     let mut activity = browser.watch_activity();
+    let mut gestures = browser.watch_gestures();
     let mut handoff = browser.watch_handoff();
     let mut lifecycle = browser.watch_browser();
     let slot = live.join();
@@ -201,6 +202,14 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
             } => {
                 if !changed { return; }
                 state_changed = true;
+            }
+            gesture = gestures.recv() => {
+                // Only the shown tab's: the column draws over its picture.
+                let Ok(gesture) = gesture else { continue };
+                if live.shown().as_ref() != Some(&gesture.view) { continue }
+                let mut message = json!(gesture);
+                message["type"] = json!("hand");
+                if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
             }
             event = activity.recv() => {
                 let Ok(event) = event else { continue };

@@ -13,7 +13,9 @@
 //! says why and where the column is on stderr, and exits with status 3.
 //!
 //! The page in the window sets its own title (the shown page and who holds
-//! control); the window takes it over.
+//! control); the window takes it over. A title that starts with "Help
+//! needed:" (an agent's handoff request) also makes the window ask for the
+//! person's attention, until the request ends.
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -27,6 +29,9 @@ use wry::{NewWindowResponse, WebView, WebViewBuilder};
 
 /// The window's icon (also in `assets/` for the `.desktop` file).
 const ICON_PNG: &[u8] = include_bytes!("../../../assets/browser-shell.png");
+
+/// How the column's title starts while an agent asks the person for help.
+const HELP_NEEDED: &str = "Help needed:";
 
 /// The exit status when no window can be opened.
 const NO_WINDOW: u8 = 3;
@@ -88,6 +93,7 @@ fn main() -> ExitCode {
         }
         let _ = proxy.send_event(UserEvent::ShellGone);
     });
+    let mut asking = false;
     event_loop.run_return(|event, _, control_flow| {
         *control_flow = ControlFlow::Wait;
         match event {
@@ -99,7 +105,16 @@ fn main() -> ExitCode {
                 window.set_visible(false);
                 *control_flow = ControlFlow::Exit;
             }
-            Event::UserEvent(UserEvent::Title(title)) => window.set_title(&title),
+            Event::UserEvent(UserEvent::Title(title)) => {
+                let wants_attention = title.starts_with(HELP_NEEDED);
+                if wants_attention != asking {
+                    asking = wants_attention;
+                    window.request_user_attention(
+                        asking.then_some(tao::window::UserAttentionType::Critical),
+                    );
+                }
+                window.set_title(&title);
+            }
             Event::UserEvent(UserEvent::ShellGone) => *control_flow = ControlFlow::Exit,
             _ => {}
         }
