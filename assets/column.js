@@ -99,7 +99,7 @@
     $('holder-text').textContent = holderText;
     $('stage').classList.toggle('human', human && !viewOnly);
     $('view-only').hidden = !viewOnly;
-    for (const id of ['takeover', 'stop', 'return', 'new-tab', 'back', 'forward', 'reload', 'done', 'crashed-reload']) $(id).hidden = viewOnly;
+    for (const id of ['takeover', 'stop', 'return', 'new-tab', 'back', 'forward', 'reload', 'done', 'crashed-reload', 'report']) $(id).hidden = viewOnly;
     $('takeover').disabled = human;
     $('stop').disabled = human;
     $('return').disabled = !human;
@@ -229,24 +229,69 @@
     return icon;
   }
 
-  const running = new Map(); // session|tool|summary → the row of a call still running
-  function activity(event) {
-    const key = event.session + '|' + event.tool + '|' + event.summary;
-    const row = running.get(key) || document.createElement('div');
-    running.delete(key);
-    if (event.outcome === null) running.set(key, row);
-    row.className = 'event';
-    const result = event.outcome === null ? 'running…' : event.outcome === 'ok' ? 'done' : event.outcome;
-    const cls = event.outcome === null ? '' : event.outcome === 'ok' ? 'ok' : 'bad';
-    row.innerHTML = '<div><span class="name"></span> <span class="result"></span></div><div class="args"></div>';
-    row.querySelector('.name').textContent = event.tool;
-    row.querySelector('.result').textContent = result + (event.millis != null ? ` · ${event.millis} ms` : '');
+  // The timeline: one row per entry (an agent's call, the person's step),
+  // updated in place as the call ends and its pictures arrive; a click
+  // opens its details (arguments, result, larger pictures).
+  const rows = new Map();
+  let newest = 0;
+  function activity(entry) {
+    let row = rows.get(entry.id);
+    if (!row) {
+      row = document.createElement('div');
+      row.innerHTML = '<div><span class="time"></span> <span class="name"></span> <span class="result"></span></div><div class="args"></div>'
+        + '<div class="thumbs"><img class="before" alt="Before" title="Before" hidden><img class="after" alt="After" title="After" hidden></div>'
+        + '<div class="detail"><pre class="arguments"></pre><pre class="text"></pre></div>';
+      row.onclick = () => row.classList.toggle('open');
+      rows.set(entry.id, row);
+      const later = [...rows.keys()].filter((id) => id > entry.id);
+      const next = later.length ? rows.get(Math.min(...later)) : null;
+      if (next && next.parentNode) next.after(row); else $('events').prepend(row);
+    }
+    const person = entry.actor.kind === 'person';
+    row.className = 'event ' + (person ? 'person' : 'agent') + (row.classList.contains('open') ? ' open' : '');
+    row.dataset.id = entry.id;
+    row.querySelector('.time').textContent = new Date(entry.at).toLocaleTimeString();
+    row.querySelector('.name').textContent = person ? (state.viewOnly ? 'The person ' : 'You ') + entry.what : entry.what;
+    const result = entry.outcome === null ? 'running…' : entry.outcome === 'ok' ? (entry.headline || 'done') : entry.outcome;
+    const cls = entry.outcome === null ? '' : entry.outcome === 'ok' ? 'ok' : 'bad';
+    row.querySelector('.result').textContent = person ? '' : result + (entry.millis != null ? ` · ${entry.millis} ms` : '');
     row.querySelector('.result').className = 'result ' + cls;
-    row.querySelector('.args').textContent = event.summary;
-    if (!row.parentNode) $('events').prepend(row);
-    while ($('events').children.length > 100) $('events').lastChild.remove();
-    $('doing').textContent = event.outcome === null ? `${event.tool} ${event.summary}` : 'Idle';
+    row.querySelector('.args').textContent = entry.summary;
+    for (const side of ['before', 'after']) {
+      const picture = row.querySelector('img.' + side);
+      if (entry[side] && picture.getAttribute('src') !== entry[side]) picture.src = entry[side];
+      picture.hidden = !entry[side];
+    }
+    row.querySelector('.arguments').textContent = entry.arguments || '';
+    row.querySelector('.arguments').hidden = !entry.arguments;
+    row.querySelector('.text').textContent = entry.result || '';
+    row.querySelector('.text').hidden = !entry.result;
+    while ($('events').children.length > 100) {
+      const last = $('events').lastChild;
+      rows.delete(Number(last.dataset.id));
+      last.remove();
+    }
+    if (entry.id >= newest && !person) {
+      newest = entry.id;
+      $('doing').textContent = entry.outcome === null ? `${entry.what} ${entry.summary}` : 'Idle';
+    }
   }
+
+  // The report: fetched with the token (never put in a link) and saved.
+  $('report').onclick = async () => {
+    try {
+      const response = await fetch('/report', { headers: { Authorization: 'Bearer ' + token } });
+      if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+      const url = URL.createObjectURL(await response.blob());
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = 'browser-shell-report.html';
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (error) {
+      notice('The report could not be made: ' + error.message);
+    }
+  };
 
   // Input: positions as fractions of the picture, so any window size maps right.
   function position(event) {

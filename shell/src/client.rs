@@ -109,6 +109,48 @@ impl Client {
         })
     }
 
+    /// The instance's activity report (HTML), of one session or all.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when the instance cannot be reached;
+    /// `SESSION_NOT_FOUND` when it keeps no activity of `session`.
+    pub async fn report(&self, session: Option<&str>) -> Result<String> {
+        let session_part: String =
+            url::form_urlencoded::byte_serialize(session.unwrap_or_default().as_bytes()).collect();
+        let url = format!("{}/report?session={session_part}", self.info.url);
+        let response = self
+            .http
+            .get(&url)
+            .bearer_auth(&self.info.token)
+            .send()
+            .await
+            .map_err(|e| {
+                BrowserError::not_connected(format!(
+                    "cannot reach browser-shell at {} (pid {}): {e}",
+                    self.info.url, self.info.pid
+                ))
+            })?;
+        let status = response.status();
+        let body = response.text().await.map_err(|e| {
+            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
+        })?;
+        if status == reqwest::StatusCode::NOT_FOUND
+            && let Some(session) = session
+        {
+            return Err(BrowserError::SessionNotFound {
+                session: session.to_owned(),
+            });
+        }
+        if !status.is_success() {
+            return Err(BrowserError::not_connected(format!(
+                "browser-shell at {} answered {status}: {}",
+                self.info.url,
+                body.trim()
+            )));
+        }
+        Ok(body)
+    }
+
     /// Stops a background instance and waits (bounded) until it has exited.
     ///
     /// # Errors

@@ -134,6 +134,25 @@ enum Command {
     Man,
     /// Stop the background instance the tool commands started.
     Stop,
+    /// Save a report of the running instance's activity as one HTML file:
+    /// the timeline with pictures of the page before and after each call,
+    /// results, errors, when the person stepped in, the tabs. It opens
+    /// offline in any browser; typed text and secrets are not in it.
+    ///
+    /// Example: browser-shell report s1 -o session.html
+    Report {
+        /// Only this agent session's calls (such as s1; see the column's
+        /// tab strip); default: every session's.
+        session: Option<String>,
+        /// Where to save it.
+        #[arg(
+            short,
+            long,
+            value_name = "FILE",
+            default_value = "browser-shell-report.html"
+        )]
+        output: std::path::PathBuf,
+    },
     /// Open a URL in Chromium and print its content (markdown, html, txt or json),
     /// optionally saving a screenshot. One-shot: its own browser, nothing kept.
     ///
@@ -290,6 +309,9 @@ async fn run(cli: Cli) -> ExitCode {
             return print_bytes(&page);
         }
         Command::Stop => return tool_commands::stop(cli.client.json).await,
+        Command::Report { session, output } => {
+            return tool_commands::report(session.as_deref(), output, cli.client.json).await;
+        }
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),
         Command::Mcp { mcp } => Job::Mcp(mcp),

@@ -115,6 +115,46 @@ pub fn status(as_json: bool) -> ExitCode {
 }
 
 /// `stop`: ends the background instance (and its browser).
+/// `browser-shell report [SESSION] -o FILE`: saves the running
+/// instance's activity report.
+pub async fn report(session: Option<&str>, output: &std::path::Path, as_json: bool) -> ExitCode {
+    let client = match Client::find() {
+        Ok(Some(client)) => client,
+        Ok(None) => {
+            let error = BrowserError::not_connected(
+                "no instance runs, so there is no activity to report; reports come from a running \
+                 window, relay or background instance",
+            );
+            return failed(&error, as_json);
+        }
+        Err(error) => return failed(&error, as_json),
+    };
+    let html = match client.report(session).await {
+        Ok(html) => html,
+        Err(error) => return failed(&error, as_json),
+    };
+    if let Err(error) = std::fs::write(output, &html) {
+        let error = BrowserError::invalid(
+            "output",
+            format!("cannot write {}: {error}", output.display()),
+        );
+        return failed(&error, as_json);
+    }
+    let text = format!(
+        "Saved the report of {} as {} ({} kB).",
+        session.map_or_else(|| "every session".to_owned(), |s| format!("session {s}")),
+        output.display(),
+        html.len() / 1024
+    );
+    print_out(
+        as_json,
+        &json!({ "ok": true, "file": output, "bytes": html.len() }),
+        Some(&[Some(&text)]),
+        None,
+    );
+    ExitCode::SUCCESS
+}
+
 pub async fn stop(as_json: bool) -> ExitCode {
     let client = match Client::find() {
         Ok(Some(client)) => client,

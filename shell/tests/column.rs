@@ -14,8 +14,9 @@ use browser_provider::host::{ChromiumHost, LaunchOptions};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
+use browser_provider::policy::NavigationPolicy;
 use browser_provider::{Browser, BrowserConfig, SessionId};
-use common::{Agent, Endpoint, serve_fixtures, start_shell};
+use common::{Agent, Endpoint, runtime_dir, serve_fixtures, start_shell_in};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -97,6 +98,10 @@ impl<'a> Viewer<'a> {
     }
 }
 
+/// A secret's value and a typed password: never in the column or a report.
+const SECRET: &str = "Open Sesame 4711";
+const TYPED: &str = "typed-Passw0rd";
+
 /// The rectangle `[left, top, width, height]` of the column's element `id`.
 fn rect_of(id: &str) -> String {
     format!(
@@ -111,7 +116,19 @@ fn floats(value: Value) -> Vec<f64> {
 #[tokio::test]
 async fn a_person_sees_the_agents_hand_and_a_watcher_sees_the_truth() {
     let base = serve_fixtures().await;
-    let (relay, printed) = start_shell(&["relay"], 3).await;
+    let runtime = runtime_dir();
+    let secrets = runtime.join("secrets.toml");
+    std::fs::write(&secrets, format!("pin = \"{SECRET}\"\n")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let (relay, printed) = start_shell_in(
+        &runtime,
+        &["relay", "--secrets", secrets.to_str().unwrap()],
+        3,
+    )
+    .await;
     let viewer_url = printed[0].clone();
     let view_only_url = printed[1].strip_prefix("View only: ").unwrap().to_owned();
     let endpoint: &'static Endpoint = Box::leak(Box::new(Endpoint::of_viewer_link(&viewer_url)));
@@ -187,6 +204,42 @@ async fn a_person_sees_the_agents_hand_and_a_watcher_sees_the_truth() {
             && y <= target[1] + target[3],
         "the button's outline {target:?} holds the point"
     );
+
+    // The timeline: each call with its pictures before and after and what
+    // came of it; typed text and secrets are not in it.
+    // (A password typed as text, then a secret filled in its place.)
+    for arguments in [
+        json!({"action": "type", "role": "textbox", "name": "Password", "text": TYPED}),
+        json!({"action": "fill", "role": "textbox", "name": "Password", "secret": "pin"}),
+    ] {
+        let (text, error) = agent.call("browser_act", arguments).await;
+        assert!(!error, "{text}");
+    }
+    person
+        .wait_for("[...document.querySelectorAll('#events .event.agent')].filter((row) => row.querySelector('img.before').src.startsWith('data:image/jpeg') && row.querySelector('img.after').src.startsWith('data:image/jpeg')).length >= 3")
+        .await;
+    let click_row = person
+        .eval("(() => { const row = [...document.querySelectorAll('#events .event.agent')].find((r) => r.querySelector('.args').textContent.includes('name=Add one')); return row.querySelector('.result').textContent; })()")
+        .await;
+    assert!(
+        click_row.as_str().unwrap().starts_with("+0 ~1 −0"),
+        "the click's row says what changed: {click_row}"
+    );
+    // Selecting an entry opens its arguments and result.
+    let typing_row = "[...document.querySelectorAll('#events .event.agent')].find((r) => r.querySelector('.args').textContent.startsWith('action=type') && r.querySelector('.text').textContent)";
+    person.wait_for(typing_row).await;
+    person.eval(&format!("{typing_row}.click()")).await;
+    let detail = person
+        .eval(&format!("(() => {{ const row = {typing_row}; return row.classList.contains('open') && row.querySelector('.detail').checkVisibility() ? row.querySelector('.detail').textContent : null; }})()"))
+        .await;
+    assert!(
+        detail.as_str().is_some_and(|d| d.contains("Done: type")),
+        "{detail}"
+    );
+    let column_text = person.eval("document.body.innerHTML").await;
+    let column_text = column_text.as_str().unwrap();
+    assert!(!column_text.contains(SECRET) && !column_text.contains(TYPED));
+    person.screenshot("column-timeline.png").await;
 
     // A handoff: the agent asks for help. Both tabs' titles start with the
     // request and their icons change; the request sits in a bar above the
@@ -310,6 +363,70 @@ async fn a_person_sees_the_agents_hand_and_a_watcher_sees_the_truth() {
             "document.querySelectorAll('#tabs .tab').length === {tabs_before}"
         ))
         .await;
+
+    // The person's steps are in the timeline too.
+    person
+        .wait_for("(() => { const names = [...document.querySelectorAll('#events .event.person .name')].map((n) => n.textContent); return names.includes('You finished the handoff') && names.includes('You took over'); })()")
+        .await;
+    watcher
+        .wait_for("[...document.querySelectorAll('#events .event.person .name')].some((n) => n.textContent === 'The person took over')")
+        .await;
+
+    // The report, from the command line: it opens offline, shows the
+    // entries with their pictures, fetches nothing and keeps no secret.
+    let report = runtime.join("report.html");
+    let saved = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["report", "-o", report.to_str().unwrap()])
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        saved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&saved.stderr)
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        !html.contains(SECRET) && !html.contains(TYPED),
+        "no secret, no typed text"
+    );
+    assert!(!html.contains("<script"), "no script");
+    let reader = Browser::new(
+        viewer_host.clone(),
+        BrowserConfig {
+            policy: NavigationPolicy {
+                http_only: false,
+                ..NavigationPolicy::default()
+            },
+            ..BrowserConfig::default()
+        },
+    );
+    let reading = Viewer::open(&reader, &format!("file://{}", report.display())).await;
+    let seen = reading
+        .eval("(() => { const pictures = [...document.querySelectorAll('.picture')]; return { entries: document.querySelectorAll('.timeline li').length, acts: [...document.querySelectorAll('.timeline li b')].filter((b) => b.textContent === 'browser_act').length, person: document.querySelectorAll('.timeline li.person').length, pictures: pictures.filter((p) => getComputedStyle(p).backgroundImage.startsWith('url(\"data:image/jpeg') && p.getBoundingClientRect().height > 0).length, fetched: performance.getEntriesByType('resource').length }; })()")
+        .await;
+    reading.screenshot("column-report.png").await;
+    assert!(seen["acts"].as_u64().unwrap() >= 3, "{seen}");
+    assert!(
+        seen["person"].as_u64().unwrap() >= 2,
+        "the person's steps: {seen}"
+    );
+    assert!(seen["pictures"].as_u64().unwrap() >= 6, "{seen}");
+    assert_eq!(seen["fetched"], 0, "{seen}");
+    // A session the instance never saw is an error that says so.
+    let unknown = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["report", "s99", "-o", report.to_str().unwrap()])
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .output()
+        .await
+        .unwrap();
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("SESSION_NOT_FOUND")
+            || String::from_utf8_lossy(&unknown.stdout).contains("SESSION_NOT_FOUND"),
+        "{unknown:?}"
+    );
 
     viewer_host.shutdown().await;
     common::stop_shell(relay).await;

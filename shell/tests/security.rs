@@ -172,7 +172,8 @@ async fn secrets_stay_hidden_and_the_audit_log_records_everything() {
     // The timeline the person saw, up to the last call.
     let mut timeline = Vec::new();
     let seen_last = tokio::time::timeout(Duration::from_secs(20), async {
-        let mut finished_snapshots = 0;
+        // Entries come again as they change (their pictures arrive): count ids.
+        let mut finished_snapshots = std::collections::HashSet::new();
         while let Some(Ok(message)) = viewer.next().await {
             let Message::Text(text) = message else {
                 continue;
@@ -180,9 +181,9 @@ async fn secrets_stay_hidden_and_the_audit_log_records_everything() {
             let message: Value = serde_json::from_str(text.as_str()).unwrap();
             if message["type"] == "activity" {
                 timeline.push(message.to_string());
-                if message["tool"] == "browser_snapshot" && !message["outcome"].is_null() {
-                    finished_snapshots += 1;
-                    if finished_snapshots == 2 {
+                if message["what"] == "browser_snapshot" && !message["outcome"].is_null() {
+                    finished_snapshots.insert(message["id"].as_u64());
+                    if finished_snapshots.len() == 2 {
                         return;
                     }
                 }

@@ -293,7 +293,7 @@ async fn viewers_watch_act_and_never_stall_each_other() {
             continue;
         };
         let message: Value = serde_json::from_str(&text).unwrap();
-        if message["type"] == "activity" && message["tool"] == "alert dialog" {
+        if message["type"] == "activity" && message["what"] == "alert dialog" {
             assert!(
                 message["summary"].as_str().unwrap().contains("Saved!")
                     && message["summary"].as_str().unwrap().contains("dismissed"),
@@ -485,7 +485,7 @@ async fn viewers_watch_act_and_never_stall_each_other() {
                 };
                 let message: Value = serde_json::from_str(&text).unwrap();
                 if message["type"] == "activity"
-                    && message["tool"] == "browser_wait"
+                    && message["what"] == "browser_wait"
                     && message["outcome"].is_null()
                 {
                     break;

@@ -241,23 +241,28 @@ impl Agent {
             .secrets
             .redact(&summarize(name, &arguments))
             .into_owned();
+        // As the audit log keeps them: what people watching may read.
+        let shown_arguments = audited(&arguments, &self.options.secrets);
+        let typed_text = arguments
+            .get("text")
+            .and_then(Value::as_str)
+            .filter(|_| name == "browser_act")
+            .map(str::to_owned);
         self.browser.record_activity(Activity {
             session: session.clone(),
             tool: name.to_owned(),
             summary: summary.clone(),
+            arguments: shown_arguments.clone(),
             outcome: None,
             millis: None,
+            headline: String::new(),
+            result: String::new(),
         });
         let settings = ToolSettings {
             output_dir: self.options.output_dir.clone(),
             secrets: self.options.secrets.clone(),
         };
         let bound = self.bound_for(name, &arguments);
-        // Written down before the call takes the arguments; only when an
-        // audit log listens.
-        let audit_arguments =
-            tracing::enabled!(target: browser_provider::AUDIT, tracing::Level::INFO)
-                .then(|| audited(&arguments, &self.options.secrets));
         let work = call_tool(&self.browser, &session, name, arguments, &settings, &cancel);
         let mut output = match tokio::time::timeout(bound, work).await {
             Ok(output) => output,
@@ -277,19 +282,27 @@ impl Agent {
             event = "tool",
             %session,
             tool = %name,
-            arguments = audit_arguments.as_deref().unwrap_or_default(),
+            arguments = shown_arguments.as_str(),
             outcome = if output.is_error { output.code.unwrap_or("ERROR") } else { "OK" },
             ms = millis,
         );
+        let headline = match (&output.headline, output.is_error) {
+            (Some(headline), _) => headline.clone(),
+            (None, true) => output.code.unwrap_or("ERROR").to_owned(),
+            (None, false) => "done".to_owned(),
+        };
         self.browser.record_activity(Activity {
             session,
             tool: name.to_owned(),
             summary,
+            arguments: shown_arguments,
             outcome: Some(match (output.is_error, output.code) {
                 (false, _) => Ok(()),
                 (true, code) => Err(code.unwrap_or("ERROR").to_owned()),
             }),
             millis: Some(millis),
+            headline,
+            result: shown_result(&output.text, typed_text.as_deref()),
         });
         output
     }
@@ -343,6 +356,33 @@ impl AgentOptions {
             names.join(", ")
         )
     }
+}
+
+/// How much of a result people watching get (the timeline, a report).
+const SHOWN_RESULT_BYTES: usize = 4096;
+
+/// Typed text shorter than this stays in results people read: hiding
+/// every "a" would hide the result, and so short a text is no password.
+const SHORTEST_HIDDEN_TYPING: usize = 4;
+
+/// A result (secrets already hidden) as people watching get it: what the
+/// agent typed (the page may show it back, and it may be a password)
+/// replaced, and cut on a character boundary, saying so.
+fn shown_result(text: &str, typed: Option<&str>) -> String {
+    let text = match typed {
+        Some(typed) if typed.chars().count() >= SHORTEST_HIDDEN_TYPING => {
+            Cow::Owned(text.replace(typed, "«typed text»"))
+        }
+        _ => Cow::Borrowed(text),
+    };
+    if text.len() <= SHOWN_RESULT_BYTES {
+        return text.into_owned();
+    }
+    let mut end = SHOWN_RESULT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… ({} bytes in all)", &text[..end], text.len())
 }
 
 /// Tool arguments as the audit log keeps them: typed text withheld (it
@@ -414,5 +454,15 @@ mod tests {
             &serde_json::json!({"action": "type", "ref": "e4", "text": "hunter2"}),
         );
         assert_eq!(typed, "action=type ref=e4");
+    }
+
+    #[test]
+    fn results_people_read_hide_typed_text_and_stay_short() {
+        let shown = shown_result("textbox \"Name\": hunter2", Some("hunter2"));
+        assert_eq!(shown, "textbox \"Name\": «typed text»");
+        assert_eq!(shown_result("a b a", Some("a")), "a b a");
+        let long = "é".repeat(SHOWN_RESULT_BYTES);
+        let shown = shown_result(&long, None);
+        assert!(shown.len() < SHOWN_RESULT_BYTES + 40 && shown.ends_with("bytes in all)"));
     }
 }

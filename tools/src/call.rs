@@ -21,6 +21,10 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// The error's stable code, when the call failed with one.
     pub code: Option<&'static str>,
+    /// What came of the call in a few words, for people watching
+    /// ("navigated", "+2 ~1 −0", "new tab t3"); `None`: "done", or the
+    /// error's code.
+    pub headline: Option<String>,
 }
 
 impl ToolOutput {
@@ -30,7 +34,14 @@ impl ToolOutput {
             image: None,
             is_error: false,
             code: None,
+            headline: None,
         }
+    }
+
+    /// This output, with what came of it in a few words for people watching.
+    pub(crate) fn with_headline(mut self, headline: String) -> Self {
+        self.headline = Some(headline);
+        self
     }
 
     /// A failed call, carrying the error's code and hint.
@@ -40,6 +51,7 @@ impl ToolOutput {
             image: None,
             is_error: true,
             code: Some(error.code()),
+            headline: None,
         }
     }
 }

@@ -175,3 +175,31 @@ fn human_bytes(bytes: u64) -> String {
         _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
     }
 }
+
+/// How much an observation changed, in a few words: "+2 ~1 −0" for a
+/// diff (lines added, changed, removed), "no change", or "new snapshot"
+/// for a reset.
+pub fn change_counts(observation: &Observation) -> String {
+    match observation {
+        Observation::Diff { text, .. } => {
+            let count = |mark: char| text.lines().filter(|l| l.starts_with(mark)).count();
+            match (count('+'), count('~'), count('-')) {
+                (0, 0, 0) => "no change".to_owned(),
+                (added, changed, removed) => format!("+{added} ~{changed} −{removed}"),
+            }
+        }
+        Observation::Reset { .. } => "new snapshot".to_owned(),
+    }
+}
+
+/// What came of a navigation in a few words: "navigated", and the
+/// dialogs it answered.
+pub fn navigation_headline(
+    outcome: &browser_provider::page::navigate::NavigationOutcome,
+) -> String {
+    match outcome.dialogs {
+        0 => "navigated".to_owned(),
+        1 => "navigated, dialog".to_owned(),
+        many => format!("navigated, {many} dialogs"),
+    }
+}

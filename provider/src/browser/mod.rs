@@ -180,10 +180,19 @@ pub struct Activity {
     pub tool: String,
     /// A short summary of the arguments.
     pub summary: String,
+    /// The arguments as an audit log keeps them: typed text withheld,
+    /// secrets' values hidden.
+    pub arguments: String,
     /// `None` while running; then `Ok(())` or the error code.
     pub outcome: Option<std::result::Result<(), String>>,
     /// How long it took, once finished.
     pub millis: Option<u64>,
+    /// Once finished, what came of it in a few words: "navigated",
+    /// "+2 ~1 −0", "new tab t3", "dialog", the error code.
+    pub headline: String,
+    /// Once finished, the result as the agent read it (secrets hidden),
+    /// cut to a few kilobytes.
+    pub result: String,
 }
 
 /// Sizes of what the browser keeps: sessions, tabs, ownership records and

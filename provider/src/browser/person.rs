@@ -392,8 +392,11 @@ impl Inner {
                             session,
                             tool: format!("{} dialog", dialog.kind),
                             summary: format!("{message:?} ({answer})"),
+                            arguments: String::new(),
                             outcome: Some(Ok(())),
                             millis: None,
+                            headline: format!("dialog {answer}"),
+                            result: String::new(),
                         });
                     }
                     _ => {}

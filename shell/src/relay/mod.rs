@@ -7,6 +7,8 @@
 //! are checked so other web pages and rebinding tricks get nowhere.
 
 mod live;
+mod report;
+pub mod timeline;
 mod viewer;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -97,6 +99,8 @@ async fn security_headers(
 #[derive(Clone)]
 struct Relay {
     live: Arc<LiveView>,
+    /// What agents and the person did, for the column and reports.
+    timeline: Arc<timeline::Timeline>,
     /// Full access: watch, act, MCP.
     token: Arc<str>,
     /// Watch only.
@@ -198,9 +202,10 @@ async fn socket(
                 Err(rejection) => return rejection.into_response(),
             };
             let live = Arc::clone(&relay.live);
+            let timeline = Arc::clone(&relay.timeline);
             let watching = relay.usage.begin();
             upgrade.on_upgrade(move |socket| async move {
-                viewer::run(socket, live, access == Access::ViewOnly).await;
+                viewer::run(socket, live, timeline, access == Access::ViewOnly).await;
                 drop(watching);
             })
         }
@@ -468,8 +473,15 @@ impl Listening {
         let address = setup.listen;
         let usage = Usage::new();
         let live = LiveView::start(browser.clone(), cancel.child_token());
+        let timeline = Arc::new(timeline::Timeline::default());
+        tokio::spawn(timeline::record(
+            Arc::clone(&live),
+            Arc::clone(&timeline),
+            cancel.child_token(),
+        ));
         let relay = Relay {
             live,
+            timeline,
             token: Arc::clone(&token),
             view_token: Arc::clone(&view_token),
             loopback: address.ip().is_loopback(),
@@ -485,6 +497,7 @@ impl Listening {
             .merge(
                 Router::new()
                     .route("/status", get(status))
+                    .route("/report", get(report::download))
                     .with_state(relay.clone()),
             );
         let guard_relay = relay.clone();

@@ -21,6 +21,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::live::LiveView;
+use super::timeline::Timeline;
+
+/// Timeline entries a viewer gets when it connects.
+const HISTORY: usize = 100;
 
 /// Frames a viewer may have in flight before it acknowledges one.
 const CREDITS: u32 = 2;
@@ -103,14 +107,14 @@ enum FromViewer {
 }
 
 /// Serves one viewer until it disconnects.
-pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
+pub async fn run(socket: WebSocket, live: Arc<LiveView>, timeline: Arc<Timeline>, view_only: bool) {
     let (mut outgoing, mut incoming) = socket.split();
     let browser = live.browser().clone();
     let mut frames = live.watch_frames();
     let mut control = browser.watch_control();
     let mut tabs = browser.watch_tabs();
     let mut shown = live.watch_shown();
-    let mut activity = browser.watch_activity();
+    let mut activity = timeline.watch();
     let mut gestures = browser.watch_gestures();
     let mut handoff = browser.watch_handoff();
     let mut lifecycle = browser.watch_browser();
@@ -125,6 +129,14 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
     let Ok(mut showing) = send_state(&mut outgoing, &live, view_only).await else {
         return;
     };
+    // What happened before this viewer came, for a person who was away.
+    let history = timeline.entries();
+    for entry in history.iter().skip(history.len().saturating_sub(HISTORY)) {
+        let message = entry.to_message().to_string();
+        if outgoing.send(Message::Text(message.into())).await.is_err() {
+            return;
+        }
+    }
     loop {
         if pending && credits > 0 {
             let frame = frames.borrow_and_update().clone();
@@ -211,15 +223,14 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, view_only: bool) {
                 message["type"] = json!("hand");
                 if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
             }
-            event = activity.recv() => {
-                let Ok(event) = event else { continue };
-                let outcome = match &event.outcome {
-                    None => serde_json::Value::Null,
-                    Some(Ok(())) => json!("ok"),
-                    Some(Err(code)) => json!(code),
+            entry = activity.recv() => {
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
-                let message = json!({"type": "activity", "tool": event.tool, "summary": event.summary, "session": event.session.as_str(), "outcome": outcome, "millis": event.millis});
-                if outgoing.send(Message::Text(message.to_string().into())).await.is_err() { return; }
+                let message = entry.to_message().to_string();
+                if outgoing.send(Message::Text(message.into())).await.is_err() { return; }
             }
         }
         if state_changed {

@@ -174,7 +174,32 @@ async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
         tab.as_str(),
         &report.outcome.observation,
     ));
-    Ok(ToolOutput::text(text))
+    Ok(ToolOutput::text(text).with_headline(headline(&report)))
+}
+
+/// What came of an action in a few words, for people watching: "+2 ~1 −0",
+/// "navigated", "new tab t3", "dialog"…
+fn headline(report: &browser_provider::browser::ActionReport) -> String {
+    let mut parts = Vec::new();
+    if report.outcome.navigated {
+        parts.push("navigated".to_owned());
+    }
+    for tab in &report.new_tabs {
+        parts.push(format!("new tab {tab}"));
+    }
+    if !report.dialogs.is_empty() {
+        parts.push("dialog".to_owned());
+    }
+    if !report.downloads_refused.is_empty() {
+        parts.push("download refused".to_owned());
+    }
+    if !report.blocked.is_empty() {
+        parts.push("NAVIGATION_BLOCKED".to_owned());
+    }
+    if !report.outcome.navigated {
+        parts.push(render::change_counts(&report.outcome.observation));
+    }
+    parts.join(", ")
 }
 
 /// Turns `browser_act` arguments into a target and an action, naming the

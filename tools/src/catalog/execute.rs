@@ -90,6 +90,7 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
                 image: None,
                 is_error: true,
                 code: Some("SCRIPT_THREW"),
+                headline: None,
             })
         }
     }

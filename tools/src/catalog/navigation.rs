@@ -97,7 +97,8 @@ async fn browser_open(call: Call<'_>) -> Result<ToolOutput> {
         outcome.url,
         render::load_state(&outcome),
         render::dialogs_seen(&outcome),
-    )))
+    ))
+    .with_headline(render::navigation_headline(&outcome)))
 }
 
 async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
@@ -129,7 +130,8 @@ async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
         outcome.url,
         render::load_state(&outcome),
         render::dialogs_seen(&outcome),
-    )))
+    ))
+    .with_headline(render::navigation_headline(&outcome)))
 }
 
 /// How long the snapshot after a navigation that did not finish loading

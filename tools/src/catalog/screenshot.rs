@@ -110,6 +110,7 @@ async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
         )),
         is_error: false,
         code: None,
+        headline: None,
     })
 }
 
