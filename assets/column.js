@@ -32,7 +32,12 @@
       if (typeof event.data !== 'string') return showFrame(event.data);
       const message = JSON.parse(event.data);
       if (message.type === 'state') render(message);
-      else if (message.type === 'frame') meta = message;
+      else if (message.type === 'frame') {
+        meta = message;
+        // Frames may come at the screen's pixel ratio: the picture is never
+        // drawn larger than the page's own CSS size (that would blur it).
+        img.style.maxWidth = `min(100%, ${meta.cssWidth}px)`;
+      }
       else if (message.type === 'activity') activity(message);
       else if (message.type === 'hand') hand(message);
       else if (message.type === 'error') notice(message.code + ': ' + message.message);
@@ -326,11 +331,13 @@
     const scale = window.devicePixelRatio || 1;
     send({
       type: 'viewport', width: Math.round(stage.width * scale), height: Math.round(stage.height * scale),
-      fit: fitPages, cssWidth: Math.round(stage.width), cssHeight: Math.round(stage.height),
+      fit: fitPages, cssWidth: Math.round(stage.width), cssHeight: Math.round(stage.height), scale,
     });
   }
+  // The picture area changes with the window and with the bars above it
+  // (a handoff request, a browser notice): pages follow it.
   let resizeTimer = null;
-  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendViewport, 200); });
+  new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendViewport, 200); }).observe($('stage'));
 
   // Tab strip and address bar.
   function notice(text) { $('doing').textContent = text; }

@@ -20,6 +20,7 @@ mod instance;
 mod mcp;
 mod options;
 mod people;
+mod profile;
 mod relay;
 mod secrets;
 mod tool_commands;
@@ -384,6 +385,14 @@ async fn run(cli: Cli) -> ExitCode {
             return fail(&error);
         }
     }
+    // The desktop keeps the person's profile (their sign-ins) between runs.
+    let _profile_claim = match &outcome {
+        Job::Desktop(_) => match keep_desktop_profile(&mut config, cli.browser.temporary_profile) {
+            Ok(claim) => claim,
+            Err(error) => return fail(&error),
+        },
+        _ => None,
+    };
     if cli.browser.print_config {
         use std::io::Write;
         let _ = std::io::stdout().write_all(config.to_toml().as_bytes());
@@ -543,6 +552,53 @@ fn print_bytes(bytes: &[u8]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Gives the desktop its persistent profile unless told otherwise (a
+/// profile named, `--temporary-profile`, a browser connected to) and
+/// claims it for this process (kept until it exits). Stops here when
+/// another browser-shell (or browser) already runs on that profile: the
+/// person is told where it is, and the first one stays as it is.
+fn keep_desktop_profile(
+    config: &mut config::Config,
+    temporary: bool,
+) -> browser_provider::Result<Option<profile::ProfileLock>> {
+    if config.connect.is_some() || temporary {
+        return Ok(None);
+    }
+    let dir = match &config.profile_dir {
+        Some(dir) => dir.clone(),
+        None => profile::desktop_default()?,
+    };
+    profile::create_private(&dir)?;
+    let holder = match profile::claim(&dir)? {
+        Ok(lock) => match profile::in_use_by(&dir) {
+            None => {
+                config.profile_dir = Some(dir);
+                return Ok(Some(lock));
+            }
+            Some(pid) => pid,
+        },
+        Err(pid) => pid,
+    };
+    let running = instance::find().filter(|info| instance::process_alive(info.pid));
+    let whose = match &running {
+        Some(info) if info.pid == holder || holder == 0 => format!(
+            "browser-shell is already running with this profile (pid {}); its window shows the \
+             column, also at {}",
+            info.pid,
+            info.viewer_url()
+        ),
+        _ => format!("another process (pid {holder}) uses this profile"),
+    };
+    Err(browser_provider::BrowserError::invalid(
+        "profile",
+        format!(
+            "{whose}. Use that one, or start this one with --temporary-profile (or --profile DIR) \
+             [profile: {}]",
+            dir.display()
+        ),
+    ))
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

@@ -43,9 +43,20 @@ pub struct BrowserOptions {
     #[arg(long, global = true)]
     pub headed: bool,
     /// Keep the browser profile (cookies, logins) in this directory.
-    /// Default: a temporary profile removed on exit.
-    #[arg(long, value_name = "DIR", global = true)]
+    /// Default: the desktop window keeps one in
+    /// $XDG_DATA_HOME/browser-shell/profile (its agents share it, so a
+    /// person's sign-in helps them; --isolated keeps them apart); other
+    /// commands use a temporary profile removed on exit.
+    #[arg(
+        long,
+        value_name = "DIR",
+        global = true,
+        conflicts_with = "temporary_profile"
+    )]
     pub profile: Option<PathBuf>,
+    /// The desktop window too: a fresh temporary profile, removed on exit.
+    #[arg(long, global = true)]
+    pub temporary_profile: bool,
     /// Only allow these hosts (and their subdomains); repeatable.
     #[arg(long = "allow-host", value_name = "HOST", global = true)]
     pub allowed_hosts: Vec<String>,
@@ -127,6 +138,9 @@ impl BrowserOptions {
         }
         if let Some(dir) = &self.profile {
             args.extend(["--profile".into(), absolute(dir).into()]);
+        }
+        if self.temporary_profile {
+            args.push("--temporary-profile".into());
         }
         for host in &self.allowed_hosts {
             args.extend(["--allow-host".into(), host.into()]);

@@ -2,6 +2,9 @@
 //! browser column, its webview connects as a viewer and draws frames, the
 //! window title follows the page and who holds control, and closing the
 //! window shuts everything down (Chromium gone, temporary profile removed).
+//! A second test: the window keeps its profile (a cookie survives a
+//! restart), a second instance on that profile reports the first, and the
+//! column's keys work in the window (Ctrl+T opens a tab).
 //! A screenshot of the display is saved as `target/desktop-window.png`.
 
 #![cfg(feature = "desktop")]
@@ -167,8 +170,13 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     let base = serve_fixtures().await;
     let runtime = common::runtime_dir();
     let url = format!("{base}/form.html");
-    let (mut shell, printed) =
-        start_shell_on_display(&runtime, Some(&display.name), &[&url], 3).await;
+    let (mut shell, printed) = start_shell_on_display(
+        &runtime,
+        Some(&display.name),
+        &["--temporary-profile", &url],
+        3,
+    )
+    .await;
     assert!(printed[2].starts_with("MCP over HTTP: "), "{printed:?}");
 
     // The runtime file says where the shell is: local clients need no token by hand.
@@ -268,13 +276,14 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
 
     // What a person sees: the column drawn, with the page in it (not blank):
     // the page's text in the picture area (left of the activity list, below
-    // the toolbars), not just the column's placeholder. The webview draws a
+    // the toolbars), not just the column's placeholder. (Ink is near-black:
+    // the stage around the picture is dark grey, not ink.) The webview draws a
     // frame a moment after it arrives; look until it has, for at most 3 s.
     // (The banner says the browser was restarted.)
     let ink = |picture: &image::RgbImage| {
         (90..800)
             .flat_map(|y| (0..950).map(move |x| (x, y)))
-            .filter(|&(x, y)| picture.get_pixel(x, y).0.iter().all(|&c| c < 60))
+            .filter(|&(x, y)| picture.get_pixel(x, y).0.iter().all(|&c| c < 35))
             .count()
     };
     let mut picture = screenshot(&x);
@@ -338,4 +347,142 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         !runtime.join("instance.json").exists(),
         "the runtime file goes with the shell"
     );
+}
+
+/// The endpoint a desktop shell published in `runtime`.
+fn published_endpoint(runtime: &std::path::Path) -> Endpoint {
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
+            .unwrap();
+    Endpoint {
+        host: info["url"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("http://")
+            .to_owned(),
+        path: "/mcp".into(),
+        token: info["token"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// Presses Ctrl+`key` in the focused window, through the XTEST extension
+/// (as a keyboard would).
+fn press_ctrl(x: &RustConnection, key: char) {
+    use x11rb::protocol::xtest::ConnectionExt as _;
+    let setup = x.setup();
+    let (first, count) = (setup.min_keycode, setup.max_keycode - setup.min_keycode + 1);
+    let mapping = x
+        .get_keyboard_mapping(first, count)
+        .unwrap()
+        .reply()
+        .unwrap();
+    let per = usize::from(mapping.keysyms_per_keycode);
+    let keycode = |keysym: u32| {
+        let index = mapping
+            .keysyms
+            .chunks(per)
+            .position(|syms| syms.contains(&keysym))
+            .expect("the key is on the keyboard");
+        first + u8::try_from(index).unwrap()
+    };
+    let (control, letter) = (keycode(0xffe3), keycode(u32::from(key)));
+    let root = setup.roots[0].root;
+    for (kind, code) in [(2, control), (2, letter), (3, letter), (3, control)] {
+        x.xtest_fake_input(kind, code, 0, root, 0, 0, 0).unwrap();
+    }
+    x.flush().unwrap();
+}
+
+/// Closes `window` as a window manager would, and waits for its shell.
+async fn close_window(x: &RustConnection, window: Window, shell: &mut tokio::process::Child) {
+    let protocols = atom(x, "WM_PROTOCOLS");
+    let delete = atom(x, "WM_DELETE_WINDOW");
+    let close = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+    x.send_event(false, window, EventMask::NO_EVENT, close)
+        .unwrap();
+    x.flush().unwrap();
+    let exited = tokio::time::timeout(Duration::from_secs(30), shell.wait())
+        .await
+        .expect("the shell exits when its window closes")
+        .unwrap();
+    assert!(exited.success(), "{exited}");
+}
+
+#[tokio::test]
+async fn the_window_keeps_its_profile_and_a_second_one_reports_the_first() {
+    use x11rb::protocol::xproto::InputFocus;
+    let display = VirtualDisplay::start();
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let url = format!("{base}/form.html");
+    let x = Arc::new(RustConnection::connect(Some(&display.name)).unwrap().0);
+
+    // First run: the agent signs in (a cookie the site keeps for a day).
+    let (mut shell, _) = start_shell_on_display(&runtime, Some(&display.name), &[&url], 3).await;
+    let profile = runtime.join("data/browser-shell/profile");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&profile).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "the profile is private");
+    }
+    let (window, _) = window_titled(&x, |t| t.starts_with("Sign-up form")).await;
+    let endpoint: &'static Endpoint = Box::leak(Box::new(published_endpoint(&runtime)));
+    let mut agent = common::Agent::connect(endpoint).await;
+    let (text, error) = agent.call("browser_open", json!({"url": url})).await;
+    assert!(!error, "{text}");
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "document.cookie = 'who=ada; max-age=86400; path=/'; return document.cookie"}),
+        )
+        .await;
+    assert!(!error && text.contains("who=ada"), "{text}");
+
+    // A second desktop on the same profile says where the first one is.
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+        .env("XDG_DATA_HOME", runtime.join("data"))
+        .env("DISPLAY", &display.name)
+        .arg(&url)
+        .output();
+    let second = tokio::time::timeout(Duration::from_secs(30), second)
+        .await
+        .expect("the second instance answers at once")
+        .unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{said}");
+    assert!(
+        said.contains("already running with this profile")
+            && said.contains(&format!("pid {}", shell.id().unwrap())),
+        "{said}"
+    );
+    assert_eq!(windows(&x).len(), 1, "no second window: {:?}", windows(&x));
+
+    // The column's keys work in the window: Ctrl+T opens a tab of the person's.
+    let tabs = status_until(endpoint, |_| true).await["tabs"]
+        .as_u64()
+        .unwrap();
+    x.set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)
+        .unwrap();
+    press_ctrl(&x, 't');
+    status_until(endpoint, |now| now["tabs"].as_u64() == Some(tabs + 1)).await;
+
+    close_window(&x, window, &mut shell).await;
+    assert!(profile.join("Default").is_dir(), "the profile stays");
+
+    // Second run: still signed in.
+    let (mut shell, _) = start_shell_on_display(&runtime, Some(&display.name), &[&url], 3).await;
+    let (window, _) = window_titled(&x, |t| t.starts_with("Sign-up form")).await;
+    let endpoint: &'static Endpoint = Box::leak(Box::new(published_endpoint(&runtime)));
+    let mut agent = common::Agent::connect(endpoint).await;
+    let (text, error) = agent.call("browser_open", json!({"url": url})).await;
+    assert!(!error, "{text}");
+    let (text, error) = agent
+        .call("browser_execute", json!({"script": "document.cookie"}))
+        .await;
+    assert!(
+        !error && text.contains("who=ada"),
+        "the cookie survived: {text}"
+    );
+    close_window(&x, window, &mut shell).await;
 }

@@ -570,3 +570,62 @@ async fn answers_carry_security_headers_and_guessers_are_slowed_down() {
     assert_eq!(status, 200);
     assert!(guess(9).await < Duration::from_millis(200));
 }
+
+/// A viewer on a 2× screen: pages render at twice the pixels, so its
+/// frames are twice the page's CSS size and text is sharp; the agent's
+/// results keep CSS pixels; when it leaves, pages go back to 1×.
+#[tokio::test]
+async fn a_viewer_on_a_sharp_screen_gets_frames_at_its_pixel_ratio() {
+    let base = serve_fixtures().await;
+    let (_relay, printed) = start_shell(&["relay"], 3).await;
+    let endpoint = Endpoint::of_viewer_link(&printed[0]);
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+
+    let mut viewer = connect(&endpoint.host, &endpoint.token).await;
+    send(
+        &mut viewer,
+        json!({"type": "viewport", "width": 1600, "height": 1200, "fit": true, "cssWidth": 800, "cssHeight": 600, "scale": 2}),
+    )
+    .await;
+    let mut seen = Vec::new();
+    loop {
+        let (meta, picture) = next_frame(&mut viewer).await;
+        seen.push((meta["cssWidth"].clone(), picture.width(), picture.height()));
+        if meta["cssWidth"].as_f64() == Some(800.0)
+            && picture.width() == 1600
+            && picture.height() == 1200
+        {
+            break;
+        }
+        // Frames under way at the old size and ratio come first.
+        assert!(seen.len() < 60, "never twice the page size: {seen:?}");
+    }
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "return devicePixelRatio"}),
+        )
+        .await;
+    assert!(!error && text.contains("\n2\n"), "{text}");
+    let (text, error) = agent.call("browser_screenshot", json!({})).await;
+    assert!(
+        !error && text.starts_with("Screenshot 800x600 "),
+        "the agent's picture keeps CSS pixels: {text}"
+    );
+
+    drop(viewer);
+    let (text, error) = agent
+        .call(
+            "browser_wait",
+            json!({"script": "devicePixelRatio === 1", "timeoutMs": 10000}),
+        )
+        .await;
+    assert!(!error, "back to 1× without viewers: {text}");
+}

@@ -176,6 +176,16 @@ pub async fn screenshot(
     // cheaper than rendering big and shrinking, and it avoids GPU limits.
     let pixels = region.width.max(1.0) * region.height.max(1.0);
     let scale = (request.max_pixels as f64 / pixels).sqrt().min(1.0);
+    // A page rendered for a 2× screen (a person watching on one) would give
+    // a picture of twice the size: the agent gets CSS pixels all the same.
+    let device_ratio = page
+        .evaluate_value(budget, "devicePixelRatio".to_owned())
+        .await
+        .ok()
+        .and_then(|ratio| ratio.as_f64())
+        .filter(|ratio| ratio.is_finite() && *ratio >= 1.0)
+        .unwrap_or(1.0);
+    let clip_scale = scale / device_ratio;
     let captured = page
         .call(
             budget,
@@ -187,7 +197,7 @@ pub async fn screenshot(
                     y: region.y,
                     width: region.width.max(1.0),
                     height: region.height.max(1.0),
-                    scale,
+                    scale: clip_scale,
                 }),
                 capture_beyond_viewport: beyond_viewport,
             },

@@ -28,8 +28,9 @@ pub struct LiveView {
     shown: watch::Sender<Option<ViewId>>,
     /// The latest frame of the shown tab.
     frames: watch::Sender<Option<Arc<Frame>>>,
-    /// Each viewer's picture size in device pixels, by viewer number.
-    viewer_sizes: Mutex<HashMap<u64, (u32, u32)>>,
+    /// Each viewer's picture size in device pixels and its screen's
+    /// device pixel ratio, by viewer number.
+    viewer_sizes: Mutex<HashMap<u64, ViewerScreen>>,
     /// The frame size the screencast should use (the largest viewer's).
     frame_size: watch::Sender<(u32, u32)>,
     /// Numbers for viewers.
@@ -40,15 +41,49 @@ pub struct LiveView {
     viewers: AtomicUsize,
     /// The tab the latest frame shows (it lags the shown tab briefly).
     pictured: Mutex<Option<ViewId>>,
-    /// The viewport every tab gets (CSS pixels) when the desktop window
-    /// asks for pages sized to it; `None`: pages keep their own size.
-    page_size: watch::Sender<Option<(u32, u32)>>,
+    /// How tabs render for the people watching: the viewport the desktop
+    /// window asks for, and the sharpest screen's pixel ratio.
+    page_metrics: watch::Sender<PageMetrics>,
     /// The tab list last read from the browser (see [`LiveView::tabs`]).
     last_tabs: Mutex<Vec<LiveTab>>,
     /// Bumped whenever something `/status` reports changes (viewers,
     /// frames sent, the pictured tab, tabs, control), for waiting on it.
     status: watch::Sender<u64>,
 }
+
+/// How tabs render for the people watching (agents' own results do not
+/// change: screenshots keep CSS-pixel sizes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PageMetrics {
+    /// The viewport every tab gets (CSS pixels) when the desktop window
+    /// asks for pages sized to it; `None`: pages keep their own size.
+    size: Option<(u32, u32)>,
+    /// Device pixels per CSS pixel: the largest of the viewers' screens, so
+    /// text is sharp on a 2× screen.
+    scale: f64,
+}
+
+impl Default for PageMetrics {
+    fn default() -> Self {
+        Self {
+            size: None,
+            scale: 1.0,
+        }
+    }
+}
+
+/// A viewer's picture area (device pixels) and its screen's pixel ratio.
+#[derive(Debug, Clone, Copy)]
+struct ViewerScreen {
+    size: (u32, u32),
+    scale: f64,
+}
+
+/// What a screencast was started for: the frame size and the page metrics.
+type StreamedAs = ((u32, u32), PageMetrics);
+
+/// The sharpest pixel ratio pages render at.
+const LARGEST_SCALE: f64 = 3.0;
 
 /// Frame size when no viewer said how big it is.
 const DEFAULT_FRAME_SIZE: (u32, u32) = (1280, 1280);
@@ -65,13 +100,20 @@ pub struct ViewerSlot {
 }
 
 impl ViewerSlot {
-    /// The viewer's picture is now `width` × `height` device pixels.
-    pub fn resize(&self, width: u32, height: u32) {
+    /// The viewer's picture is now `width` × `height` device pixels, on a
+    /// screen of `scale` device pixels per CSS pixel.
+    pub fn resize(&self, width: u32, height: u32, scale: f64) {
         let size = (
             width.clamp(SMALLEST_FRAME, LARGEST_FRAME),
             height.clamp(SMALLEST_FRAME, LARGEST_FRAME),
         );
-        self.live.set_viewer_size(self.id, Some(size));
+        let scale = if scale.is_finite() {
+            scale.clamp(1.0, LARGEST_SCALE)
+        } else {
+            1.0
+        };
+        self.live
+            .set_viewer_size(self.id, Some(ViewerScreen { size, scale }));
     }
 }
 
@@ -99,7 +141,7 @@ impl LiveView {
             pictured: Mutex::new(None),
             status: watch::Sender::new(0),
             last_tabs: Mutex::new(Vec::new()),
-            page_size: watch::Sender::new(None),
+            page_metrics: watch::Sender::new(PageMetrics::default()),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel.clone()));
         tokio::spawn(Arc::clone(&live).follow_status(cancel));
@@ -151,22 +193,32 @@ impl LiveView {
         }
     }
 
-    fn set_viewer_size(&self, viewer: u64, size: Option<(u32, u32)>) {
-        let wanted = {
+    fn set_viewer_size(&self, viewer: u64, size: Option<ViewerScreen>) {
+        let (wanted, scale) = {
             let mut sizes = self.viewer_sizes.lock().unwrap_or_else(|p| p.into_inner());
             match size {
                 Some(size) => sizes.insert(viewer, size),
                 None => sizes.remove(&viewer),
             };
-            sizes
+            let frame = sizes
                 .values()
-                .copied()
+                .map(|screen| screen.size)
                 .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)))
-                .unwrap_or(DEFAULT_FRAME_SIZE)
+                .unwrap_or(DEFAULT_FRAME_SIZE);
+            let scale = sizes
+                .values()
+                .map(|screen| screen.scale)
+                .fold(1.0, f64::max);
+            (frame, scale)
         };
         self.frame_size.send_if_modified(|current| {
             let changed = *current != wanted;
             *current = wanted;
+            changed
+        });
+        self.page_metrics.send_if_modified(|current| {
+            let changed = current.scale != scale;
+            current.scale = scale;
             changed
         });
     }
@@ -175,9 +227,9 @@ impl LiveView {
     /// to what a page can sensibly use), as a browser window would.
     pub fn fit_pages(&self, width: u32, height: u32) {
         let size = (width.clamp(200, 4096), height.clamp(150, 4096));
-        self.page_size.send_if_modified(|current| {
-            let changed = *current != Some(size);
-            *current = Some(size);
+        self.page_metrics.send_if_modified(|current| {
+            let changed = current.size != Some(size);
+            current.size = Some(size);
             changed
         });
         self.status_changed();
@@ -185,20 +237,31 @@ impl LiveView {
 
     /// The viewport tabs are sized to, if the desktop window asked for one.
     pub fn page_size(&self) -> Option<(u32, u32)> {
-        *self.page_size.borrow()
+        self.page_metrics.borrow().size
     }
 
-    /// Gives tabs that do not have it yet the page size asked for.
-    async fn size_pages(&self, tabs: &[LiveTab], sized: &mut HashMap<ViewId, (u32, u32)>) {
-        let Some((width, height)) = self.page_size() else {
-            return;
-        };
+    /// The pixel ratio tabs render at for the people watching.
+    pub fn page_scale(&self) -> f64 {
+        self.page_metrics.borrow().scale
+    }
+
+    /// Gives tabs that do not have them yet the size and pixel ratio the
+    /// people watching need (and takes them back when nobody needs them).
+    async fn size_pages(&self, tabs: &[LiveTab], sized: &mut HashMap<ViewId, PageMetrics>) {
+        let wanted = *self.page_metrics.borrow();
         sized.retain(|view, _| tabs.iter().any(|t| &t.view == view));
         // A CDP client's pages keep the viewport the client gave them.
         for tab in tabs.iter().filter(|t| !t.external) {
-            if sized.get(&tab.view) == Some(&(width, height)) {
+            if sized.get(&tab.view).copied().unwrap_or_default() == wanted {
                 continue;
             }
+            // Zero keeps the page's own size, or its own pixel ratio.
+            let (width, height) = wanted.size.unwrap_or((0, 0));
+            let scale = if wanted.scale > 1.0 {
+                wanted.scale
+            } else {
+                0.0
+            };
             let resized = self
                 .browser
                 .host()
@@ -207,14 +270,14 @@ impl LiveView {
                     &EmulationSetDeviceMetricsOverride {
                         width,
                         height,
-                        device_scale_factor: 0.0,
+                        device_scale_factor: scale,
                         mobile: false,
                     },
                 )
                 .await;
             match resized {
                 Ok(_) => {
-                    sized.insert(tab.view.clone(), (width, height));
+                    sized.insert(tab.view.clone(), wanted);
                 }
                 Err(error) => tracing::debug!(%error, "cannot size a tab to the window"),
             }
@@ -341,9 +404,12 @@ impl LiveView {
         let mut tabs_changed = self.browser.watch_tabs();
         let mut shown_changed = self.shown.subscribe();
         let mut size_changed = self.frame_size.subscribe();
-        let mut page_size_changed = self.page_size.subscribe();
-        let mut sized: HashMap<ViewId, (u32, u32)> = HashMap::new();
-        let mut cast: Option<(ViewId, Screencast, (u32, u32))> = None;
+        let mut page_size_changed = self.page_metrics.subscribe();
+        let mut sized: HashMap<ViewId, PageMetrics> = HashMap::new();
+        // The tab streamed, its stream, and the frame size and page metrics
+        // it started with (a change of either starts it again, so the new
+        // picture comes at once even on a still page).
+        let mut cast: Option<(ViewId, Screencast, StreamedAs)> = None;
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
         // The highest tab number seen: a higher one is a tab that just opened.
         let mut highest_seen = 0u64;
@@ -406,8 +472,9 @@ impl LiveView {
             }
             let want = self.shown();
             let size = *size_changed.borrow_and_update();
-            if cast.as_ref().map(|(view, _, size)| (view, *size))
-                != want.as_ref().map(|v| (v, size))
+            let streamed_as = (size, *self.page_metrics.borrow());
+            if cast.as_ref().map(|(view, _, streamed)| (view, *streamed))
+                != want.as_ref().map(|v| (v, streamed_as))
             {
                 if let Some((_, old, _)) = cast.take() {
                     old.stop().await;
@@ -434,7 +501,7 @@ impl LiveView {
                                 self.publish(Some(&view), first);
                             }
                             cast_frames = Some(frames);
-                            cast = Some((view, started, size));
+                            cast = Some((view, started, streamed_as));
                         }
                         Err(error) => {
                             // Usually a tab between documents; try again shortly.

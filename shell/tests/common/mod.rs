@@ -60,6 +60,8 @@ pub async fn start_shell_on_display(
     let mut child = command
         .args(args)
         .env("BROWSER_SHELL_RUNTIME_DIR", runtime)
+        // Kept data (the desktop's profile) stays in the test's directory.
+        .env("XDG_DATA_HOME", runtime.join("data"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .kill_on_drop(true)
