@@ -34,8 +34,8 @@
       if (message.type === 'state') render(message);
       else if (message.type === 'frame') {
         meta = message;
-        // Frames may come at the screen's pixel ratio: the picture is never
-        // drawn larger than the page's own CSS size (that would blur it).
+        // The picture is never drawn larger than the page's own CSS size:
+        // scaled up on a sharp screen, it would blur.
         img.style.maxWidth = `min(100%, ${meta.cssWidth}px)`;
       }
       else if (message.type === 'activity') activity(message);
@@ -331,7 +331,7 @@
     const scale = window.devicePixelRatio || 1;
     send({
       type: 'viewport', width: Math.round(stage.width * scale), height: Math.round(stage.height * scale),
-      fit: fitPages, cssWidth: Math.round(stage.width), cssHeight: Math.round(stage.height), scale,
+      fit: fitPages, cssWidth: Math.round(stage.width), cssHeight: Math.round(stage.height),
     });
   }
   // The picture area changes with the window and with the bars above it

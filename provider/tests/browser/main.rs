@@ -77,6 +77,7 @@ fn main() {
         screenshot::element_clip_shows_the_element,
         screenshot::ceilings_downscale_instead_of_failing,
         screenshot::bad_arguments_are_refused,
+        screenshot::a_page_rendered_at_2x_still_gives_css_pixels,
         input::click_and_type_at_coordinates,
         dialogs::dialogs_are_dismissed_and_reported,
         dialogs::beforeunload_does_not_block_navigation,

@@ -195,3 +195,38 @@ pub async fn bad_arguments_are_refused(ctx: Ctx) {
     .unwrap_err();
     assert_eq!(quality.code(), "INVALID_ARGUMENT");
 }
+
+/// A page rendered for a 2× screen (a CDP client, or a person's sharp
+/// screen, may ask for that) still gives the agent a picture in CSS
+/// pixels: four times the pixels would cost four times the tokens.
+pub async fn a_page_rendered_at_2x_still_gives_css_pixels(ctx: Ctx) {
+    use browser_provider::cdp::protocol::EmulationSetDeviceMetricsOverride;
+    use browser_provider::host::ViewHostExt;
+    let session = ctx.session_at("colors.html").await;
+    let tab = ctx.browser().active_tab(&session).unwrap();
+    let view = ctx.browser().view_of(&session, &tab).unwrap();
+    ctx.browser()
+        .host()
+        .call(
+            &view,
+            &EmulationSetDeviceMetricsOverride {
+                width: 0,
+                height: 0,
+                device_scale_factor: 2.0,
+                mobile: false,
+            },
+        )
+        .await
+        .unwrap();
+    let seen = ctx
+        .eval(&session, "[innerWidth, innerHeight, devicePixelRatio]")
+        .await;
+    assert_eq!(seen[2], 2, "{seen}");
+    let shot = shoot(&ctx, &session, ScreenshotRequest::default())
+        .await
+        .unwrap();
+    let picture = decode(&shot);
+    assert_eq!(u64::from(picture.width()), seen[0].as_u64().unwrap());
+    assert_eq!(u64::from(picture.height()), seen[1].as_u64().unwrap());
+    assert!(near(picture.get_pixel(10, 10), [255, 0, 0]));
+}

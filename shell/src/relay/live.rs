@@ -28,9 +28,8 @@ pub struct LiveView {
     shown: watch::Sender<Option<ViewId>>,
     /// The latest frame of the shown tab.
     frames: watch::Sender<Option<Arc<Frame>>>,
-    /// Each viewer's picture size in device pixels and its screen's
-    /// device pixel ratio, by viewer number.
-    viewer_sizes: Mutex<HashMap<u64, ViewerScreen>>,
+    /// Each viewer's picture size in device pixels, by viewer number.
+    viewer_sizes: Mutex<HashMap<u64, (u32, u32)>>,
     /// The frame size the screencast should use (the largest viewer's).
     frame_size: watch::Sender<(u32, u32)>,
     /// Numbers for viewers.
@@ -41,9 +40,9 @@ pub struct LiveView {
     viewers: AtomicUsize,
     /// The tab the latest frame shows (it lags the shown tab briefly).
     pictured: Mutex<Option<ViewId>>,
-    /// How tabs render for the people watching: the viewport the desktop
-    /// window asks for, and the sharpest screen's pixel ratio.
-    page_metrics: watch::Sender<PageMetrics>,
+    /// The viewport every tab gets (CSS pixels) when the desktop window
+    /// asks for pages sized to it; `None`: pages keep their own size.
+    page_size: watch::Sender<Option<(u32, u32)>>,
     /// The tab list last read from the browser (see [`LiveView::tabs`]).
     last_tabs: Mutex<Vec<LiveTab>>,
     /// Bumped whenever something `/status` reports changes (viewers,
@@ -51,39 +50,9 @@ pub struct LiveView {
     status: watch::Sender<u64>,
 }
 
-/// How tabs render for the people watching (agents' own results do not
-/// change: screenshots keep CSS-pixel sizes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct PageMetrics {
-    /// The viewport every tab gets (CSS pixels) when the desktop window
-    /// asks for pages sized to it; `None`: pages keep their own size.
-    size: Option<(u32, u32)>,
-    /// Device pixels per CSS pixel: the largest of the viewers' screens, so
-    /// text is sharp on a 2× screen.
-    scale: f64,
-}
-
-impl Default for PageMetrics {
-    fn default() -> Self {
-        Self {
-            size: None,
-            scale: 1.0,
-        }
-    }
-}
-
-/// A viewer's picture area (device pixels) and its screen's pixel ratio.
-#[derive(Debug, Clone, Copy)]
-struct ViewerScreen {
-    size: (u32, u32),
-    scale: f64,
-}
-
-/// What a screencast was started for: the frame size and the page metrics.
-type StreamedAs = ((u32, u32), PageMetrics);
-
-/// The sharpest pixel ratio pages render at.
-const LARGEST_SCALE: f64 = 3.0;
+/// What a screencast was started for: the frame size, and the page size
+/// the desktop window asked for.
+type StreamedAs = ((u32, u32), Option<(u32, u32)>);
 
 /// Frame size when no viewer said how big it is.
 const DEFAULT_FRAME_SIZE: (u32, u32) = (1280, 1280);
@@ -100,20 +69,13 @@ pub struct ViewerSlot {
 }
 
 impl ViewerSlot {
-    /// The viewer's picture is now `width` × `height` device pixels, on a
-    /// screen of `scale` device pixels per CSS pixel.
-    pub fn resize(&self, width: u32, height: u32, scale: f64) {
+    /// The viewer's picture is now `width` × `height` device pixels.
+    pub fn resize(&self, width: u32, height: u32) {
         let size = (
             width.clamp(SMALLEST_FRAME, LARGEST_FRAME),
             height.clamp(SMALLEST_FRAME, LARGEST_FRAME),
         );
-        let scale = if scale.is_finite() {
-            scale.clamp(1.0, LARGEST_SCALE)
-        } else {
-            1.0
-        };
-        self.live
-            .set_viewer_size(self.id, Some(ViewerScreen { size, scale }));
+        self.live.set_viewer_size(self.id, Some(size));
     }
 }
 
@@ -141,7 +103,7 @@ impl LiveView {
             pictured: Mutex::new(None),
             status: watch::Sender::new(0),
             last_tabs: Mutex::new(Vec::new()),
-            page_metrics: watch::Sender::new(PageMetrics::default()),
+            page_size: watch::Sender::new(None),
         });
         tokio::spawn(Arc::clone(&live).follow(cancel.clone()));
         tokio::spawn(Arc::clone(&live).follow_status(cancel));
@@ -193,32 +155,22 @@ impl LiveView {
         }
     }
 
-    fn set_viewer_size(&self, viewer: u64, size: Option<ViewerScreen>) {
-        let (wanted, scale) = {
+    fn set_viewer_size(&self, viewer: u64, size: Option<(u32, u32)>) {
+        let wanted = {
             let mut sizes = self.viewer_sizes.lock().unwrap_or_else(|p| p.into_inner());
             match size {
                 Some(size) => sizes.insert(viewer, size),
                 None => sizes.remove(&viewer),
             };
-            let frame = sizes
+            sizes
                 .values()
-                .map(|screen| screen.size)
+                .copied()
                 .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)))
-                .unwrap_or(DEFAULT_FRAME_SIZE);
-            let scale = sizes
-                .values()
-                .map(|screen| screen.scale)
-                .fold(1.0, f64::max);
-            (frame, scale)
+                .unwrap_or(DEFAULT_FRAME_SIZE)
         };
         self.frame_size.send_if_modified(|current| {
             let changed = *current != wanted;
             *current = wanted;
-            changed
-        });
-        self.page_metrics.send_if_modified(|current| {
-            let changed = current.scale != scale;
-            current.scale = scale;
             changed
         });
     }
@@ -227,9 +179,9 @@ impl LiveView {
     /// to what a page can sensibly use), as a browser window would.
     pub fn fit_pages(&self, width: u32, height: u32) {
         let size = (width.clamp(200, 4096), height.clamp(150, 4096));
-        self.page_metrics.send_if_modified(|current| {
-            let changed = current.size != Some(size);
-            current.size = Some(size);
+        self.page_size.send_if_modified(|current| {
+            let changed = *current != Some(size);
+            *current = Some(size);
             changed
         });
         self.status_changed();
@@ -237,31 +189,20 @@ impl LiveView {
 
     /// The viewport tabs are sized to, if the desktop window asked for one.
     pub fn page_size(&self) -> Option<(u32, u32)> {
-        self.page_metrics.borrow().size
+        *self.page_size.borrow()
     }
 
-    /// The pixel ratio tabs render at for the people watching.
-    pub fn page_scale(&self) -> f64 {
-        self.page_metrics.borrow().scale
-    }
-
-    /// Gives tabs that do not have them yet the size and pixel ratio the
-    /// people watching need (and takes them back when nobody needs them).
-    async fn size_pages(&self, tabs: &[LiveTab], sized: &mut HashMap<ViewId, PageMetrics>) {
-        let wanted = *self.page_metrics.borrow();
+    /// Gives tabs that do not have it yet the page size asked for.
+    async fn size_pages(&self, tabs: &[LiveTab], sized: &mut HashMap<ViewId, (u32, u32)>) {
+        let Some((width, height)) = self.page_size() else {
+            return;
+        };
         sized.retain(|view, _| tabs.iter().any(|t| &t.view == view));
         // A CDP client's pages keep the viewport the client gave them.
         for tab in tabs.iter().filter(|t| !t.external) {
-            if sized.get(&tab.view).copied().unwrap_or_default() == wanted {
+            if sized.get(&tab.view) == Some(&(width, height)) {
                 continue;
             }
-            // Zero keeps the page's own size, or its own pixel ratio.
-            let (width, height) = wanted.size.unwrap_or((0, 0));
-            let scale = if wanted.scale > 1.0 {
-                wanted.scale
-            } else {
-                0.0
-            };
             let resized = self
                 .browser
                 .host()
@@ -270,14 +211,14 @@ impl LiveView {
                     &EmulationSetDeviceMetricsOverride {
                         width,
                         height,
-                        device_scale_factor: scale,
+                        device_scale_factor: 0.0,
                         mobile: false,
                     },
                 )
                 .await;
             match resized {
                 Ok(_) => {
-                    sized.insert(tab.view.clone(), wanted);
+                    sized.insert(tab.view.clone(), (width, height));
                 }
                 Err(error) => tracing::debug!(%error, "cannot size a tab to the window"),
             }
@@ -404,10 +345,10 @@ impl LiveView {
         let mut tabs_changed = self.browser.watch_tabs();
         let mut shown_changed = self.shown.subscribe();
         let mut size_changed = self.frame_size.subscribe();
-        let mut page_size_changed = self.page_metrics.subscribe();
-        let mut sized: HashMap<ViewId, PageMetrics> = HashMap::new();
-        // The tab streamed, its stream, and the frame size and page metrics
-        // it started with (a change of either starts it again, so the new
+        let mut page_size_changed = self.page_size.subscribe();
+        let mut sized: HashMap<ViewId, (u32, u32)> = HashMap::new();
+        // The tab streamed, its stream, and the frame size and page size it
+        // started with (a change of either starts it again, so the new
         // picture comes at once even on a still page).
         let mut cast: Option<(ViewId, Screencast, StreamedAs)> = None;
         let mut cast_frames: Option<watch::Receiver<Option<Arc<Frame>>>> = None;
@@ -472,7 +413,7 @@ impl LiveView {
             }
             let want = self.shown();
             let size = *size_changed.borrow_and_update();
-            let streamed_as = (size, *self.page_metrics.borrow());
+            let streamed_as = (size, self.page_size());
             if cast.as_ref().map(|(view, _, streamed)| (view, *streamed))
                 != want.as_ref().map(|v| (v, streamed_as))
             {

@@ -257,7 +257,6 @@ async fn status(
         "shown": handle_of(live.shown()),
         "pictured": handle_of(live.pictured()),
         "pageSize": live.page_size().map(|(width, height)| [width, height]),
-        "pageScale": live.page_scale(),
         "browser": live.browser_status(),
         "census": live.browser().census(),
         "process": process_figures(),

@@ -47,9 +47,6 @@ enum FromViewer {
         css_width: u32,
         #[serde(default, rename = "cssHeight")]
         css_height: u32,
-        /// The screen's device pixels per CSS pixel.
-        #[serde(default)]
-        scale: Option<f64>,
     },
     /// Show this tab.
     Show { tab: String },
@@ -173,8 +170,8 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, timeline: Arc<Timeline>
                 };
                 match request {
                     FromViewer::Ack => credits = (credits + 1).min(CREDITS),
-                    FromViewer::Viewport { width, height, fit, css_width, css_height, scale } => {
-                        slot.resize(width, height, scale.unwrap_or(1.0));
+                    FromViewer::Viewport { width, height, fit, css_width, css_height } => {
+                        slot.resize(width, height);
                         if fit && !view_only {
                             live.fit_pages(css_width, css_height);
                         }
