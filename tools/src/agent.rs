@@ -126,6 +126,28 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// A call's activity record while it runs; if the call is dropped before
+/// it ends (its caller went away), the record ends as `ABORTED`.
+struct Unfinished<'a> {
+    browser: &'a Browser,
+    running: Option<Activity>,
+    started: std::time::Instant,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            self.browser.record_activity(Activity {
+                outcome: Some(Err("ABORTED".to_owned())),
+                millis: Some(self.started.elapsed().as_millis() as u64),
+                headline: "ABORTED".to_owned(),
+                result: "The caller went away before the call ended.".to_owned(),
+                ..running
+            });
+        }
+    }
+}
+
 /// Ends the session once it has been idle for `lease` (no call running).
 async fn watch_lease(guard: std::sync::Weak<SessionGuard>, lease: Duration) {
     let Some(dropped) = guard.upgrade().map(|g| g.dropped.clone()) else {
@@ -248,7 +270,7 @@ impl Agent {
             .and_then(Value::as_str)
             .filter(|_| name == "browser_act")
             .map(str::to_owned);
-        self.browser.record_activity(Activity {
+        let running = Activity {
             session: session.clone(),
             tool: name.to_owned(),
             summary: summary.clone(),
@@ -257,7 +279,15 @@ impl Agent {
             millis: None,
             headline: String::new(),
             result: String::new(),
-        });
+        };
+        self.browser.record_activity(running.clone());
+        // A caller that goes away mid-call drops this future: the people
+        // watching still see the call end.
+        let mut unfinished = Unfinished {
+            browser: &self.browser,
+            running: Some(running),
+            started,
+        };
         let settings = ToolSettings {
             output_dir: self.options.output_dir.clone(),
             secrets: self.options.secrets.clone(),
@@ -286,6 +316,7 @@ impl Agent {
             outcome = if output.is_error { output.code.unwrap_or("ERROR") } else { "OK" },
             ms = millis,
         );
+        unfinished.running = None;
         let headline = match (&output.headline, output.is_error) {
             (Some(headline), _) => headline.clone(),
             (None, true) => output.code.unwrap_or("ERROR").to_owned(),

@@ -187,8 +187,14 @@ impl Timeline {
             state.next_id += 1;
             let entry = Arc::new(make(state.next_id));
             state.entries.push_back(Arc::clone(&entry));
+            let mut dropped = false;
             while state.entries.len() > KEPT_ENTRIES {
                 state.entries.pop_front();
+                dropped = true;
+            }
+            if dropped && let Some(oldest) = state.entries.front().map(|e| e.id) {
+                // A call whose entry is gone is no longer followed.
+                state.running.retain(|_, id| *id >= oldest);
             }
             entry
         };

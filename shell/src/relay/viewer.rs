@@ -217,7 +217,12 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, timeline: Arc<Timeline>
             }
             gesture = gestures.recv() => {
                 // Only the shown tab's: the column draws over its picture.
-                let Ok(gesture) = gesture else { continue };
+                let gesture = match gesture {
+                    Ok(gesture) => gesture,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    // The browser this viewer holds is gone: nothing more comes.
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
                 if live.shown().as_ref() != Some(&gesture.view) { continue }
                 let mut message = json!(gesture);
                 message["type"] = json!("hand");
