@@ -293,6 +293,7 @@
       link.download = 'browser-shell-report.html';
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 60000);
+      notice('Report saved to your downloads as browser-shell-report.html');
     } catch (error) {
       notice('The report could not be made: ' + error.message);
     }
