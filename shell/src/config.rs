@@ -54,6 +54,10 @@ pub struct Config {
     pub browser_path: Option<PathBuf>,
     /// A persistent profile directory (default: temporary).
     pub profile_dir: Option<PathBuf>,
+    /// Device pixels per CSS pixel the browser renders at (1 to 3): 2 makes
+    /// the live picture sharp on a 2× screen. Agents' screenshots keep CSS
+    /// pixels. Default: the desktop window follows `GDK_SCALE`, else 1.
+    pub device_scale_factor: Option<f64>,
     /// Use a running browser at this endpoint instead of launching one.
     pub connect: Option<String>,
     /// Secrets for agents to type by name (a TOML file only you can read).
@@ -83,6 +87,7 @@ impl Default for Config {
             headless: true,
             browser_path: None,
             profile_dir: None,
+            device_scale_factor: None,
             connect: None,
             secrets_file: None,
             secrets: browser_tools::secrets::Secrets::default(),
@@ -121,6 +126,14 @@ impl Config {
             if bad {
                 return Err(BrowserError::invalid(key, "is too small"));
             }
+        }
+        if let Some(scale) = self.device_scale_factor
+            && !(1.0..=3.0).contains(&scale)
+        {
+            return Err(BrowserError::invalid(
+                "deviceScaleFactor",
+                format!("{scale} is out of range: give 1 to 3 (2 for a 2× screen)"),
+            ));
         }
         Ok(())
     }

@@ -385,6 +385,13 @@ async fn run(cli: Cli) -> ExitCode {
             return fail(&error);
         }
     }
+    // The desktop renders for the screen it is on, as GTK is told to.
+    if matches!(outcome, Job::Desktop(_)) && config.device_scale_factor.is_none() {
+        config.device_scale_factor = std::env::var("GDK_SCALE")
+            .ok()
+            .and_then(|scale| scale.trim().parse::<f64>().ok())
+            .filter(|scale| (1.0..=3.0).contains(scale));
+    }
     // The desktop keeps the person's profile (their sign-ins) between runs.
     let _profile_claim = match &outcome {
         Job::Desktop(_) => match keep_desktop_profile(&mut config, cli.browser.temporary_profile) {

@@ -57,6 +57,11 @@ pub struct BrowserOptions {
     /// The desktop window too: a fresh temporary profile, removed on exit.
     #[arg(long, global = true)]
     pub temporary_profile: bool,
+    /// Render pages at this many device pixels per CSS pixel (1 to 3), so
+    /// the live picture is sharp on a 2× screen; agents' screenshots keep
+    /// CSS pixels. Default: the desktop window follows GDK_SCALE, else 1.
+    #[arg(long, value_name = "N", global = true)]
+    pub device_scale_factor: Option<f64>,
     /// Only allow these hosts (and their subdomains); repeatable.
     #[arg(long = "allow-host", value_name = "HOST", global = true)]
     pub allowed_hosts: Vec<String>,
@@ -142,6 +147,9 @@ impl BrowserOptions {
         if self.temporary_profile {
             args.push("--temporary-profile".into());
         }
+        if let Some(scale) = self.device_scale_factor {
+            args.extend(["--device-scale-factor".into(), scale.to_string().into()]);
+        }
         for host in &self.allowed_hosts {
             args.extend(["--allow-host".into(), host.into()]);
         }
@@ -177,6 +185,9 @@ impl BrowserOptions {
         }
         if let Some(dir) = &self.profile {
             config.profile_dir = Some(dir.clone());
+        }
+        if let Some(scale) = self.device_scale_factor {
+            config.device_scale_factor = Some(scale);
         }
         if !self.allowed_hosts.is_empty() {
             config.allowed_hosts = self.allowed_hosts.clone();
@@ -230,6 +241,14 @@ impl Started {
                     .clone()
                     .map_or(ProfileDir::Temporary, ProfileDir::Persistent),
                 host_resolver_rules: policy.host_resolver_rules(),
+                // Rendered for a sharp screen: the live picture's frames
+                // come at this scale (emulating it per page does not change
+                // the headless screencast's frames).
+                extra_args: config
+                    .device_scale_factor
+                    .filter(|scale| *scale != 1.0)
+                    .map(|scale| vec![format!("--force-device-scale-factor={scale}")])
+                    .unwrap_or_default(),
                 ..LaunchOptions::default()
             }),
         };

@@ -570,3 +570,50 @@ async fn answers_carry_security_headers_and_guessers_are_slowed_down() {
     assert_eq!(status, 200);
     assert!(guess(9).await < Duration::from_millis(200));
 }
+
+/// A relay rendering for 2× screens: frames are twice the page's CSS size
+/// (sharp on such a screen), the agent's screenshot keeps CSS pixels, and
+/// a scale out of range is refused before anything starts.
+#[tokio::test]
+async fn a_relay_for_sharp_screens_sends_frames_at_twice_the_page_size() {
+    let base = serve_fixtures().await;
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["relay", "--device-scale-factor", "5", "--print-config"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("deviceScaleFactor"));
+
+    let (_relay, printed) = start_shell(&["relay", "--device-scale-factor", "2"], 3).await;
+    let endpoint = Endpoint::of_viewer_link(&printed[0]);
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let mut viewer = connect(&endpoint.host, &endpoint.token).await;
+    send(
+        &mut viewer,
+        json!({"type": "viewport", "width": 2560, "height": 1600}),
+    )
+    .await;
+    let mut seen = Vec::new();
+    loop {
+        let (meta, picture) = next_frame(&mut viewer).await;
+        seen.push((meta["cssWidth"].clone(), picture.width(), picture.height()));
+        if meta["cssWidth"].as_f64() == Some(1280.0) && picture.width() == 2560 {
+            break;
+        }
+        // Frames under way at the old size come first.
+        assert!(seen.len() < 60, "never twice the page's size: {seen:?}");
+    }
+    let (text, error) = agent.call("browser_screenshot", json!({})).await;
+    assert!(
+        !error && text.starts_with("Screenshot 1280x800 "),
+        "the agent's picture keeps CSS pixels: {text}"
+    );
+}
