@@ -83,7 +83,8 @@ pub struct BrowserOptions {
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
     /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
-    /// headless, browserPath, profileDir, connect, secretsFile). Flags override it.
+    /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile). Flags
+    /// override it.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
     /// Print the resulting configuration as TOML and exit.
