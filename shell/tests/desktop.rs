@@ -365,6 +365,19 @@ fn published_endpoint(runtime: &std::path::Path) -> Endpoint {
     }
 }
 
+/// Whether `window` asks for attention (ICCCM urgency hint in WM_HINTS).
+fn urgent(x: &RustConnection, window: Window) -> bool {
+    use x11rb::protocol::xproto::AtomEnum;
+    const URGENCY_HINT: u32 = 1 << 8;
+    x.get_property(false, window, AtomEnum::WM_HINTS, AtomEnum::WM_HINTS, 0, 9)
+        .unwrap()
+        .reply()
+        .unwrap()
+        .value32()
+        .and_then(|mut values| values.next())
+        .is_some_and(|flags| flags & URGENCY_HINT != 0)
+}
+
 /// Presses Ctrl+`key` in the focused window, through the XTEST extension
 /// (as a keyboard would).
 fn press_ctrl(x: &RustConnection, key: char) {
@@ -457,6 +470,23 @@ async fn the_window_keeps_its_profile_and_a_second_one_reports_the_first() {
         "{said}"
     );
     assert_eq!(windows(&x).len(), 1, "no second window: {:?}", windows(&x));
+
+    // An agent asks for help: the window asks for attention (the urgency
+    // hint a task bar shows) with the request first in its title, and
+    // stops asking when the handoff ends (here: its own time runs out).
+    assert!(!urgent(&x, window), "no attention asked yet");
+    let handoff = agent.call(
+        "browser_handoff",
+        json!({"reason": "Please sign in", "timeoutMs": 3000}),
+    );
+    let watched = async {
+        window_titled(&x, |t| t.starts_with("Help needed: Please sign in")).await;
+        assert!(urgent(&x, window), "the window asks for attention");
+        window_titled(&x, |t| !t.starts_with("Help needed")).await;
+    };
+    let ((text, _), ()) = tokio::join!(handoff, watched);
+    assert!(text.contains("TIMEOUT"), "the person kept control: {text}");
+    assert!(!urgent(&x, window), "no attention asked after the handoff");
 
     // The column's keys work in the window: Ctrl+T opens a tab of the person's.
     let tabs = status_until(endpoint, |_| true).await["tabs"]

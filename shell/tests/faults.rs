@@ -39,7 +39,16 @@ async fn the_relay_survives_a_killed_browser() {
         .await
         .unwrap();
     // The viewer draws (acknowledges) every frame, as the column does, and
-    // reports the first state that tells of a restart.
+    // reports the first state that tells of a restart. Its picture is
+    // small: the animated page's frames then cost little on a busy machine.
+    viewer
+        .send(Message::Text(
+            json!({"type": "viewport", "width": 320, "height": 320})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
     let (tell, restarted_state) = tokio::sync::oneshot::channel::<Value>();
     tokio::spawn(async move {
         let mut tell = Some(tell);

@@ -178,6 +178,17 @@ pub async fn run(
                 reason: reason.into(),
             })))
             .await;
+        // The closing handshake: the client answers with its own close
+        // frame. Waiting for it (briefly) ends the connection cleanly
+        // instead of dropping it under a client still reading.
+        let _ = tokio::time::timeout(CLOSING_HANDSHAKE, async {
+            while let Some(Ok(message)) = incoming.next().await {
+                if matches!(message, Message::Close(_)) {
+                    return;
+                }
+            }
+        })
+        .await;
         return;
     }
     // What it attached goes with its home session.
@@ -428,6 +439,9 @@ fn undo_attach(link: &RelayLink, home: &SessionId, attached: &str) {
         json!({"sessionId": attached}),
     );
 }
+
+/// How long a client whose browser went away has to answer the close frame.
+const CLOSING_HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The WebSocket close code for "the browser went away; come back later"
 /// (1012, Service Restart).
