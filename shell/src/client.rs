@@ -78,15 +78,26 @@ impl Client {
     /// # Errors
     /// `NOT_CONNECTED` when the instance cannot be reached or refuses us.
     pub async fn call(&self, tool: &str, arguments: serde_json::Value) -> Result<CliReply> {
-        let url = format!("{}/cli/call", self.info.url);
-        let response = self
+        let request = self
             .http
-            .post(&url)
-            .bearer_auth(&self.info.token)
+            .post(format!("{}/cli/call", self.info.url))
             .json(&CliCall {
                 tool: tool.to_owned(),
                 arguments,
-            })
+            });
+        let response = self.send(request).await?;
+        if !response.status().is_success() {
+            return Err(self.refused(response).await);
+        }
+        response.json::<CliReply>().await.map_err(|e| {
+            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
+        })
+    }
+
+    /// Sends `request` with our token.
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        request
+            .bearer_auth(&self.info.token)
             .send()
             .await
             .map_err(|e| {
@@ -94,19 +105,18 @@ impl Client {
                     "cannot reach browser-shell at {} (pid {}): {e}",
                     self.info.url, self.info.pid
                 ))
-            })?;
+            })
+    }
+
+    /// The error for an answer that is not a success: what the instance said.
+    async fn refused(&self, response: reqwest::Response) -> BrowserError {
         let status = response.status();
-        if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
-            return Err(BrowserError::not_connected(format!(
-                "browser-shell at {} answered {status}: {}",
-                self.info.url,
-                body.trim()
-            )));
-        }
-        response.json::<CliReply>().await.map_err(|e| {
-            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
-        })
+        let body = response.text().await.unwrap_or_default();
+        BrowserError::not_connected(format!(
+            "browser-shell at {} answered {status}: {}",
+            self.info.url,
+            body.trim()
+        ))
     }
 
     /// The instance's activity report (HTML), of one session or all.
@@ -117,38 +127,23 @@ impl Client {
     pub async fn report(&self, session: Option<&str>) -> Result<String> {
         let session_part: String =
             url::form_urlencoded::byte_serialize(session.unwrap_or_default().as_bytes()).collect();
-        let url = format!("{}/report?session={session_part}", self.info.url);
-        let response = self
+        let request = self
             .http
-            .get(&url)
-            .bearer_auth(&self.info.token)
-            .send()
-            .await
-            .map_err(|e| {
-                BrowserError::not_connected(format!(
-                    "cannot reach browser-shell at {} (pid {}): {e}",
-                    self.info.url, self.info.pid
-                ))
-            })?;
-        let status = response.status();
-        let body = response.text().await.map_err(|e| {
-            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
-        })?;
-        if status == reqwest::StatusCode::NOT_FOUND
+            .get(format!("{}/report?session={session_part}", self.info.url));
+        let response = self.send(request).await?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND
             && let Some(session) = session
         {
             return Err(BrowserError::SessionNotFound {
                 session: session.to_owned(),
             });
         }
-        if !status.is_success() {
-            return Err(BrowserError::not_connected(format!(
-                "browser-shell at {} answered {status}: {}",
-                self.info.url,
-                body.trim()
-            )));
+        if !response.status().is_success() {
+            return Err(self.refused(response).await);
         }
-        Ok(body)
+        response.text().await.map_err(|e| {
+            BrowserError::not_connected(format!("unreadable answer from browser-shell: {e}"))
+        })
     }
 
     /// Stops a background instance and waits (bounded) until it has exited.

@@ -120,9 +120,7 @@ pub fn render(entries: &[Arc<Entry>], session: Option<&str>, tabs: &[LiveTab]) -
         let _ = write!(
             out,
             ".p{sequence}{{background-image:url({});aspect-ratio:{}/{}}}",
-            picture.data_url(),
-            picture.width,
-            picture.height
+            picture.data_url, picture.width, picture.height
         );
     }
     out.push_str("</style></head><body>");

@@ -36,8 +36,9 @@ const AFTER_PICTURE_WAIT: Duration = Duration::from_millis(600);
 pub struct Picture {
     /// The live frame it was made from (equal sequences: equal pictures).
     pub sequence: u64,
-    /// JPEG bytes.
-    pub jpeg: Vec<u8>,
+    /// The JPEG as a `data:` URL, encoded once: every viewer and every
+    /// report uses it as it is.
+    pub data_url: String,
     /// Its width in pixels.
     pub width: u32,
     /// Its height in pixels.
@@ -45,14 +46,6 @@ pub struct Picture {
 }
 
 impl Picture {
-    /// The picture as a `data:` URL.
-    pub fn data_url(&self) -> String {
-        format!(
-            "data:image/jpeg;base64,{}",
-            base64::engine::general_purpose::STANDARD.encode(&self.jpeg)
-        )
-    }
-
     /// A downscaled copy of `frame`; `None` when it does not decode.
     fn of(frame: &Frame) -> Option<Self> {
         let image =
@@ -67,7 +60,10 @@ impl Picture {
             .ok()?;
         Some(Self {
             sequence: frame.sequence,
-            jpeg,
+            data_url: format!(
+                "data:image/jpeg;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(&jpeg)
+            ),
             width,
             height,
         })
@@ -122,8 +118,8 @@ impl Entry {
     pub fn to_message(&self) -> serde_json::Value {
         let mut message = serde_json::json!(self);
         message["type"] = "activity".into();
-        message["before"] = self.before.as_ref().map(|p| p.data_url()).into();
-        message["after"] = self.after.as_ref().map(|p| p.data_url()).into();
+        message["before"] = self.before.as_ref().map(|p| p.data_url.as_str()).into();
+        message["after"] = self.after.as_ref().map(|p| p.data_url.as_str()).into();
         message
     }
 }
