@@ -348,16 +348,39 @@ impl Page {
     /// Stops the script running in the page's main thread, if any (one
     /// that loops, say), without waiting for the page to confirm: a busy
     /// page may be slow to, and the caller keeps its bound.
+    ///
+    /// V8 forgets a termination that arrives while no script runs, and a
+    /// script whose evaluation was sent a moment ago may not have started
+    /// yet. So after each terminate a probe checks that the page answers
+    /// again; while it does not, terminate again, a few times.
     pub fn terminate_scripts(&self) {
+        const ATTEMPTS: usize = 5;
+        const PROBE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
         let host = Arc::clone(&self.host);
         let view = self.view.clone();
         tokio::spawn(async move {
             let stop = crate::cdp::protocol::RuntimeTerminateExecution {};
-            if let Err(error) = host
-                .call_within(&view, &stop, std::time::Duration::from_secs(2))
-                .await
-            {
-                tracing::debug!(%error, "could not terminate a script");
+            let probe = crate::cdp::protocol::RuntimeEvaluate {
+                expression: "0".into(),
+                return_by_value: true,
+                ..Default::default()
+            };
+            for attempt in 1..=ATTEMPTS {
+                if let Err(error) = host
+                    .call_within(&view, &stop, std::time::Duration::from_secs(2))
+                    .await
+                {
+                    tracing::debug!(%error, "could not terminate a script");
+                    return;
+                }
+                // Only silence means a script still runs; a closed tab or a
+                // lost browser ends the effort.
+                match host.call_within(&view, &probe, PROBE_BOUND).await {
+                    Err(crate::error::BrowserError::Timeout { .. }) => {
+                        tracing::debug!(attempt, "the page still runs a script; terminating again");
+                    }
+                    _ => return,
+                }
             }
         });
     }
