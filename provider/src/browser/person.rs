@@ -4,14 +4,35 @@
 
 use std::sync::Arc;
 
-use super::{
-    Activity, Browser, Inner, LiveTab, NavigationRequest, SessionId, Tab, TabHandle, TabInfo,
-};
+use super::{Activity, Browser, Inner, NavigationRequest, SessionId, Tab, TabHandle, TabInfo};
 use crate::cdp::protocol::DialogOpening;
 use crate::error::{BrowserError, Result};
 use crate::host::{CreateViewOptions, ViewId};
 use crate::page::Page;
 use crate::page::navigate::{self, NavigationTarget};
+
+/// One tab as the person watching sees it: whose it is and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTab {
+    /// The agent session that owns it; `None`: the person's.
+    pub session: Option<SessionId>,
+    /// Its handle.
+    pub handle: TabHandle,
+    /// The view behind it.
+    pub view: ViewId,
+    /// Current URL.
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// The page's icon as a `data:` URL (loaded by the browser), known while people watch.
+    pub icon: Option<String>,
+    /// Opened by an external CDP client (which owns its viewport).
+    pub external: bool,
+    /// Its page crashed; a reload brings it back.
+    pub crashed: bool,
+    /// Whether it is its session's active tab.
+    pub active: bool,
+}
 
 impl Browser {
     /// Whether a tab with this handle exists (its page may be between

@@ -16,7 +16,8 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::watch;
 
-use super::{Inner, SessionId, TabHandle, follow_views};
+use super::sessions::follow_views;
+use super::{Inner, SessionId, TabHandle};
 use crate::host::{BrowserState, ContextId, CreateViewOptions, Restart, ViewHost};
 use crate::page::navigate::{self, NavigationTarget};
 use crate::page::{Budget, Page};

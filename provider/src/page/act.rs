@@ -155,6 +155,10 @@ pub struct ActOutcome {
     /// The navigation it started ended without a document: most likely a
     /// download (or an empty `204` answer).
     pub navigation_abandoned: bool,
+    /// How many windows the page asked to open during the action
+    /// (`Page.windowOpen`: popups and `target=_blank` links the browser let
+    /// through). Their tabs may be announced a moment after the action settles.
+    pub windows_opened: usize,
     /// The page after the action: a diff, or a full snapshot marked as a reset.
     pub observation: Observation,
 }
@@ -221,7 +225,8 @@ pub async fn act(
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let dispatched = started.elapsed();
-    let (settled, look) = settle_and_look(page, &mut events, &ready, limits, budget).await?;
+    let (settled, look, windows_opened) =
+        settle_and_look(page, &mut events, &ready, limits, budget).await?;
     let (navigated, navigation_abandoned) = match settled {
         Settled::InPlace => (false, false),
         Settled::Navigated => (true, false),
@@ -241,6 +246,7 @@ pub async fn act(
         reference,
         navigated,
         navigation_abandoned,
+        windows_opened,
         observation,
     })
 }
@@ -1001,20 +1007,26 @@ enum Settled {
 /// For an action in the main frame, the wait for a quiet DOM and the walk
 /// are one call (a round trip less on every action). If the page started
 /// navigating meanwhile, that look is dropped and the page is looked at
-/// once the navigation is over.
+/// once the navigation is over. Also counts the windows the page asked to
+/// open meanwhile.
 async fn settle_and_look(
     page: &Page,
     events: &mut EventStream,
     ready: &Ready,
     limits: &SnapshotLimits,
     budget: &Budget,
-) -> Result<(Settled, Look)> {
+) -> Result<(Settled, Look, usize)> {
     let mut seen = Vec::new();
+    let windows_opened = |seen: &[std::sync::Arc<CdpEvent>]| {
+        seen.iter()
+            .filter(|event| event.method == "Page.windowOpen")
+            .count()
+    };
     if ready.frame.is_none() && !navigation_started(page, events, &mut seen) {
         let when = Walking::WhenSettled(SETTLE_BOUND_MS);
         let look = snapshot::look(page, when, limits, budget).await;
         if !navigation_started(page, events, &mut seen) {
-            return Ok((Settled::InPlace, look?));
+            return Ok((Settled::InPlace, look?, windows_opened(&seen)));
         }
     }
     let settled = settle(page, events, &mut seen, budget).await?;
@@ -1024,7 +1036,8 @@ async fn settle_and_look(
         wait_for_quiet(page, Some(frame), budget).await;
     }
     let look = snapshot::look(page, Walking::Now, limits, budget).await?;
-    Ok((settled, look))
+    drain(events, &mut seen);
+    Ok((settled, look, windows_opened(&seen)))
 }
 
 /// Waits for the page to settle after an action: for a navigation the
@@ -1072,11 +1085,16 @@ fn navigation_started(
     seen: &mut Vec<std::sync::Arc<CdpEvent>>,
 ) -> bool {
     let main = page.view().as_str();
+    drain(events, seen);
+    seen.iter()
+        .any(|event| is_main_frame_navigation(event, main))
+}
+
+/// Moves the events buffered so far into `seen`.
+fn drain(events: &mut EventStream, seen: &mut Vec<std::sync::Arc<CdpEvent>>) {
     while let Ok(event) = events.try_recv() {
         seen.push(event);
     }
-    seen.iter()
-        .any(|event| is_main_frame_navigation(event, main))
 }
 
 fn is_main_frame_navigation(event: &CdpEvent, main: &str) -> bool {

@@ -170,7 +170,8 @@ pub async fn a_popup_storm_is_bounded_and_reported(ctx: Ctx) {
         .expect("the click");
     // The act bound (the operation timeout) is far above this.
     within(started, Duration::from_secs(10), "the click");
-    // Chromium lets one click open one window; the other 39 are blocked.
+    // However many windows the browser lets one click open, each is reported.
+    assert!(report.outcome.windows_opened >= 1, "{report:?}");
     assert!(!report.new_tabs.is_empty(), "the new tab is reported");
     let tabs = browser.list_tabs(&session).await.unwrap();
     assert_eq!(tabs.len(), report.new_tabs.len() + 1, "{tabs:?}");

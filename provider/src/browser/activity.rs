@@ -1,0 +1,53 @@
+//! What people watching follow besides the picture: agents' calls, where
+//! they act (gestures), and changes to the tab strip.
+
+use tokio::sync::watch;
+
+use super::{Browser, SessionId};
+
+/// Something an agent did, for the person watching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// The agent session.
+    pub session: SessionId,
+    /// The tool, such as `browser_act`.
+    pub tool: String,
+    /// A short summary of the arguments.
+    pub summary: String,
+    /// The arguments as an audit log keeps them: typed text withheld,
+    /// secrets' values hidden.
+    pub arguments: String,
+    /// `None` while running; then `Ok(())` or the error code.
+    pub outcome: Option<std::result::Result<(), String>>,
+    /// How long it took, once finished.
+    pub millis: Option<u64>,
+    /// Once finished, what came of it in a few words: "navigated",
+    /// "+2 ~1 −0", "new tab t3", "dialog", the error code.
+    pub headline: String,
+    /// Once finished, the result as the agent read it (secrets hidden),
+    /// cut to a few kilobytes.
+    pub result: String,
+}
+
+impl Browser {
+    /// Notifies whenever a tab opens, closes, changes hands (claimed, given,
+    /// returned) or shows a new URL or title: what the tab strip shows.
+    pub fn watch_tabs(&self) -> watch::Receiver<u64> {
+        self.inner.tabs_changed.subscribe()
+    }
+
+    /// Reports what an agent is doing to people watching.
+    pub fn record_activity(&self, activity: Activity) {
+        let _ = self.inner.activity.send(activity);
+    }
+
+    /// Follows where agents act (pointer, target, drag), for the live view.
+    pub fn watch_gestures(&self) -> tokio::sync::broadcast::Receiver<crate::page::hand::Gesture> {
+        self.inner.hand.watch()
+    }
+
+    /// Follows agent activity.
+    pub fn watch_activity(&self) -> tokio::sync::broadcast::Receiver<Activity> {
+        self.inner.activity.subscribe()
+    }
+}

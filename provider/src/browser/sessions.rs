@@ -1,0 +1,413 @@
+//! Sessions and their tabs: opening and ending sessions, listing,
+//! switching and closing tabs, and keeping the registry in step with the
+//! browser (popups join their opener's session, closed tabs leave).
+
+use std::sync::{Arc, Weak};
+
+use super::tabs::{SessionState, Tab};
+use super::{Browser, Inner, SessionId, SessionOptions, TabHandle};
+use crate::error::{BrowserError, Result};
+use crate::host::{CreateViewOptions, ViewEvent, ViewId};
+use crate::page::{Budget, Page};
+
+/// One tab as a session sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabInfo {
+    /// Its handle.
+    pub handle: TabHandle,
+    /// Current URL (empty for a blank tab).
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// Whether it is the session's active tab.
+    pub active: bool,
+}
+
+/// Who a browser target belongs to (see [`Browser::target_owner`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetOwner {
+    /// An agent session's tab.
+    Agent(SessionId),
+    /// The person's tab (opened by them, left by an agent, or a CDP
+    /// client's page shown in the browser column).
+    Person,
+    /// Not one of the shell's tabs (yet).
+    Unknown,
+}
+
+impl Browser {
+    /// Opens a new session (with no tabs yet).
+    pub async fn open_session(&self, options: SessionOptions) -> Result<SessionId> {
+        self.inner.await_browser().await?;
+        let context = if options.isolated {
+            let host = self.inner.host();
+            let created = host.create_context().await;
+            Some(self.inner.explained(&host, created).await?)
+        } else {
+            None
+        };
+        let mut registry = self.inner.lock();
+        registry.next_session += 1;
+        let id = SessionId(format!("s{}", registry.next_session));
+        registry.sessions.insert(
+            id.clone(),
+            SessionState {
+                tabs: Vec::new(),
+                active: None,
+                context,
+                seen_epoch: self.inner.control.state().epoch,
+                notices: Vec::new(),
+            },
+        );
+        Ok(id)
+    }
+
+    /// Ends the session: closes its tabs and its isolated context. Closing
+    /// an unknown or already closed session succeeds.
+    pub async fn close_session(&self, session: &SessionId) -> Result<()> {
+        let Some(state) = self.inner.lock().sessions.remove(session) else {
+            return Ok(());
+        };
+        {
+            let mut registry = self.inner.lock();
+            for tab in &state.tabs {
+                registry.owners.remove(&tab.handle);
+            }
+            // Kept and claimed tabs go back to the person, handles unchanged.
+            registry
+                .unowned
+                .extend(state.tabs.iter().filter(|t| t.keep).cloned());
+        }
+        self.inner
+            .tabs_changed
+            .send_modify(|generation| *generation += 1);
+        // Kept tabs stay open and become the person's; the rest close.
+        for tab in state.tabs.iter().filter(|t| !t.keep) {
+            self.inner.host().destroy_view(tab.page.view()).await?;
+        }
+        // Disposing an isolated context would close kept tabs too.
+        if let Some(context) = &state.context
+            && !state.tabs.iter().any(|t| t.keep)
+        {
+            self.inner.host().destroy_context(context).await?;
+        }
+        Ok(())
+    }
+
+    /// Lists the session's tabs with their current URL and title.
+    pub async fn list_tabs(&self, session: &SessionId) -> Result<Vec<TabInfo>> {
+        self.inner.await_browser().await?;
+        let (tabs, active) = {
+            let registry = self.inner.lock();
+            let state = registry.session(session)?;
+            (state.tabs.clone(), state.active.clone())
+        };
+        let host = self.inner.host();
+        let listed = host.list_views().await;
+        let views = self.inner.explained(&host, listed).await?;
+        Ok(tabs
+            .into_iter()
+            .filter_map(|tab| {
+                let view = views.iter().find(|v| &v.id == tab.page.view())?;
+                Some(TabInfo {
+                    active: active.as_ref() == Some(&tab.handle),
+                    handle: tab.handle,
+                    url: if view.url == "about:blank" {
+                        String::new()
+                    } else {
+                        view.url.clone()
+                    },
+                    title: view.title.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// The session's active tab, if it has one.
+    pub fn active_tab(&self, session: &SessionId) -> Result<TabHandle> {
+        Ok(self.inner.active_tab(session)?.handle)
+    }
+
+    /// Makes `tab` the session's active tab and shows it.
+    pub async fn switch_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        self.inner.control.admit_mutation()?;
+        let view = {
+            let mut registry = self.inner.lock();
+            let view = registry.owned_tab(session, tab)?.page.view().clone();
+            registry.session_mut(session)?.active = Some(tab.clone());
+            view
+        };
+        let host = self.inner.host();
+        let shown = host.show_view(&view).await;
+        self.inner.explained(&host, shown).await
+    }
+
+    /// Closes one tab. Closing the active tab activates the most recently
+    /// opened remaining one; closing the last leaves the session with none.
+    pub async fn close_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        self.inner.control.admit_mutation()?;
+        let view = {
+            let registry = self.inner.lock();
+            registry.owned_tab(session, tab)?.page.view().clone()
+        };
+        let host = self.inner.host();
+        let closed = host.destroy_view(&view).await;
+        self.inner.explained(&host, closed).await?;
+        self.inner.forget_view(&view);
+        Ok(())
+    }
+
+    /// Closes every tab of the session; the session stays open, with no tabs.
+    pub async fn reset(&self, session: &SessionId) -> Result<()> {
+        self.inner.control.admit_mutation()?;
+        let views: Vec<ViewId> = {
+            let registry = self.inner.lock();
+            registry
+                .session(session)?
+                .tabs
+                .iter()
+                .map(|t| t.page.view().clone())
+                .collect()
+        };
+        for view in &views {
+            let host = self.inner.host();
+            let closed = host.destroy_view(view).await;
+            self.inner.explained(&host, closed).await?;
+            self.inner.forget_view(view);
+        }
+        Ok(())
+    }
+
+    /// Marks a tab as a deliverable for the person: it stays open when the
+    /// session ends (and is no longer the agent's then).
+    pub fn keep_tab(&self, session: &SessionId, tab: &TabHandle) -> Result<()> {
+        let mut registry = self.inner.lock();
+        registry.owned_tab(session, tab)?;
+        let state = registry.session_mut(session)?;
+        if let Some(kept) = state.tabs.iter_mut().find(|t| &t.handle == tab) {
+            kept.keep = true;
+        }
+        Ok(())
+    }
+
+    /// One-line notices for the session's next call (the browser was
+    /// restarted and its tabs reopened), oldest first; each is given once.
+    pub fn take_notices(&self, session: &SessionId) -> Vec<String> {
+        let mut registry = self.inner.lock();
+        registry
+            .session_mut(session)
+            .map(|state| std::mem::take(&mut state.notices))
+            .unwrap_or_default()
+    }
+
+    /// The view behind a tab, for the live view (streaming, input) that the
+    /// shell runs next to the agents.
+    pub fn view_of(&self, session: &SessionId, tab: &TabHandle) -> Result<ViewId> {
+        let registry = self.inner.lock();
+        Ok(registry.owned_tab(session, tab)?.page.view().clone())
+    }
+
+    /// Who a browser target (a page, by target id) belongs to, as far as
+    /// the shell knows now.
+    pub fn target_owner(&self, target: &str) -> TargetOwner {
+        let registry = self.inner.lock();
+        let is = |tab: &Tab| tab.page.view().as_str() == target;
+        if let Some((_, session)) = registry
+            .in_the_making
+            .iter()
+            .find(|(view, _)| view.as_str() == target)
+        {
+            return TargetOwner::Agent(session.clone());
+        }
+        if let Some((session, _)) = registry
+            .sessions
+            .iter()
+            .find(|(_, state)| state.tabs.iter().any(is))
+        {
+            return TargetOwner::Agent(session.clone());
+        }
+        if registry.unowned.iter().any(is) {
+            return TargetOwner::Person;
+        }
+        TargetOwner::Unknown
+    }
+
+    /// The browser contexts of isolated agent sessions.
+    pub fn agent_contexts(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .sessions
+            .values()
+            .filter_map(|state| state.context.as_ref().map(|c| c.as_str().to_owned()))
+            .collect()
+    }
+
+    /// Creates a tab for the session and makes it active.
+    pub(super) async fn new_tab(&self, session: &SessionId, budget: &Budget) -> Result<Tab> {
+        let context = self.inner.lock().session(session)?.context.clone();
+        let host = &self.inner.host();
+        let view = budget
+            .run(
+                "create tab",
+                host.create_view(CreateViewOptions {
+                    context,
+                    background: false,
+                }),
+            )
+            .await?;
+        // Known as the agent's from now on (for CDP clients' view of targets).
+        self.inner
+            .lock()
+            .in_the_making
+            .insert(view.clone(), session.clone());
+        let prepared = budget
+            .run(
+                "prepare tab",
+                self.inner.attach_page(Arc::clone(host), view.clone()),
+            )
+            .await;
+        let adopted = prepared.and_then(|page| self.inner.adopt(session, page, true));
+        self.inner.lock().in_the_making.remove(&view);
+        if adopted.is_err() {
+            // Not prepared, or the session closed while the tab was being made.
+            let _ = host.destroy_view(&view).await;
+        }
+        adopted
+    }
+}
+
+impl Inner {
+    pub(super) fn active_tab(&self, session: &SessionId) -> Result<Tab> {
+        let registry = self.lock();
+        let state = registry.session(session)?;
+        let handle = state
+            .active
+            .as_ref()
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: "(this session has no open tab; open a URL first)".into(),
+            })?;
+        registry.owned_tab(session, handle).cloned()
+    }
+
+    /// Records `page` as a tab of `session`.
+    pub(super) fn adopt(
+        self: &Arc<Self>,
+        session: &SessionId,
+        page: Page,
+        activate: bool,
+    ) -> Result<Tab> {
+        let mut registry = self.lock();
+        registry.session(session)?;
+        registry.next_tab += 1;
+        let handle = TabHandle(format!("t{}", registry.next_tab));
+        registry.owners.insert(handle.clone(), session.clone());
+        let tab = Tab {
+            handle: handle.clone(),
+            page: Arc::new(page),
+            last_url: String::new(),
+            keep: false,
+        };
+        let state = registry.session_mut(session)?;
+        state.tabs.push(tab.clone());
+        if activate || state.active.is_none() {
+            state.active = Some(handle);
+        }
+        drop(registry);
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+            self.follow_loads(&tab.page);
+        }
+        Ok(tab)
+    }
+
+    /// Removes the tab showing `view` from whichever session has it.
+    pub(super) fn forget_view(&self, view: &ViewId) {
+        let mut registry = self.lock();
+        let handle = registry
+            .all_tabs()
+            .find(|t| t.page.view() == view)
+            .map(|t| t.handle.clone());
+        if let Some(handle) = handle {
+            registry.remove_tab(&handle);
+            drop(registry);
+            self.tabs_changed.send_modify(|generation| *generation += 1);
+        }
+    }
+
+    /// Remembers where the tab showing `view` is, to reopen it there.
+    pub(super) fn note_url(&self, view: &ViewId, url: &str) {
+        let mut registry = self.lock();
+        if let Some(tab) = registry.all_tabs_mut().find(|t| t.page.view() == view) {
+            url.clone_into(&mut tab.last_url);
+        }
+    }
+
+    /// The handle of `view` if `session` owns it.
+    pub(super) fn handle_of(&self, session: &SessionId, view: &ViewId) -> Option<TabHandle> {
+        let registry = self.lock();
+        let state = registry.sessions.get(session)?;
+        state
+            .tabs
+            .iter()
+            .find(|t| t.page.view() == view)
+            .map(|t| t.handle.clone())
+    }
+
+    /// The session that owns `view`, if any.
+    pub(super) fn owner_of(&self, view: &ViewId) -> Option<SessionId> {
+        let registry = self.lock();
+        registry
+            .sessions
+            .iter()
+            .find(|(_, state)| state.tabs.iter().any(|t| t.page.view() == view))
+            .map(|(id, _)| id.clone())
+    }
+}
+
+/// Keeps sessions in step with the browser: a popup opened by a session's
+/// tab becomes a tab of that session; a tab closed by the page or a person
+/// leaves its session.
+pub(super) async fn follow_views(
+    inner: Weak<Inner>,
+    mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>,
+) {
+    while let Some(event) = views.recv().await {
+        let Some(inner) = inner.upgrade() else { return };
+        match event {
+            ViewEvent::Opened(info) => {
+                let Some(opener) = info.opener.as_ref() else {
+                    continue;
+                };
+                let Some(session) = inner.owner_of(opener) else {
+                    // A popup of one of the person's tabs is the person's too.
+                    let person_opened =
+                        inner.lock().unowned.iter().any(|t| t.page.view() == opener);
+                    if person_opened
+                        && let Ok(page) = inner.attach_page(inner.host(), info.id.clone()).await
+                    {
+                        inner.adopt_unowned(Arc::new(page));
+                    }
+                    continue;
+                };
+                match inner.attach_page(inner.host(), info.id.clone()).await {
+                    Ok(page) => {
+                        if let Ok(tab) = inner.adopt(&session, page, false) {
+                            tracing::debug!(%session, tab = %tab.handle, "adopted a popup");
+                        }
+                    }
+                    Err(error) => tracing::debug!(%error, "could not prepare a popup"),
+                }
+            }
+            ViewEvent::Closed(view) => inner.forget_view(&view),
+            // A new URL or title: the tab strip shows it, and a restart
+            // reopens the tab there.
+            ViewEvent::Changed(info) => {
+                inner.note_url(&info.id, &info.url);
+                inner
+                    .tabs_changed
+                    .send_modify(|generation| *generation += 1);
+            }
+            ViewEvent::DownloadRefused { .. } => {}
+        }
+    }
+}
