@@ -10,8 +10,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use browser_provider::{Browser, BrowserError, Result};
-use browser_tools::agent::AgentOptions;
+use browser_provider::{BrowserError, Result};
 use browser_tools::mcp::McpServer;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -24,8 +23,7 @@ use crate::auth;
 /// otherwise any host is accepted (the caller's token guard still applies).
 /// Callers add their own authentication layer.
 pub fn mcp_router(
-    browser: Browser,
-    options: AgentOptions,
+    server_for_connection: impl Fn() -> McpServer + Send + Sync + 'static,
     cancel: &CancellationToken,
     loopback_hosts: bool,
 ) -> Router {
@@ -34,19 +32,27 @@ pub fn mcp_router(
     if !loopback_hosts {
         config = config.with_allowed_hosts(Vec::<String>::new());
     }
-    let factory = move || Ok(McpServer::new(browser.clone(), options.clone()));
+    let factory = move || Ok(server_for_connection());
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
     Router::new().nest_service("/mcp", service)
 }
 
-/// Serves the tools on `address` until `cancel`; prints the endpoint and token.
-pub async fn serve(
-    browser: Browser,
-    options: AgentOptions,
-    address: SocketAddr,
-    cancel: &CancellationToken,
-) -> Result<()> {
+/// MCP over HTTP bound to its address, its endpoint and token announced.
+#[derive(Debug)]
+pub struct Listening {
+    listener: tokio::net::TcpListener,
+    token: Arc<str>,
+}
+
+/// Binds `address` (loopback only) with a new token and prints the
+/// endpoint and the token on stdout, for the person or program that started
+/// us; never to the logs. Requests wait in the listener's queue until
+/// [`serve`] runs.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an address that is not loopback or cannot be bound.
+pub async fn listen(address: SocketAddr) -> Result<Listening> {
     if !address.ip().is_loopback() {
         return Err(BrowserError::invalid(
             "http",
@@ -56,13 +62,6 @@ pub async fn serve(
         ));
     }
     let token: Arc<str> = auth::random_token()?.into();
-    let token_copy = Arc::clone(&token);
-    let app = mcp_router(browser, options, cancel, true).layer(middleware::from_fn(
-        move |request: Request, next: Next| {
-            let token = Arc::clone(&token);
-            async move { guard(&token, request, next).await }
-        },
-    ));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("http", format!("cannot listen on {address}: {e}")))?;
@@ -70,18 +69,32 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| BrowserError::invalid("http", e.to_string()))?;
     {
-        // The endpoint and token go to stdout, for the person or program that
-        // started us; never to the logs.
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "MCP over HTTP: http://{bound}/mcp");
-        let _ = writeln!(
-            out,
-            "Authorization: Bearer {token_text}",
-            token_text = &*token_copy
-        );
+        let _ = writeln!(out, "Authorization: Bearer {token}", token = &*token);
         let _ = out.flush();
     }
+    Ok(Listening { listener, token })
+}
+
+/// Serves the tools on `listening` until `cancel`, one server (one agent
+/// session) per MCP session.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when the HTTP server stops on an I/O error.
+pub async fn serve(
+    listening: Listening,
+    server_for_connection: impl Fn() -> McpServer + Send + Sync + 'static,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let Listening { listener, token } = listening;
+    let app = mcp_router(server_for_connection, cancel, true).layer(middleware::from_fn(
+        move |request: Request, next: Next| {
+            let token = Arc::clone(&token);
+            async move { guard(&token, request, next).await }
+        },
+    ));
     // No Nagle delay on small responses and streamed events.
     let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
         if let Err(error) = stream.set_nodelay(true) {

@@ -419,11 +419,13 @@ async fn run(cli: Cli) -> ExitCode {
             Err(error) => fail(&error),
         };
     }
-    // MCP on stdio answers its client at once; the browser starts meanwhile.
-    if let Job::Mcp(args) = &outcome
-        && args.http.is_none()
-    {
-        return match mcp::run_stdio(&config, &cancel).await {
+    // MCP answers its clients at once; the browser starts meanwhile.
+    if let Job::Mcp(args) = &outcome {
+        let served = match args.http {
+            None => mcp::run_stdio(&config, &cancel).await,
+            Some(address) => mcp::run_http(&config, address, &cancel).await,
+        };
+        return match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => fail(&error),
         };
@@ -482,11 +484,8 @@ async fn run(cli: Cli) -> ExitCode {
                 })
         }
         (None, Job::Demo(args)) => demo::run(&started.browser, args, &cancel).await,
-        (None, Job::Mcp(args)) => match args.http {
-            Some(address) => mcp::run_http(&started, &config, address, &cancel).await,
-            // MCP on stdio was served above, before any browser started.
-            None => Ok(()),
-        },
+        // MCP was served above, its browser started beside it.
+        (None, Job::Mcp(_)) => Ok(()),
         // A person's shell has listened above.
         (None, Job::Relay(..) | Job::Desktop(_)) => Ok(()),
     };

@@ -2,7 +2,7 @@
 
 use browser_provider::{BrowserError, Result};
 use browser_tools::agent::AgentOptions;
-use browser_tools::mcp::McpServer;
+use browser_tools::mcp::{BrowserStarting, McpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -141,19 +141,60 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
 }
 
 /// Serves the tools over streamable HTTP on `address` (loopback, with a
-/// token) until interrupted.
+/// token) until interrupted. Listens and answers clients at once while the
+/// browser starts (their first calls wait for it). A browser that cannot
+/// start ends the server with that error.
+///
+/// # Errors
+/// As [`crate::http::listen`]; the browser's launch errors;
+/// `INVALID_ARGUMENT` for an unusable output directory.
 pub async fn run_http(
-    started: &Started,
     config: &Config,
     address: std::net::SocketAddr,
     cancel: &CancellationToken,
 ) -> Result<()> {
     create_output_dir(config)?;
-    crate::http::serve(
-        started.browser.clone(),
-        agent_options(config),
-        address,
-        cancel,
-    )
-    .await
+    let listening = crate::http::listen(address).await?;
+    let mut launch = {
+        let config = config.clone();
+        tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
+    };
+    let starting = std::sync::Arc::new(BrowserStarting::new());
+    let options = agent_options(config);
+    let server_for_connection = {
+        let starting = std::sync::Arc::clone(&starting);
+        move || starting.server(options.clone())
+    };
+    let serving = crate::http::serve(listening, server_for_connection, cancel);
+    tokio::pin!(serving);
+    let launched = tokio::select! {
+        launched = &mut launch => launched,
+        served = &mut serving => {
+            // Stopped while the browser was starting: a launch cut short
+            // kills what it started; one that just finished is shut down.
+            launch.abort();
+            if let Ok(Ok(started)) = launch.await {
+                started.shutdown().await;
+            }
+            return served;
+        }
+    };
+    let started = launched.unwrap_or_else(|join| {
+        Err(BrowserError::LaunchFailed {
+            detail: format!("the launch did not finish: {join}"),
+        })
+    });
+    match started {
+        Ok(started) => {
+            starting.started(started.browser.clone());
+            tracing::info!("the browser runs; serving MCP over HTTP");
+            let served = serving.await;
+            started.shutdown().await;
+            served
+        }
+        Err(error) => {
+            starting.failed(error.clone());
+            Err(error)
+        }
+    }
 }

@@ -59,10 +59,15 @@ pub struct McpServer {
 
 /// Where a server made with [`McpServer::starting`] learns that its browser
 /// runs (or will not).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct BrowserStarting(watch::Sender<BrowserSlot>);
 
 impl BrowserStarting {
+    /// A browser not started yet: servers made from it wait for it.
+    pub fn new() -> Self {
+        Self(watch::Sender::new(None))
+    }
+
     /// The browser runs: calls waiting for it go ahead.
     pub fn started(&self, browser: Browser) {
         self.0.send_replace(Some(Ok(browser)));
@@ -71,6 +76,17 @@ impl BrowserStarting {
     /// The browser did not start: calls fail with `error`.
     pub fn failed(&self, error: BrowserError) {
         self.0.send_replace(Some(Err(error)));
+    }
+
+    /// Another server for the same browser: one per HTTP connection, each
+    /// answering its client at once while the browser starts.
+    pub fn server(&self, options: AgentOptions) -> McpServer {
+        McpServer {
+            options,
+            browser: self.0.subscribe(),
+            _running: None,
+            agent: Arc::new(OnceCell::new()),
+        }
     }
 }
 
@@ -89,14 +105,8 @@ impl McpServer {
     /// Tools for a connection whose browser is still starting; tell the
     /// server through the returned [`BrowserStarting`].
     pub fn starting(options: AgentOptions) -> (Self, BrowserStarting) {
-        let (sender, browser) = watch::channel(None);
-        let server = Self {
-            options,
-            browser,
-            _running: None,
-            agent: Arc::new(OnceCell::new()),
-        };
-        (server, BrowserStarting(sender))
+        let starting = BrowserStarting::new();
+        (starting.server(options), starting)
     }
 
     /// The connection's agent, once the browser runs.

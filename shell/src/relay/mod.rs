@@ -24,6 +24,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use browser_provider::{BrowserError, Result};
 use browser_tools::agent::{Agent, AgentOptions};
+use browser_tools::mcp::McpServer;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -492,7 +493,8 @@ impl Listening {
         // The command line's session lives as long as the relay.
         let command_line = Agent::new(browser.clone(), options.clone());
         // Listening elsewhere was asked for explicitly; the token still guards everything.
-        let agents = crate::http::mcp_router(browser, options, cancel, relay.loopback)
+        let agent_server = move || McpServer::new(browser.clone(), options.clone());
+        let agents = crate::http::mcp_router(agent_server, cancel, relay.loopback)
             .merge(cli_endpoint::router(command_line.clone()))
             .merge(
                 Router::new()
