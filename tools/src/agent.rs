@@ -271,6 +271,7 @@ impl Agent {
             .filter(|_| name == "browser_act")
             .map(str::to_owned);
         let running = Activity {
+            call: Activity::next_call(),
             session: session.clone(),
             tool: name.to_owned(),
             summary: summary.clone(),
@@ -316,13 +317,14 @@ impl Agent {
             outcome = if output.is_error { output.code.unwrap_or("ERROR") } else { "OK" },
             ms = millis,
         );
-        unfinished.running = None;
+        let call = unfinished.running.take().map_or(0, |running| running.call);
         let headline = match (&output.headline, output.is_error) {
             (Some(headline), _) => headline.clone(),
             (None, true) => output.code.unwrap_or("ERROR").to_owned(),
             (None, false) => "done".to_owned(),
         };
         self.browser.record_activity(Activity {
+            call,
             session,
             tool: name.to_owned(),
             summary,

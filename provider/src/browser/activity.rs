@@ -8,6 +8,10 @@ use super::{Browser, SessionId};
 /// Something an agent did, for the person watching.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Activity {
+    /// Which call this is, from [`Activity::next_call`]: a call's start and
+    /// its end share it (two identical calls running at once stay apart).
+    /// 0 for what is not a call (a dialog the page opened).
+    pub call: u64,
     /// The agent session.
     pub session: SessionId,
     /// The tool, such as `browser_act`.
@@ -27,6 +31,14 @@ pub struct Activity {
     /// Once finished, the result as the agent read it (secrets hidden),
     /// cut to a few kilobytes.
     pub result: String,
+}
+
+impl Activity {
+    /// A new call number, unique for the life of the process.
+    pub fn next_call() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Browser {

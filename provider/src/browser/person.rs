@@ -410,6 +410,7 @@ impl Inner {
                         };
                         let message: String = dialog.message.chars().take(120).collect();
                         let _ = inner.activity.send(Activity {
+                            call: 0,
                             session,
                             tool: format!("{} dialog", dialog.kind),
                             summary: format!("{message:?} ({answer})"),

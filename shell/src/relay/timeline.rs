@@ -128,8 +128,8 @@ impl Entry {
 struct State {
     entries: VecDeque<Arc<Entry>>,
     next_id: u64,
-    /// Calls running: (session, tool, summary) → entry id.
-    running: HashMap<(String, String, String), u64>,
+    /// Calls running: call number → entry id.
+    running: HashMap<u64, u64>,
 }
 
 /// The timeline: entries, and a feed of each new or updated one.
@@ -217,11 +217,7 @@ impl Timeline {
     /// Records an agent's call starting or ending; answers the entry's id
     /// and whether it ended.
     fn record_activity(&self, event: Activity) -> (u64, bool) {
-        let key = (
-            event.session.as_str().to_owned(),
-            event.tool.clone(),
-            event.summary.clone(),
-        );
+        let key = event.call;
         let outcome = event.outcome.as_ref().map(|outcome| match outcome {
             Ok(()) => "ok".to_owned(),
             Err(code) => code.clone(),
