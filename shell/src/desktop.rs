@@ -3,10 +3,11 @@
 //! shell serves on loopback with its own per-launch token.
 //!
 //! GTK and WebKitGTK live only in that program, so this one (MCP, tool
-//! commands, the relay) starts without loading them. The window is told to
-//! go by its standard input closing, which also happens when this process
-//! dies; when the person closes the window, the shell shuts down: it ends
-//! agent sessions, stops Chromium and removes the temporary profile.
+//! commands, the relay) starts without loading them. The shell talks to it
+//! on its standard input: a line `raise` brings it to the front; the input
+//! closing, which also happens when this process dies, tells it to go.
+//! When the person closes the window, the shell shuts down: it ends agent
+//! sessions, stops Chromium and removes the temporary profile.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -52,8 +53,9 @@ fn window_program() -> Option<PathBuf> {
 /// The open window. Dropping it closes the window.
 #[derive(Debug, Default)]
 pub struct Window {
-    /// Closing it tells the window to go.
-    stdin: Option<tokio::process::ChildStdin>,
+    /// Cancelled on drop: the writer then closes the window's standard
+    /// input, which tells it to go.
+    closing: CancellationToken,
     /// Set when the shell closes the window (rather than the person).
     leaving: Arc<AtomicBool>,
 }
@@ -61,14 +63,48 @@ pub struct Window {
 impl Drop for Window {
     fn drop(&mut self) {
         self.leaving.store(true, Ordering::SeqCst);
-        self.stdin.take();
+        self.closing.cancel();
+    }
+}
+
+/// Writes a `raise` line to the window's standard input at each of
+/// `raise_requests` until `closing`; then drops the input, which closes it.
+async fn speak_to_window(
+    mut stdin: tokio::process::ChildStdin,
+    mut raise_requests: Option<tokio::signal::unix::Signal>,
+    closing: CancellationToken,
+) {
+    use tokio::io::AsyncWriteExt;
+    loop {
+        let raise = async {
+            match raise_requests.as_mut() {
+                Some(requests) => requests.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = closing.cancelled() => return,
+            request = raise => {
+                tracing::info!("asked to bring the window to the front");
+                if request.is_none() || stdin.write_all(b"raise\n").await.is_err() {
+                    return;
+                }
+                let _ = stdin.flush().await;
+            }
+        }
     }
 }
 
 /// Opens the window on `viewer_url`. When the person closes it, `close` is
-/// cancelled. When no window can be opened, that is said on stderr with
-/// where the column is, and the shell goes on without one.
-pub fn open(viewer_url: &str, close: CancellationToken) -> Window {
+/// cancelled. Each of `raise_requests` (SIGUSR1, sent by a second desktop
+/// on the same profile) brings it to the front. When no window can be
+/// opened, that is said on stderr with where the column is, and the shell
+/// goes on without one.
+pub fn open(
+    viewer_url: &str,
+    close: CancellationToken,
+    raise_requests: Option<tokio::signal::unix::Signal>,
+) -> Window {
     let program = match available() {
         Ok(program) => program,
         Err(why) => {
@@ -90,9 +126,16 @@ pub fn open(viewer_url: &str, close: CancellationToken) -> Window {
         }
     };
     let window = Window {
-        stdin: child.stdin.take(),
+        closing: CancellationToken::new(),
         leaving: Arc::default(),
     };
+    if let Some(stdin) = child.stdin.take() {
+        tokio::spawn(speak_to_window(
+            stdin,
+            raise_requests,
+            window.closing.clone(),
+        ));
+    }
     let leaving = Arc::clone(&window.leaving);
     let viewer_url = viewer_url.to_owned();
     tokio::spawn(async move {

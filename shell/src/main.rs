@@ -255,6 +255,10 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> ExitCode {
     let cancel = CancellationToken::new();
+    // A second desktop on our profile sends SIGUSR1 to bring our window to
+    // the front. Taken first thing: its default action would end us.
+    let raise_requests =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
     {
         let cancel = cancel.clone();
         tokio::spawn(async move {
@@ -460,7 +464,7 @@ async fn run(cli: Cli) -> ExitCode {
     if let (Job::Desktop(_), Some((listened, _))) = (&outcome, &listening) {
         // Pages take the size of the window's picture area.
         let column = format!("{}&fit=1", listened.viewer_url());
-        window = Some(desktop::open(&column, cancel.clone()));
+        window = Some(desktop::open(&column, cancel.clone(), raise_requests));
     }
     let audience = match listening {
         Some(_) => options::Audience::People,
@@ -589,12 +593,20 @@ fn keep_desktop_profile(
     };
     let running = instance::find().filter(|info| instance::process_alive(info.pid));
     let whose = match &running {
-        Some(info) if info.pid == holder || holder == 0 => format!(
-            "browser-shell is already running with this profile (pid {}); its window shows the \
-             column, also at {}",
-            info.pid,
-            info.viewer_url()
-        ),
+        Some(info) if info.pid == holder || holder == 0 => {
+            let raised = info.kind == InstanceKind::Desktop && raise_window_of(info.pid);
+            format!(
+                "browser-shell is already running with this profile (pid {}); {}, \
+                 also at {}",
+                info.pid,
+                if raised {
+                    "its window, brought to the front, shows the column"
+                } else {
+                    "its window shows the column"
+                },
+                info.viewer_url()
+            )
+        }
         _ => format!("another process (pid {holder}) uses this profile"),
     };
     Err(browser_provider::BrowserError::invalid(
@@ -605,6 +617,18 @@ fn keep_desktop_profile(
             dir.display()
         ),
     ))
+}
+
+/// Asks the desktop instance `pid` (which takes SIGUSR1 for this from its
+/// start) to bring its window to the front; true when the request was sent.
+fn raise_window_of(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill has no memory preconditions; a stale pid fails harmlessly.
+    let sent = unsafe { libc::kill(pid, libc::SIGUSR1) } == 0;
+    tracing::debug!(pid, sent, "asked the running desktop to raise its window");
+    sent
 }
 
 fn fail(error: &browser_provider::BrowserError) -> ExitCode {

@@ -132,6 +132,31 @@ async fn window_titled(x: &Arc<RustConnection>, accept: impl Fn(&str) -> bool) -
     }
 }
 
+/// Waits (bounded) until `window` has the keyboard focus, woken by its
+/// focus events.
+async fn focused(x: &Arc<RustConnection>, window: Window) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if x.get_input_focus().unwrap().reply().unwrap().focus == window {
+            return;
+        }
+        let connection = Arc::clone(x);
+        let event = tokio::time::timeout_at(
+            deadline,
+            tokio::task::spawn_blocking(move || connection.wait_for_event()),
+        )
+        .await;
+        if event.is_err() {
+            break;
+        }
+    }
+    assert_eq!(
+        x.get_input_focus().unwrap().reply().unwrap().focus,
+        window,
+        "the window has the focus"
+    );
+}
+
 /// The whole screen as an image.
 fn screenshot(x: &RustConnection) -> image::RgbImage {
     let screen = &x.setup().roots[0];
@@ -422,7 +447,7 @@ async fn close_window(x: &RustConnection, window: Window, shell: &mut tokio::pro
 }
 
 #[tokio::test]
-async fn the_window_keeps_its_profile_and_a_second_one_reports_the_first() {
+async fn the_window_keeps_its_profile_and_a_second_one_raises_the_first() {
     use x11rb::protocol::xproto::InputFocus;
     let display = VirtualDisplay::start();
     let base = serve_fixtures().await;
@@ -451,7 +476,17 @@ async fn the_window_keeps_its_profile_and_a_second_one_reports_the_first() {
         .await;
     assert!(!error && text.contains("who=ada"), "{text}");
 
-    // A second desktop on the same profile says where the first one is.
+    // A second desktop on the same profile says where the first one is
+    // and brings its window to the front (here, with no window manager:
+    // the keyboard focus moves to it).
+    x.set_input_focus(InputFocus::NONE, x11rb::NONE, x11rb::CURRENT_TIME)
+        .unwrap();
+    let aux = ChangeWindowAttributesAux::new().event_mask(EventMask::FOCUS_CHANGE);
+    x.change_window_attributes(window, &aux)
+        .unwrap()
+        .check()
+        .unwrap();
+    assert_ne!(x.get_input_focus().unwrap().reply().unwrap().focus, window);
     let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
         .env("XDG_DATA_HOME", runtime.join("data"))
@@ -470,6 +505,8 @@ async fn the_window_keeps_its_profile_and_a_second_one_reports_the_first() {
         "{said}"
     );
     assert_eq!(windows(&x).len(), 1, "no second window: {:?}", windows(&x));
+    assert!(said.contains("brought to the front"), "{said}");
+    focused(&x, window).await;
 
     // An agent asks for help: the window asks for attention (the urgency
     // hint a task bar shows) with the request first in its title, and

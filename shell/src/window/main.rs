@@ -41,6 +41,9 @@ const NO_WINDOW: u8 = 3;
 enum UserEvent {
     /// The column page changed its title.
     Title(String),
+    /// The shell asks for the window to come to the front (someone started
+    /// a second desktop on the same profile).
+    Raise,
     /// The shell closed our standard input: it is stopping.
     ShellGone,
 }
@@ -83,12 +86,17 @@ fn main() -> ExitCode {
         Ok(built) => built,
         Err(error) => return no_window(&url, &error),
     };
-    // Standard input closing is the shell's word to go.
+    // The shell speaks on standard input: a line "raise" brings the window
+    // to the front; the input closing is its word to go.
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         for line in stdin.lock().lines() {
-            if line.is_err() {
-                break;
+            match line {
+                Ok(line) if line.trim() == "raise" => {
+                    let _ = proxy.send_event(UserEvent::Raise);
+                }
+                Ok(_) => {}
+                Err(_) => break,
             }
         }
         let _ = proxy.send_event(UserEvent::ShellGone);
@@ -114,6 +122,12 @@ fn main() -> ExitCode {
                     );
                 }
                 window.set_title(&title);
+            }
+            Event::UserEvent(UserEvent::Raise) => {
+                tracing::info!("bringing the window to the front");
+                window.set_minimized(false);
+                window.set_visible(true);
+                window.set_focus();
             }
             Event::UserEvent(UserEvent::ShellGone) => *control_flow = ControlFlow::Exit,
             _ => {}
