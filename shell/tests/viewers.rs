@@ -617,3 +617,59 @@ async fn a_relay_for_sharp_screens_sends_frames_at_twice_the_page_size() {
         "the agent's picture keeps CSS pixels: {text}"
     );
 }
+
+/// Two identical calls running at once in one session keep their own
+/// timeline entries: each ends, none stays "running".
+#[tokio::test]
+async fn identical_calls_at_once_keep_their_own_timeline_entries() {
+    let base = serve_fixtures().await;
+    let (_relay, printed) = start_shell(&["relay"], 3).await;
+    let endpoint = Endpoint::of_viewer_link(&printed[0]);
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let mut viewer = connect(&endpoint.host, &endpoint.token).await;
+    let auth = format!("Bearer {}", endpoint.token);
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", agent.session()),
+    ];
+    let wait = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "browser_wait",
+            "arguments": {"text": "Never on this page", "timeoutMs": 500}}})
+    };
+    let (one, other) = (wait(100), wait(101));
+    let (first, second) = tokio::join!(
+        post(&endpoint, &headers, &one),
+        post(&endpoint, &headers, &other)
+    );
+    assert!(first.2.contains("TIMEOUT") && second.2.contains("TIMEOUT"));
+
+    // The viewer's timeline: every browser_wait entry it heard of has ended.
+    let mut entries = std::collections::BTreeMap::new();
+    while entries.values().filter(|ended| **ended).count() < 2 {
+        let message = next(&mut viewer).await;
+        if let Message::Binary(_) = message {
+            send(&mut viewer, json!({"type": "ack"})).await;
+            continue;
+        }
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(&text).unwrap();
+        if message["type"] == "activity" && message["what"] == "browser_wait" {
+            let ended = !message["outcome"].is_null();
+            entries.insert(message["id"].as_u64().unwrap(), ended);
+        }
+    }
+    assert_eq!(
+        entries.len(),
+        2,
+        "one entry per call, each ended: {entries:?}"
+    );
+}
