@@ -700,6 +700,7 @@ async fn run_walk(
             },
         });
     }
+    let bytes = value.as_str().map_or(0, str::len);
     let parsed = match value.as_str() {
         Some(text) => serde_json::from_str::<Walk>(text),
         None => serde_json::from_value::<Walk>(value),
@@ -707,7 +708,7 @@ async fn run_walk(
     let walk = parsed.map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the snapshot walker returned an unexpected shape: {e}"),
     })?;
-    tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), "walk");
+    tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), bytes, "walk");
     Ok(walk)
 }
 
