@@ -23,6 +23,29 @@ struct Caused {
 }
 
 impl Caused {
+    /// Notes the browser's events for the action's tab `view` until `done`
+    /// holds, at most `bound`; at once when it already does.
+    async fn wait_for(
+        &mut self,
+        views: &mut tokio::sync::mpsc::UnboundedReceiver<ViewEvent>,
+        view: &ViewId,
+        bound: Duration,
+        done: impl Fn(&Self) -> bool,
+    ) {
+        if done(self) {
+            return;
+        }
+        let _ = tokio::time::timeout(bound, async {
+            while let Some(event) = views.recv().await {
+                self.note(view, event);
+                if done(self) {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
+
     /// Records `event` if it came from the action's tab `view`.
     fn note(&mut self, view: &ViewId, event: ViewEvent) {
         match event {
@@ -103,30 +126,20 @@ impl Browser {
         // A navigation abandoned without a document was most likely a
         // download; the browser's word on it can trail the page's (it comes
         // from another process), so give it a moment.
-        if outcome.navigation_abandoned && caused.downloads_refused.is_empty() {
-            let _ = tokio::time::timeout(DOWNLOAD_NOTICE, async {
-                while let Some(event) = views.recv().await {
-                    caused.note(tab.page.view(), event);
-                    if !caused.downloads_refused.is_empty() {
-                        return;
-                    }
-                }
-            })
-            .await;
+        if outcome.navigation_abandoned {
+            caused
+                .wait_for(&mut views, tab.page.view(), DOWNLOAD_NOTICE, |c| {
+                    !c.downloads_refused.is_empty()
+                })
+                .await;
         }
         // The browser announces a window the page opened from another
         // process: it can trail the action's end, so give it a moment too.
-        if caused.opened.len() < outcome.windows_opened {
-            let _ = tokio::time::timeout(POPUP_NOTICE, async {
-                while let Some(event) = views.recv().await {
-                    caused.note(tab.page.view(), event);
-                    if caused.opened.len() >= outcome.windows_opened {
-                        return;
-                    }
-                }
+        caused
+            .wait_for(&mut views, tab.page.view(), POPUP_NOTICE, |c| {
+                c.opened.len() >= outcome.windows_opened
             })
             .await;
-        }
         let Caused {
             opened,
             downloads_refused,
