@@ -618,6 +618,54 @@ async fn a_relay_for_sharp_screens_sends_frames_at_twice_the_page_size() {
     );
 }
 
+/// A relay rendering at the browser's own scale, watched from a 2× screen:
+/// once the page is still, the viewer gets it at twice its CSS size, while
+/// the page and the agent's screenshots keep their own.
+#[tokio::test]
+async fn a_viewer_on_a_sharp_screen_gets_sharp_pictures_of_a_still_page() {
+    let base = serve_fixtures().await;
+    let (_relay, printed) = start_shell(&["relay"], 3).await;
+    let endpoint = Endpoint::of_viewer_link(&printed[0]);
+    let mut agent = Agent::connect(&endpoint).await;
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let mut viewer = connect(&endpoint.host, &endpoint.token).await;
+    send(
+        &mut viewer,
+        json!({"type": "viewport", "width": 2560, "height": 1600, "cssWidth": 1280, "cssHeight": 800}),
+    )
+    .await;
+    let mut seen = Vec::new();
+    loop {
+        let (meta, picture) = next_frame(&mut viewer).await;
+        seen.push((meta["cssWidth"].clone(), picture.width(), picture.height()));
+        if meta["cssWidth"].as_f64() == Some(1280.0) && picture.width() == 2560 {
+            break;
+        }
+        assert!(seen.len() < 60, "never a sharp picture: {seen:?}");
+    }
+    let (text, error) = agent.call("browser_screenshot", json!({})).await;
+    assert!(
+        !error && text.starts_with("Screenshot 1280x800 "),
+        "the agent's picture keeps CSS pixels: {text}"
+    );
+    let (text, error) = agent
+        .call(
+            "browser_execute",
+            json!({"script": "`${innerWidth}x${devicePixelRatio}`"}),
+        )
+        .await;
+    assert!(
+        !error && text.contains("1280x1"),
+        "the page saw no larger screen: {text}"
+    );
+}
+
 /// Two identical calls running at once in one session keep their own
 /// timeline entries: each ends, none stays "running".
 #[tokio::test]

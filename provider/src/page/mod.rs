@@ -8,6 +8,7 @@
 
 pub mod act;
 mod budget;
+pub mod capture;
 pub mod console;
 pub mod content;
 pub mod execute;

@@ -9,6 +9,7 @@ use image::{ImageFormat, imageops::FilterType};
 use serde::Deserialize;
 
 use super::act::{self, Target};
+use super::capture;
 use super::{Budget, Page};
 use crate::cdp::protocol::{PageCaptureScreenshot, PageGetLayoutMetrics, Viewport};
 use crate::error::{BrowserError, Result};
@@ -186,23 +187,19 @@ pub async fn screenshot(
         .filter(|ratio| ratio.is_finite() && *ratio >= 1.0)
         .unwrap_or(1.0);
     let clip_scale = scale / device_ratio;
-    let captured = page
-        .call(
-            budget,
-            &PageCaptureScreenshot {
-                format: request.format.cdp_name(),
-                quality: (request.format == ImageKind::Jpeg).then_some(request.quality),
-                clip: Some(Viewport {
-                    x: region.x,
-                    y: region.y,
-                    width: region.width.max(1.0),
-                    height: region.height.max(1.0),
-                    scale: clip_scale,
-                }),
-                capture_beyond_viewport: beyond_viewport,
-            },
-        )
-        .await?;
+    let command = PageCaptureScreenshot {
+        format: request.format.cdp_name(),
+        quality: (request.format == ImageKind::Jpeg).then_some(request.quality),
+        clip: Some(Viewport {
+            x: region.x,
+            y: region.y,
+            width: region.width.max(1.0),
+            height: region.height.max(1.0),
+            scale: clip_scale,
+        }),
+        capture_beyond_viewport: beyond_viewport,
+    };
+    let captured = capture::in_turn(page.view(), page.call(budget, &command)).await?;
     let data = base64::engine::general_purpose::STANDARD
         .decode(captured.data.as_bytes())
         .map_err(|e| BrowserError::Protocol {

@@ -115,6 +115,7 @@ fn main() {
         control::handoff_waits_for_the_person_and_reports_what_changed,
         live::screencast_frames_arrive_and_keep_coming,
         live::a_change_on_a_static_page_sends_a_new_frame,
+        live::a_still_page_is_sent_sharp_for_sharper_screens,
         lifecycle::missing_browser_names_the_paths_tried,
         lifecycle::dropping_the_host_leaves_nothing_behind,
         lifecycle::a_killed_browser_fails_pending_commands_promptly,

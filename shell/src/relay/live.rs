@@ -28,10 +28,11 @@ pub struct LiveView {
     shown: watch::Sender<Option<ViewId>>,
     /// The latest frame of the shown tab.
     frames: watch::Sender<Option<Arc<Frame>>>,
-    /// Each viewer's picture size in device pixels, by viewer number.
-    viewer_sizes: Mutex<HashMap<u64, (u32, u32)>>,
-    /// The frame size the screencast should use (the largest viewer's).
-    frame_size: watch::Sender<(u32, u32)>,
+    /// Each viewer's picture, by viewer number.
+    viewer_sizes: Mutex<HashMap<u64, Picture>>,
+    /// The frames the screencast should send: the largest viewer's size,
+    /// the sharpest viewer's pixel ratio.
+    frame_size: watch::Sender<Picture>,
     /// Numbers for viewers.
     next_viewer: AtomicU64,
     /// Frames sent to viewers, all together (for `/status`).
@@ -50,12 +51,40 @@ pub struct LiveView {
     status: watch::Sender<u64>,
 }
 
-/// What a screencast was started for: the frame size, and the page size
-/// the desktop window asked for.
-type StreamedAs = ((u32, u32), Option<(u32, u32)>);
+/// What a screencast was started for: the frames, and the page size the
+/// desktop window asked for.
+type StreamedAs = (Picture, Option<(u32, u32)>);
 
-/// Frame size when no viewer said how big it is.
-const DEFAULT_FRAME_SIZE: (u32, u32) = (1280, 1280);
+/// A viewer's picture area, or what frames must fill for all of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Picture {
+    /// Width in device pixels.
+    width: u32,
+    /// Height in device pixels.
+    height: u32,
+    /// Device pixels per CSS pixel of the viewer's screen.
+    pixel_ratio: f64,
+}
+
+impl Picture {
+    /// Room for both.
+    fn fitting(self, other: Self) -> Self {
+        Self {
+            width: self.width.max(other.width),
+            height: self.height.max(other.height),
+            pixel_ratio: self.pixel_ratio.max(other.pixel_ratio),
+        }
+    }
+}
+
+/// Frames when no viewer said how big it is.
+const DEFAULT_FRAME_SIZE: Picture = Picture {
+    width: 1280,
+    height: 1280,
+    pixel_ratio: 1.0,
+};
+/// Bounds on the pixel ratio a viewer may ask for.
+const LARGEST_PIXEL_RATIO: f64 = 3.0;
 /// Bounds on the frame size a viewer may ask for.
 const SMALLEST_FRAME: u32 = 320;
 /// See [`SMALLEST_FRAME`].
@@ -69,13 +98,20 @@ pub struct ViewerSlot {
 }
 
 impl ViewerSlot {
-    /// The viewer's picture is now `width` × `height` device pixels.
-    pub fn resize(&self, width: u32, height: u32) {
-        let size = (
-            width.clamp(SMALLEST_FRAME, LARGEST_FRAME),
-            height.clamp(SMALLEST_FRAME, LARGEST_FRAME),
-        );
-        self.live.set_viewer_size(self.id, Some(size));
+    /// The viewer's picture is now `width` × `height` device pixels, on a
+    /// screen of `pixel_ratio` device pixels per CSS pixel.
+    pub fn resize(&self, width: u32, height: u32, pixel_ratio: f64) {
+        let pixel_ratio = if pixel_ratio.is_finite() {
+            pixel_ratio.clamp(1.0, LARGEST_PIXEL_RATIO)
+        } else {
+            1.0
+        };
+        let picture = Picture {
+            width: width.clamp(SMALLEST_FRAME, LARGEST_FRAME),
+            height: height.clamp(SMALLEST_FRAME, LARGEST_FRAME),
+            pixel_ratio,
+        };
+        self.live.set_viewer_size(self.id, Some(picture));
     }
 }
 
@@ -155,7 +191,7 @@ impl LiveView {
         }
     }
 
-    fn set_viewer_size(&self, viewer: u64, size: Option<(u32, u32)>) {
+    fn set_viewer_size(&self, viewer: u64, size: Option<Picture>) {
         let wanted = {
             let mut sizes = self.viewer_sizes.lock().unwrap_or_else(|p| p.into_inner());
             match size {
@@ -165,7 +201,7 @@ impl LiveView {
             sizes
                 .values()
                 .copied()
-                .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)))
+                .reduce(Picture::fitting)
                 .unwrap_or(DEFAULT_FRAME_SIZE)
         };
         self.frame_size.send_if_modified(|current| {
@@ -422,12 +458,16 @@ impl LiveView {
                 }
                 cast_frames = None;
                 if let Some(view) = want.clone() {
+                    // A CDP client's page is not captured behind its back:
+                    // its own screenshots would share the capture's scale.
+                    let external = tabs.iter().any(|t| t.view == view && t.external);
                     match screencast::start(
                         self.browser.host().clone(),
                         view.clone(),
                         ScreencastOptions {
-                            max_width: size.0,
-                            max_height: size.1,
+                            max_width: size.width,
+                            max_height: size.height,
+                            pixel_ratio: if external { 1.0 } else { size.pixel_ratio },
                             ..ScreencastOptions::default()
                         },
                     )

@@ -171,7 +171,9 @@ pub async fn run(socket: WebSocket, live: Arc<LiveView>, timeline: Arc<Timeline>
                 match request {
                     FromViewer::Ack => credits = (credits + 1).min(CREDITS),
                     FromViewer::Viewport { width, height, fit, css_width, css_height } => {
-                        slot.resize(width, height);
+                        // Device pixels per CSS pixel; 1 when the viewer did not say.
+                        let pixel_ratio = if css_width == 0 { 1.0 } else { f64::from(width) / f64::from(css_width) };
+                        slot.resize(width, height, pixel_ratio);
                         if fit && !view_only {
                             live.fit_pages(css_width, css_height);
                         }
