@@ -377,7 +377,11 @@ pub async fn start(
                         continue;
                     };
                     let started = Instant::now();
-                    let sharp = capture_viewport(host.as_ref(), &view, options.quality, Some(scale)).await;
+                    // A stop does not wait for the capture of a page that hangs.
+                    let sharp = tokio::select! {
+                        () = stopped.cancelled() => break,
+                        sharp = capture_viewport(host.as_ref(), &view, options.quality, Some(scale)) => sharp,
+                    };
                     let Some(sharp) = sharp else {
                         sharpener.due = None;
                         continue;

@@ -128,6 +128,24 @@ pub async fn screenshot(
             "give ref or selector, not both",
         ));
     }
+    // The whole capture, measurements included, takes the tab's turn: a
+    // live view's sharp picture renders the page at another scale while it
+    // lasts. The wait for the turn counts against the budget (a sharp
+    // picture of a page that hangs can hold it a while).
+    budget
+        .run(
+            "the tab's turn to capture",
+            capture::in_turn(page.view(), capture_in_turn(page, request, budget)),
+        )
+        .await
+}
+
+/// [`screenshot`] once the tab's turn has come.
+async fn capture_in_turn(
+    page: &Page,
+    request: &ScreenshotRequest,
+    budget: &Budget,
+) -> Result<Screenshot> {
     // Locating a ref scrolls it into view: measure the viewport after that.
     let located = match &request.reference {
         Some(reference) => Some(
@@ -199,7 +217,7 @@ pub async fn screenshot(
         }),
         capture_beyond_viewport: beyond_viewport,
     };
-    let captured = capture::in_turn(page.view(), page.call(budget, &command)).await?;
+    let captured = page.call(budget, &command).await?;
     let data = base64::engine::general_purpose::STANDARD
         .decode(captured.data.as_bytes())
         .map_err(|e| BrowserError::Protocol {

@@ -213,3 +213,52 @@ pub async fn a_huge_script_result_is_capped(ctx: Ctx) {
     );
     browser.close_session(&session).await.unwrap();
 }
+
+/// A screenshot waits for its tab's turn (another capture of the tab holds
+/// it, as a live view's sharp picture of a hung page can for seconds) within
+/// its bound, and the next one runs once the turn is free.
+pub async fn a_screenshot_waiting_for_its_turn_keeps_its_bound(ctx: Ctx) {
+    let bound = Duration::from_secs(1);
+    let browser = short_bounds(&ctx, Duration::from_secs(10), bound);
+    let cancel = CancellationToken::new();
+    let session = browser.open_session(Default::default()).await.unwrap();
+    browser
+        .open(&session, &ctx.url("colors.html"), false, &cancel)
+        .await
+        .unwrap();
+    let tab = browser.active_tab(&session).unwrap();
+    let view = browser.view_of(&session, &tab).unwrap();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let (holding, held) = tokio::sync::oneshot::channel::<()>();
+    let holder = tokio::spawn(async move {
+        browser_provider::page::capture::in_turn(&view, async move {
+            let _ = holding.send(());
+            let _ = released.await;
+        })
+        .await;
+    });
+    held.await.unwrap();
+
+    let started = Instant::now();
+    let waited = tokio::time::timeout(
+        bound + SLACK * 5,
+        browser.screenshot(&session, Default::default(), &cancel),
+    )
+    .await
+    .expect("the screenshot ends while the turn is still held");
+    within(started, bound, "a screenshot waiting for its turn");
+    assert_eq!(
+        waited.map(|_| ()).unwrap_err().code(),
+        "TIMEOUT",
+        "the wait is the operation's timeout"
+    );
+
+    release.send(()).unwrap();
+    holder.await.unwrap();
+    let shot = browser
+        .screenshot(&session, Default::default(), &cancel)
+        .await
+        .expect("the next screenshot runs once the turn is free");
+    assert!(shot.width > 0 && shot.height > 0);
+    browser.close_session(&session).await.unwrap();
+}

@@ -87,6 +87,7 @@ fn main() {
         bounds::a_stalled_server_keeps_the_navigation_bound,
         bounds::a_popup_storm_is_bounded_and_reported,
         bounds::a_huge_script_result_is_capped,
+        bounds::a_screenshot_waiting_for_its_turn_keeps_its_bound,
         snapshot::snapshot_lines_read_like_other_tools,
         snapshot::refs_survive_snapshots_and_churn,
         snapshot::stale_refs_never_hit_another_element,
