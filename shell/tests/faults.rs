@@ -33,6 +33,8 @@ async fn the_relay_survives_a_killed_browser() {
         )
         .await;
     assert!(!is_error, "{text}");
+    let start = text.find("in tab ").expect("a tab handle") + 7;
+    let agents_tab = json!(text[start..].split(' ').next().unwrap());
 
     // A viewer watches the agent's tab; a CDP client is attached.
     let (mut viewer, _) = tokio_tungstenite::connect_async(format!("ws://{host}/ws?token={token}"))
@@ -76,8 +78,10 @@ async fn the_relay_survives_a_killed_browser() {
     let (mut client, _) = tokio_tungstenite::connect_async(cdp_url.as_str())
         .await
         .unwrap();
+    // The column has moved from the start page to the agent's tab (the
+    // tab it shows again after the restart).
     let running = status_until(&endpoint, |s| {
-        s["browser"]["state"] == "running" && s["pictured"].is_string()
+        s["browser"]["state"] == "running" && s["pictured"] == agents_tab
     })
     .await;
     let pid = i32::try_from(running["browser"]["pid"].as_u64().unwrap()).unwrap();
