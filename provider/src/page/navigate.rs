@@ -238,6 +238,8 @@ struct LoadTracker {
     main_frame: String,
     loader: Option<String>,
     committed: bool,
+    /// A new document committed (not one restored from the back/forward cache).
+    new_document: bool,
     /// It moved within the document (history, fragment).
     same_document: bool,
 }
@@ -248,6 +250,7 @@ impl LoadTracker {
             main_frame: page.view().as_str().to_owned(),
             loader: expected_loader,
             committed: false,
+            new_document: false,
             same_document: false,
         }
     }
@@ -260,6 +263,7 @@ impl LoadTracker {
                 if restored {
                     return true;
                 }
+                self.new_document = true;
                 self.loader.get_or_insert(loader);
                 false
             }
@@ -275,6 +279,9 @@ impl LoadTracker {
         }
     }
 
+    /// Waits for `load`. Meanwhile, once a new document has committed, our
+    /// world is created in it (the first look after a navigation need not
+    /// wait for that), and a page that loads is returned with it ready.
     async fn wait(
         &mut self,
         page: &Page,
@@ -284,15 +291,33 @@ impl LoadTracker {
         let unstick = tokio::time::sleep(UNSTICK_AFTER);
         tokio::pin!(unstick);
         let mut unstuck = false;
+        let world = page.world(None);
+        let mut renewal = None;
+        let mut renewed = false;
         let waited = budget
             .run("wait for load", async {
                 loop {
+                    if self.new_document && !renewed && renewal.is_none() {
+                        renewal = Some(Box::pin(world.renew(page, budget)));
+                    }
                     tokio::select! {
                         event = events.recv() => {
                             let Some(event) = event else { break };
                             if self.feed(&event) {
+                                if let Some(renewal) = renewal.take() {
+                                    renewal.await;
+                                }
                                 return Ok(());
                             }
+                        }
+                        () = async {
+                            match renewal.as_mut() {
+                                Some(renewal) => renewal.await,
+                                None => std::future::pending().await,
+                            }
+                        }, if renewal.is_some() => {
+                            renewal = None;
+                            renewed = true;
                         }
                         // Nothing committed yet: the old document may be
                         // held by a busy script (dialogs in a loop).

@@ -51,6 +51,20 @@ impl World {
         Ok(id)
     }
 
+    /// Creates the world in the frame's new document, which has just
+    /// committed, so that the first look at it does not wait for that.
+    /// A failure is left for the next call to meet (and retry).
+    pub async fn renew(&self, page: &Page, budget: &Budget) {
+        let mut context = self.context.lock().await;
+        match self.create(page, budget).await {
+            Ok(id) => *context = Some(id),
+            Err(error) => {
+                tracing::debug!(view = %page.view(), %error, "could not create our world in the new document yet");
+                *context = None;
+            }
+        }
+    }
+
     /// Evaluates `expression` (which may use `__browserShell`) in our world,
     /// awaiting promises, and returns its JSON value.
     ///

@@ -55,6 +55,7 @@ fn main() {
         navigation::host_lists_are_enforced,
         navigation::unreachable_server_is_navigation_failed,
         navigation::same_document_navigation_returns_at_once,
+        navigation::our_world_is_ready_in_a_page_that_has_loaded,
         navigation::a_load_that_never_finishes_is_reported_not_hung,
         navigation::downloads_are_refused,
         execute::expressions_and_function_bodies_with_arguments,

@@ -224,6 +224,61 @@ pub async fn same_document_navigation_returns_at_once(ctx: Ctx) {
     );
 }
 
+/// Our world is made in a new document while it loads, so the look that
+/// follows a navigation does not wait for it: by the time the navigation
+/// returns, the world exists in the document that committed, made once.
+pub async fn our_world_is_ready_in_a_page_that_has_loaded(ctx: Ctx) {
+    use browser_provider::snapshot::Scope;
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("article.html").await;
+    let tab = browser.active_tab(&session).unwrap();
+    let view = browser.view_of(&session, &tab).unwrap();
+    let mut events = browser.host().subscribe(&view).await.unwrap();
+    browser
+        .navigate(
+            &session,
+            NavigationRequest::Url(&ctx.url("form.html")),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
+    let committed = seen
+        .iter()
+        .position(|event| {
+            event.method == "Page.frameNavigated" && event.params["frame"]["parentId"].is_null()
+        })
+        .expect("the new document committed");
+    let ours = |events: &[std::sync::Arc<browser_provider::cdp::CdpEvent>]| {
+        events
+            .iter()
+            .filter(|event| {
+                event.method == "Runtime.executionContextCreated"
+                    && event.params["context"]["name"] == "browser-shell"
+            })
+            .count()
+    };
+    assert_eq!(
+        ours(&seen[committed..]),
+        1,
+        "our world is made in the new document before the navigation returns"
+    );
+    let snapshot = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap();
+    assert!(snapshot.text.contains("Full name"), "{}", snapshot.text);
+    let mut later = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        later.push(event);
+    }
+    assert_eq!(ours(&later), 0, "the snapshot uses the world made at load");
+}
+
 pub async fn a_load_that_never_finishes_is_reported_not_hung(ctx: Ctx) {
     let config = BrowserConfig {
         navigation_timeout: Duration::from_secs(3),
