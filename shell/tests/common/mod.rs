@@ -18,11 +18,39 @@ use tower_http::services::ServeDir;
 pub fn runtime_dir() -> std::path::PathBuf {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_dirs_of_finished_runs);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("browser-shell-test-{}-{n}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{RUNTIME_DIR_PREFIX}{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
     dir
+}
+
+const RUNTIME_DIR_PREFIX: &str = "browser-shell-test-";
+
+/// Removes the runtime directories (profiles included) of test processes
+/// that have ended, so that test runs do not pile up in the temp directory.
+/// A test's directory outlives the test: the shell it started may still be
+/// shutting down when the test returns.
+fn remove_dirs_of_finished_runs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(RUNTIME_DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Starts `browser-shell` with `args` and returns it with the first
