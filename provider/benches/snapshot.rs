@@ -17,8 +17,9 @@
 //!   two floors on a bare page of the same browser: `Page.navigate` until
 //!   the load event, and until the page then answers a first command (the
 //!   work a page does after its load event holds every tool's first
-//!   command); and where our time goes (the open alone, the first snapshot
-//!   after it). Only this part: `-- --only-navigate`.
+//!   command), and the latter again on the agent's own tab, taking turns
+//!   with our open; and where our time goes (the open alone, the first
+//!   snapshot after it). Only this part: `-- --only-navigate`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -217,6 +218,47 @@ async fn clicks(browser: &Browser, base: &str, rounds: usize) {
         |_| "button \"Add item\"".to_owned(),
     )
     .await;
+}
+
+/// On the tab of `session`, round by round: the floor (`Page.navigate` to
+/// `url` until the load event and the page's answer to a first command,
+/// over raw CDP) and then our open of the same URL. Returns both series.
+async fn floor_on_the_agent_tab(
+    host: &Arc<ChromiumHost>,
+    browser: &Browser,
+    session: &SessionId,
+    url: &str,
+    rounds: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let tab = browser.active_tab(session).unwrap();
+    let view = browser.view_of(session, &tab).unwrap();
+    let bound = Duration::from_secs(30);
+    let mut floor = Vec::new();
+    let mut ours = Vec::new();
+    for _ in 0..rounds {
+        let mut events = host.subscribe(&view).await.unwrap();
+        let started = Instant::now();
+        host.send_command(&view, "Page.navigate", json!({ "url": url }), bound)
+            .await
+            .unwrap();
+        while events.recv().await.unwrap().method != "Page.loadEventFired" {}
+        host.send_command(
+            &view,
+            "Runtime.evaluate",
+            json!({ "expression": "0", "returnByValue": true }),
+            bound,
+        )
+        .await
+        .unwrap();
+        floor.push(ms(started.elapsed()));
+        let started = Instant::now();
+        browser
+            .open(session, url, false, &CancellationToken::new())
+            .await
+            .unwrap();
+        ours.push(ms(started.elapsed()));
+    }
+    (floor, ours)
 }
 
 /// A viewport PNG through `Browser::screenshot`, next to the floor: the
@@ -437,6 +479,11 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
                 }
             }
         }
+        // The same floor on the agent's own tab (its context, its domains),
+        // taking turns with our open: the fairest comparison on a machine
+        // whose speed drifts between the parts of a run.
+        let (floor_same_tab, ours_same_tab) =
+            floor_on_the_agent_tab(&plain, &browsers[0].1, &sessions[0], url, rounds).await;
         // The snapshot's own cost, on the page as loaded.
         for _ in 0..rounds {
             let started = Instant::now();
@@ -454,6 +501,18 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
             percentile(&mut snapshot_alone, 0.5),
             percentile(&mut snapshot_alone, 0.95)
         );
+        for (what, mut samples) in [
+            ("floor on our tab, taking turns", floor_same_tab),
+            ("ours, taking turns: the open", ours_same_tab),
+        ] {
+            println!(
+                "{:<24} {:<34} {:>8.1} {:>8.1}",
+                name,
+                what,
+                percentile(&mut samples, 0.5),
+                percentile(&mut samples, 0.95)
+            );
+        }
         println!(
             "{:<24} {:<34} {:>8.1} {:>8.1}",
             name,
