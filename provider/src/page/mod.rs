@@ -350,10 +350,12 @@ impl Page {
     /// that loops, say), without waiting for the page to confirm: a busy
     /// page may be slow to, and the caller keeps its bound.
     ///
-    /// V8 forgets a termination that arrives while no script runs, and a
-    /// script whose evaluation was sent a moment ago may not have started
-    /// yet. So after each terminate a probe checks that the page answers
-    /// again; while it does not, terminate again, a few times.
+    /// A probe asks first whether the page answers; only silence means a
+    /// script runs, and only then is it terminated (and the probe asked
+    /// again, a few times: a script whose evaluation was sent a moment ago
+    /// may not have started when the first termination arrived). A page
+    /// that answers is left alone: a termination sent while nothing runs can
+    /// stop the next script instead, such as the agent's next call.
     pub fn terminate_scripts(&self) {
         const ATTEMPTS: usize = 5;
         const PROBE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
@@ -367,20 +369,19 @@ impl Page {
                 ..Default::default()
             };
             for attempt in 1..=ATTEMPTS {
+                // An answer, a closed tab or a lost browser ends the effort.
+                match host.call_within(&view, &probe, PROBE_BOUND).await {
+                    Err(crate::error::BrowserError::Timeout { .. }) => {
+                        tracing::debug!(attempt, "the page runs a script; terminating it");
+                    }
+                    _ => return,
+                }
                 if let Err(error) = host
                     .call_within(&view, &stop, std::time::Duration::from_secs(2))
                     .await
                 {
                     tracing::debug!(%error, "could not terminate a script");
                     return;
-                }
-                // Only silence means a script still runs; a closed tab or a
-                // lost browser ends the effort.
-                match host.call_within(&view, &probe, PROBE_BOUND).await {
-                    Err(crate::error::BrowserError::Timeout { .. }) => {
-                        tracing::debug!(attempt, "the page still runs a script; terminating again");
-                    }
-                    _ => return,
                 }
             }
         });

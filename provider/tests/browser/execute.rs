@@ -195,6 +195,42 @@ pub async fn cancellation_aborts_at_once(ctx: Ctx) {
     assert_eq!(result.unwrap().unwrap_err().code(), "ABORTED");
 }
 
+/// A cancelled call that waits on a promise runs no script, so nothing is
+/// terminated: the page's own script, busy at that moment, runs to its
+/// end (a termination sent then stopped the page's script instead, or the
+/// agent's next one).
+pub async fn a_cancelled_wait_leaves_the_page_s_scripts_alone(ctx: Ctx) {
+    let session = ctx.session_at("index.html").await;
+    let cancel = CancellationToken::new();
+    let browser = ctx.browser().clone();
+    let waiting = {
+        let cancel = cancel.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            browser
+                .execute(
+                    &session,
+                    "new Promise(() => {})",
+                    vec![],
+                    Some(Duration::from_secs(60)),
+                    &cancel,
+                )
+                .await
+        })
+    };
+    assert_eq!(value(run(&ctx, &session, "'ping'", vec![]).await), "ping");
+    let busy = "setTimeout(() => { const until = Date.now() + 400; \
+                while (Date.now() < until) {} window.finished = true; }, 0); return 'busy'";
+    assert_eq!(value(run(&ctx, &session, busy, vec![]).await), "busy");
+    cancel.cancel();
+    assert_eq!(waiting.await.unwrap().unwrap_err().code(), "ABORTED");
+    assert_eq!(
+        value(run(&ctx, &session, "window.finished === true", vec![]).await),
+        true,
+        "the page's script ran to its end"
+    );
+}
+
 pub async fn results_are_capped_and_odd_values_described(ctx: Ctx) {
     let session = ctx.session_at("article.html").await;
     match run(&ctx, &session, "'x'.repeat(2 * 1024 * 1024)", vec![]).await {

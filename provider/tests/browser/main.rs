@@ -64,6 +64,7 @@ fn main() {
         execute::runaway_scripts_time_out_and_the_tab_recovers,
         execute::a_promise_that_never_settles_times_out,
         execute::cancellation_aborts_at_once,
+        execute::a_cancelled_wait_leaves_the_page_s_scripts_alone,
         execute::results_are_capped_and_odd_values_described,
         execute::bad_input_is_an_invalid_argument,
         content::markdown_keeps_structure,
