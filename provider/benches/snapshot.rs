@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use browser_provider::browser::SessionOptions;
-use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost};
+use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewId};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::navigate::{NavigationTarget, navigate};
 use browser_provider::page::{Budget, Page};
@@ -232,25 +232,10 @@ async fn floor_on_the_agent_tab(
 ) -> (Vec<f64>, Vec<f64>) {
     let tab = browser.active_tab(session).unwrap();
     let view = browser.view_of(session, &tab).unwrap();
-    let bound = Duration::from_secs(30);
     let mut floor = Vec::new();
     let mut ours = Vec::new();
     for _ in 0..rounds {
-        let mut events = host.subscribe(&view).await.unwrap();
-        let started = Instant::now();
-        host.send_command(&view, "Page.navigate", json!({ "url": url }), bound)
-            .await
-            .unwrap();
-        while events.recv().await.unwrap().method != "Page.loadEventFired" {}
-        host.send_command(
-            &view,
-            "Runtime.evaluate",
-            json!({ "expression": "0", "returnByValue": true }),
-            bound,
-        )
-        .await
-        .unwrap();
-        floor.push(ms(started.elapsed()));
+        floor.push(raw_navigation(host, &view, url).await.1);
         let started = Instant::now();
         browser
             .open(session, url, false, &CancellationToken::new())
@@ -259,6 +244,30 @@ async fn floor_on_the_agent_tab(
         ours.push(ms(started.elapsed()));
     }
     (floor, ours)
+}
+
+/// `Page.navigate` to `url` over raw CDP on `view` (its page events
+/// enabled): ms until the load event, and until the page then answers a
+/// first command (work a page does after its load event, such as scripts
+/// and its first frame, holds any tool's first command).
+async fn raw_navigation(host: &Arc<ChromiumHost>, view: &ViewId, url: &str) -> (f64, f64) {
+    let bound = Duration::from_secs(30);
+    let mut events = host.subscribe(view).await.unwrap();
+    let started = Instant::now();
+    host.send_command(view, "Page.navigate", json!({ "url": url }), bound)
+        .await
+        .unwrap();
+    while events.recv().await.unwrap().method != "Page.loadEventFired" {}
+    let to_load = ms(started.elapsed());
+    host.send_command(
+        view,
+        "Runtime.evaluate",
+        json!({ "expression": "0", "returnByValue": true }),
+        bound,
+    )
+    .await
+    .unwrap();
+    (to_load, ms(started.elapsed()))
 }
 
 /// A viewport PNG through `Browser::screenshot`, next to the floor: the
@@ -396,6 +405,7 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         .create_view(CreateViewOptions::default())
         .await
         .unwrap();
+    // Attached for its page events (the load event); kept to the end.
     let bare = Page::attach(
         plain.clone() as Arc<dyn ViewHost>,
         view.clone(),
@@ -409,31 +419,9 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         let mut floor_answering = Vec::new();
         let mut snapshot_alone = Vec::new();
         for _ in 0..rounds {
-            let mut events = bare.events().await.unwrap();
-            let started = Instant::now();
-            plain
-                .send_command(
-                    &view,
-                    "Page.navigate",
-                    json!({ "url": url }),
-                    Duration::from_secs(30),
-                )
-                .await
-                .unwrap();
-            while events.recv().await.unwrap().method != "Page.loadEventFired" {}
-            floor.push(ms(started.elapsed()));
-            // Work the page does after its load event (scripts, its first
-            // frame) holds its main thread: any tool's first command waits.
-            plain
-                .send_command(
-                    &view,
-                    "Runtime.evaluate",
-                    json!({ "expression": "0", "returnByValue": true }),
-                    Duration::from_secs(30),
-                )
-                .await
-                .unwrap();
-            floor_answering.push(ms(started.elapsed()));
+            let (to_load, to_answer) = raw_navigation(&plain, &view, url).await;
+            floor.push(to_load);
+            floor_answering.push(to_answer);
         }
         println!(
             "{:<24} {:<34} {:>8.1} {:>8.1}",

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use futures_util::future::{FusedFuture as _, FutureExt as _};
 use serde::Deserialize;
 use url::Url;
 
@@ -291,34 +292,25 @@ impl LoadTracker {
         let unstick = tokio::time::sleep(UNSTICK_AFTER);
         tokio::pin!(unstick);
         let mut unstuck = false;
+        // Runs only once a new document has committed (a future does
+        // nothing until polled).
         let world = page.world(None);
-        let mut renewal = None;
-        let mut renewed = false;
+        let renewal = world.renew(page, budget).fuse();
+        tokio::pin!(renewal);
         let waited = budget
             .run("wait for load", async {
                 loop {
-                    if self.new_document && !renewed && renewal.is_none() {
-                        renewal = Some(Box::pin(world.renew(page, budget)));
-                    }
                     tokio::select! {
                         event = events.recv() => {
                             let Some(event) = event else { break };
                             if self.feed(&event) {
-                                if let Some(renewal) = renewal.take() {
-                                    renewal.await;
+                                if self.new_document && !renewal.is_terminated() {
+                                    (&mut renewal).await;
                                 }
                                 return Ok(());
                             }
                         }
-                        () = async {
-                            match renewal.as_mut() {
-                                Some(renewal) => renewal.await,
-                                None => std::future::pending().await,
-                            }
-                        }, if renewal.is_some() => {
-                            renewal = None;
-                            renewed = true;
-                        }
+                        () = &mut renewal, if self.new_document && !renewal.is_terminated() => {}
                         // Nothing committed yet: the old document may be
                         // held by a busy script (dialogs in a loop).
                         () = &mut unstick, if !unstuck && !self.committed => {

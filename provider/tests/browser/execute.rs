@@ -167,9 +167,14 @@ pub async fn a_promise_that_never_settles_times_out(ctx: Ctx) {
     );
 }
 
-pub async fn cancellation_aborts_at_once(ctx: Ctx) {
-    let session = ctx.session_at("index.html").await;
-    let cancel = CancellationToken::new();
+/// Starts a call that waits on a promise that never settles, until
+/// `cancel`; returns once the call has reached the browser (proven by a
+/// round trip on the same tab).
+async fn wait_forever(
+    ctx: &Ctx,
+    session: &browser_provider::SessionId,
+    cancel: &CancellationToken,
+) -> tokio::task::JoinHandle<Result<ExecuteResult, browser_provider::BrowserError>> {
     let browser = ctx.browser().clone();
     let running = {
         let cancel = cancel.clone();
@@ -186,8 +191,14 @@ pub async fn cancellation_aborts_at_once(ctx: Ctx) {
                 .await
         })
     };
-    // Let the command reach the browser, proven by a round trip on the same tab.
-    assert_eq!(value(run(&ctx, &session, "'ping'", vec![]).await), "ping");
+    assert_eq!(value(run(ctx, session, "'ping'", vec![]).await), "ping");
+    running
+}
+
+pub async fn cancellation_aborts_at_once(ctx: Ctx) {
+    let session = ctx.session_at("index.html").await;
+    let cancel = CancellationToken::new();
+    let running = wait_forever(&ctx, &session, &cancel).await;
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(5), running)
         .await
@@ -202,23 +213,7 @@ pub async fn cancellation_aborts_at_once(ctx: Ctx) {
 pub async fn a_cancelled_wait_leaves_the_page_s_scripts_alone(ctx: Ctx) {
     let session = ctx.session_at("index.html").await;
     let cancel = CancellationToken::new();
-    let browser = ctx.browser().clone();
-    let waiting = {
-        let cancel = cancel.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            browser
-                .execute(
-                    &session,
-                    "new Promise(() => {})",
-                    vec![],
-                    Some(Duration::from_secs(60)),
-                    &cancel,
-                )
-                .await
-        })
-    };
-    assert_eq!(value(run(&ctx, &session, "'ping'", vec![]).await), "ping");
+    let waiting = wait_forever(&ctx, &session, &cancel).await;
     let busy = "setTimeout(() => { const until = Date.now() + 400; \
                 while (Date.now() < until) {} window.finished = true; }, 0); return 'busy'";
     assert_eq!(value(run(&ctx, &session, busy, vec![]).await), "busy");
