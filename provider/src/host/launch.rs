@@ -181,7 +181,13 @@ fn quiet_switches() -> &'static [&'static str] {
         "--disable-breakpad",
         "--disable-domain-reliability",
         "--disable-client-side-phishing-detection",
-        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+        // Translate, MediaRouter, OptimizationHints and AutofillServerCommunication
+        // call home. DeferRendererTasksAfterInput holds a page's own tasks
+        // (timers, messages) after a click until the next frame is painted,
+        // so that a person sees the response sooner; an agent wants the
+        // page's response itself, and the look after an action then waits
+        // for a frame only when the page asked for one (`settle` in agent.js).
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,DeferRendererTasksAfterInput",
         "--metrics-recording-only",
         "--password-store=basic",
         "--use-mock-keychain",

@@ -378,6 +378,7 @@
     const tree = [];
     pendingHosts = [];
     for (const root of roots) build(root, 0, tree, null);
+    probeFrameRequests();
     return {
       pendingHosts: pendingHosts.length,
       doc,
@@ -432,14 +433,49 @@
     return false;
   }
 
-  const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  // Whether the page asks for animation frames. Frame callback ids come from
+  // one counter per document that the page's scripts and ours share, so ids
+  // taken between two probes beyond our own requests are the page's. The
+  // count of probes in a row that saw none tells settle() whether the page
+  // renders in requestAnimationFrame lately.
+  let lastProbeId = 0;
+  let ownFrameRequests = 0;
+  let quietProbes = 0;
+  function probeFrameRequests() {
+    const id = requestAnimationFrame(() => {});
+    cancelAnimationFrame(id);
+    const pageAsked = lastProbeId === 0 || id - lastProbeId - 1 > ownFrameRequests;
+    quietProbes = pageAsked ? 0 : quietProbes + 1;
+    lastProbeId = id;
+    ownFrameRequests = 0;
+  }
+  probeFrameRequests();
+
+  const frame = () => new Promise((resolve) => {
+    ownFrameRequests++;
+    requestAnimationFrame(() => resolve());
+  });
+  const task = () => new Promise((resolve) => setTimeout(resolve, 0));
 
   // Waits until the DOM stops changing for one frame, at most maxMs.
-  async function settle(maxMs) {
+  // Unless `frameAlways` (an action whose effect comes with a frame, such as
+  // a scroll): a page that has asked for no animation frame since the probe
+  // before the last look, and changes nothing in the tasks the action queued,
+  // has nothing left to do in a frame: it is quiet at once.
+  async function settle(maxMs, frameAlways) {
     let dirty = false;
     const observer = new MutationObserver(() => { dirty = true; });
     observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     const start = performance.now();
+    probeFrameRequests();
+    if (!frameAlways && quietProbes >= 2) {
+      await task();
+      probeFrameRequests();
+      if (!dirty && quietProbes >= 3) {
+        observer.disconnect();
+        return true;
+      }
+    }
     await frame();
     while (dirty && performance.now() - start < maxMs) {
       dirty = false;

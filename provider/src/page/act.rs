@@ -23,7 +23,7 @@ use crate::cdp::protocol::{
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result, StaleReason};
 use crate::snapshot::tree::Fingerprint;
-use crate::snapshot::{self, Look, Observation, Scope, SnapshotLimits, Walking};
+use crate::snapshot::{self, Look, Observation, Scope, Settling, SnapshotLimits, Walking};
 
 /// Longest wait for the DOM to settle after an action that did not navigate.
 const SETTLE_BOUND_MS: u32 = 300;
@@ -143,6 +143,16 @@ impl Action {
             Self::Drag { .. } => "drag",
         }
     }
+
+    /// Whether the page answers this action in its next frame (scroll
+    /// events are fired there, and keys and drags may scroll): the look
+    /// after it then waits for that frame even on a page that asked for none.
+    fn comes_with_a_frame(&self) -> bool {
+        matches!(
+            self,
+            Self::Scroll { .. } | Self::ScrollIntoView | Self::Press { .. } | Self::Drag { .. }
+        )
+    }
 }
 
 /// What an action did and what the page looks like after it.
@@ -225,8 +235,12 @@ pub async fn act(
     let mut events = page.events().await?;
     dispatch(page, &ready, action, limits, budget).await?;
     let dispatched = started.elapsed();
+    let settling = Settling {
+        bound_ms: SETTLE_BOUND_MS,
+        frame_always: action.comes_with_a_frame(),
+    };
     let (settled, look, windows_opened) =
-        settle_and_look(page, &mut events, &ready, limits, budget).await?;
+        settle_and_look(page, &mut events, &ready, settling, limits, budget).await?;
     let (navigated, navigation_abandoned) = match settled {
         Settled::InPlace => (false, false),
         Settled::Navigated => (true, false),
@@ -1013,6 +1027,7 @@ async fn settle_and_look(
     page: &Page,
     events: &mut EventStream,
     ready: &Ready,
+    settling: Settling,
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<(Settled, Look, usize)> {
@@ -1023,17 +1038,17 @@ async fn settle_and_look(
             .count()
     };
     if ready.frame.is_none() && !navigation_started(page, events, &mut seen) {
-        let when = Walking::WhenSettled(SETTLE_BOUND_MS);
+        let when = Walking::WhenSettled(settling);
         let look = snapshot::look(page, when, limits, budget).await;
         if !navigation_started(page, events, &mut seen) {
             return Ok((Settled::InPlace, look?, windows_opened(&seen)));
         }
     }
-    let settled = settle(page, events, &mut seen, budget).await?;
+    let settled = settle(page, events, &mut seen, settling, budget).await?;
     // An out-of-process frame runs its handlers in its own process: let its
     // DOM settle too before looking.
     if let (Settled::InPlace, Some(frame)) = (settled, ready.frame.as_deref()) {
-        wait_for_quiet(page, Some(frame), budget).await;
+        wait_for_quiet(page, Some(frame), settling, budget).await;
     }
     let look = snapshot::look(page, Walking::Now, limits, budget).await?;
     drain(events, &mut seen);
@@ -1046,10 +1061,11 @@ async fn settle(
     page: &Page,
     events: &mut EventStream,
     seen: &mut Vec<std::sync::Arc<CdpEvent>>,
+    settling: Settling,
     budget: &Budget,
 ) -> Result<Settled> {
     if !navigation_started(page, events, seen) {
-        wait_for_quiet(page, None, budget).await;
+        wait_for_quiet(page, None, settling, budget).await;
         if !navigation_started(page, events, seen) {
             return Ok(Settled::InPlace);
         }
@@ -1061,13 +1077,16 @@ async fn settle(
     })
 }
 
-/// Waits until `frame`'s DOM (the main frame's with `None`) has not changed
-/// for an animation frame, at most [`SETTLE_BOUND_MS`]. The document may be
-/// replaced meanwhile: that is a navigation for the caller to find, not an
-/// error.
-async fn wait_for_quiet(page: &Page, frame: Option<&str>, budget: &Budget) {
-    let quiet = format!("__browserShell.settle({SETTLE_BOUND_MS})");
-    let bound = Duration::from_millis(u64::from(SETTLE_BOUND_MS) + 500);
+/// Waits until `frame`'s DOM (the main frame's with `None`) has settled (see
+/// [`Settling`]). The document may be replaced meanwhile: that is a
+/// navigation for the caller to find, not an error.
+async fn wait_for_quiet(page: &Page, frame: Option<&str>, settling: Settling, budget: &Budget) {
+    let Settling {
+        bound_ms,
+        frame_always,
+    } = settling;
+    let quiet = format!("__browserShell.settle({bound_ms}, {frame_always})");
+    let bound = Duration::from_millis(u64::from(bound_ms) + 500);
     if let Err(error) = page
         .world(frame)
         .evaluate(page, &budget.grace(bound), &quiet)

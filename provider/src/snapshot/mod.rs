@@ -322,9 +322,20 @@ pub(crate) async fn walk_page(
 pub(crate) enum Walking {
     /// At once.
     Now,
-    /// Once the DOM has not changed for a frame (at most this many ms), in
-    /// the same call: after an action, that saves a round trip.
-    WhenSettled(u32),
+    /// Once the DOM has settled after an action, in the same call (that
+    /// saves a round trip).
+    WhenSettled(Settling),
+}
+
+/// How long the page may take to settle after an action, and whether it
+/// always gets a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Settling {
+    /// The longest wait for the DOM to stop changing.
+    pub bound_ms: u32,
+    /// Wait for a frame even when the page asked for none: the action's
+    /// effect comes with one (scroll events fire in the frame).
+    pub frame_always: bool,
 }
 
 async fn walk_page_when(
@@ -511,9 +522,13 @@ pub(crate) async fn walk(
     budget: &Budget,
 ) -> Result<Walk> {
     let mut expression = walk_expression(scope, limits, state.next_ref);
-    if let Walking::WhenSettled(bound_ms) = when {
+    if let Walking::WhenSettled(Settling {
+        bound_ms,
+        frame_always,
+    }) = when
+    {
         expression = format!(
-            "(async () => {{ await __browserShell.settle({bound_ms}); return {expression}; }})()"
+            "(async () => {{ await __browserShell.settle({bound_ms}, {frame_always}); return {expression}; }})()"
         );
     }
     let mut walk = run_walk(page, frame, scope, &expression, budget).await?;

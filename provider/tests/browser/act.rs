@@ -477,6 +477,95 @@ pub async fn a_re_rendered_list_reports_its_look_alikes_in_one_line(ctx: Ctx) {
     );
 }
 
+/// What the page shows after `action` on the element named `target`, as the
+/// action's result reports it (a diff's lines or a reset's snapshot).
+async fn result_of(ctx: &Ctx, path: &str, target: &str, action: Action) -> String {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at(path).await;
+    let full = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    let report = browser
+        .act(&session, &by_ref(ref_of(&full, target)), &action, &cancel)
+        .await
+        .unwrap();
+    browser.close_session(&session).await.unwrap();
+    match report.outcome.observation {
+        Observation::Diff { text, .. } => text,
+        Observation::Reset { snapshot, .. } => snapshot.text,
+    }
+}
+
+/// An action's result does not wait for a frame on a page that asked for
+/// none; these pages answer after the handler has returned, and the result
+/// must still hold their answer.
+pub async fn what_a_page_draws_after_the_handler_is_in_the_result(ctx: Ctx) {
+    for (path, target, action, drawn) in [
+        ("later.html", "Draw in a frame", click(), "drawn in a frame"),
+        ("later.html", "Draw in a task", click(), "drawn in a task"),
+        (
+            "later.html",
+            "Echo",
+            Action::Type {
+                text: "hi".into(),
+                submit: false,
+            },
+            "you typed hi",
+        ),
+        (
+            "later.html?loop",
+            "Draw by the loop",
+            click(),
+            "drawn by the loop",
+        ),
+    ] {
+        let result = result_of(&ctx, path, target, action).await;
+        assert!(
+            result.contains(drawn),
+            "{target} on {path}: {drawn:?} is not in the result:\n{result}"
+        );
+    }
+}
+
+/// A form's submission starts in a task after the click, a script's
+/// navigation at once: either way the action reports the new page.
+pub async fn navigations_that_start_after_a_click_are_followed(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    for target in ["Go by a form", "Go by a script"] {
+        for _ in 0..3 {
+            let session = ctx.session_at("later.html").await;
+            let full = browser
+                .snapshot(&session, &Scope::Page, &cancel)
+                .await
+                .unwrap()
+                .text;
+            let report = browser
+                .act(&session, &by_ref(ref_of(&full, target)), &click(), &cancel)
+                .await
+                .unwrap();
+            assert!(report.outcome.navigated, "{target}: {report:?}");
+            let Observation::Reset { snapshot, .. } = &report.outcome.observation else {
+                panic!("{target}: {:?}", report.outcome.observation)
+            };
+            assert!(
+                snapshot.url.contains("/form.html"),
+                "{target}: {}",
+                snapshot.url
+            );
+            assert!(
+                snapshot.text.contains("Sign up"),
+                "{target}: {}",
+                snapshot.text
+            );
+            browser.close_session(&session).await.unwrap();
+        }
+    }
+}
+
 pub async fn passwords_never_appear_in_snapshots_or_diffs(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();

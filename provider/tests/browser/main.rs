@@ -110,6 +110,8 @@ fn main() {
         act::clicking_a_link_navigates_and_resets,
         act::a_change_nearly_as_large_as_the_page_is_a_reset,
         act::a_re_rendered_list_reports_its_look_alikes_in_one_line,
+        act::what_a_page_draws_after_the_handler_is_in_the_result,
+        act::navigations_that_start_after_a_click_are_followed,
         act::passwords_never_appear_in_snapshots_or_diffs,
         act::outcomes_report_new_tabs_dialogs_and_refused_downloads,
         act::drag_moves_an_element_onto_another,
