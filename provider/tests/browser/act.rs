@@ -1,6 +1,7 @@
 //! Actions by ref or by role and name.
 
 use browser_provider::BrowserError;
+use browser_provider::browser::ActionReport;
 use browser_provider::page::act::{Action, Target};
 use browser_provider::snapshot::{Observation, ResetReason, Scope};
 use tokio_util::sync::CancellationToken;
@@ -477,9 +478,9 @@ pub async fn a_re_rendered_list_reports_its_look_alikes_in_one_line(ctx: Ctx) {
     );
 }
 
-/// What the page shows after `action` on the element named `target`, as the
-/// action's result reports it (a diff's lines or a reset's snapshot).
-async fn result_of(ctx: &Ctx, path: &str, target: &str, action: Action) -> String {
+/// Opens `path` in a session of its own, takes a snapshot and runs `action`
+/// on the element named `target`; the session is closed after.
+async fn act_once(ctx: &Ctx, path: &str, target: &str, action: &Action) -> ActionReport {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();
     let session = ctx.session_at(path).await;
@@ -489,11 +490,21 @@ async fn result_of(ctx: &Ctx, path: &str, target: &str, action: Action) -> Strin
         .unwrap()
         .text;
     let report = browser
-        .act(&session, &by_ref(ref_of(&full, target)), &action, &cancel)
+        .act(&session, &by_ref(ref_of(&full, target)), action, &cancel)
         .await
         .unwrap();
     browser.close_session(&session).await.unwrap();
-    match report.outcome.observation {
+    report
+}
+
+/// What the page shows after `action` on the element named `target`, as the
+/// action's result reports it (a diff's lines or a reset's snapshot).
+async fn result_of(ctx: &Ctx, path: &str, target: &str, action: Action) -> String {
+    match act_once(ctx, path, target, &action)
+        .await
+        .outcome
+        .observation
+    {
         Observation::Diff { text, .. } => text,
         Observation::Reset { snapshot, .. } => snapshot.text,
     }
@@ -533,20 +544,9 @@ pub async fn what_a_page_draws_after_the_handler_is_in_the_result(ctx: Ctx) {
 /// A form's submission starts in a task after the click, a script's
 /// navigation at once: either way the action reports the new page.
 pub async fn navigations_that_start_after_a_click_are_followed(ctx: Ctx) {
-    let browser = ctx.browser();
-    let cancel = CancellationToken::new();
     for target in ["Go by a form", "Go by a script"] {
         for _ in 0..3 {
-            let session = ctx.session_at("later.html").await;
-            let full = browser
-                .snapshot(&session, &Scope::Page, &cancel)
-                .await
-                .unwrap()
-                .text;
-            let report = browser
-                .act(&session, &by_ref(ref_of(&full, target)), &click(), &cancel)
-                .await
-                .unwrap();
+            let report = act_once(&ctx, "later.html", target, &click()).await;
             assert!(report.outcome.navigated, "{target}: {report:?}");
             let Observation::Reset { snapshot, .. } = &report.outcome.observation else {
                 panic!("{target}: {:?}", report.outcome.observation)
@@ -561,7 +561,6 @@ pub async fn navigations_that_start_after_a_click_are_followed(ctx: Ctx) {
                 "{target}: {}",
                 snapshot.text
             );
-            browser.close_session(&session).await.unwrap();
         }
     }
 }
