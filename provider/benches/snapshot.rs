@@ -1,7 +1,7 @@
 //! Snapshot and action benchmark against a real Chromium and the fixtures.
 //!
 //! Run: `cargo bench -p browser-provider --bench snapshot` (add `-- --quick`
-//! for fewer iterations). It serves `fixtures/` itself on 127.0.0.1 (and
+//! for fewer iterations, `-- --rounds N` for a number of your own). It serves `fixtures/` itself on 127.0.0.1 (and
 //! under `localhost` for the cross-origin frame), and prints, with machine
 //! and Chromium version:
 //! * warm snapshot latency p50/p95 and bytes per fixture, for our walker and,
@@ -46,7 +46,7 @@ async fn main() {
         .with_writer(std::io::stderr)
         .init();
     let quick = std::env::args().any(|a| a == "--quick");
-    let rounds = if quick { 8 } else { 30 };
+    let rounds = rounds_asked().unwrap_or(if quick { 8 } else { 30 });
     let port = serve_fixtures().await;
     let base = format!("http://127.0.0.1:{port}");
     if std::env::args().any(|a| a == "--only-navigate") {
@@ -222,28 +222,62 @@ async fn clicks(browser: &Browser, base: &str, rounds: usize) {
 
 /// On the tab of `session`, round by round: the floor (`Page.navigate` to
 /// `url` until the load event and the page's answer to a first command,
-/// over raw CDP) and then our open of the same URL. Returns both series.
+/// over raw CDP) and then our open of the same URL and the snapshot after
+/// it, as an agent's navigation returns it. Each starts on a page that was
+/// walked after its load. Returns the three series, one
+/// entry per round, so that rounds can be compared pairwise.
 async fn floor_on_the_agent_tab(
     host: &Arc<ChromiumHost>,
     browser: &Browser,
     session: &SessionId,
     url: &str,
     rounds: usize,
-) -> (Vec<f64>, Vec<f64>) {
+) -> TakingTurns {
     let tab = browser.active_tab(session).unwrap();
     let view = browser.view_of(session, &tab).unwrap();
-    let mut floor = Vec::new();
-    let mut ours = Vec::new();
+    let mut turns = TakingTurns::default();
     for _ in 0..rounds {
-        floor.push(raw_navigation(host, &view, url).await.1);
-        let started = Instant::now();
+        turns.floor.push(raw_navigation(host, &view, url).await.1);
+        let cancel = CancellationToken::new();
+        // Untimed, so that our open starts from a page as settled as the
+        // floor's next round does (after our snapshot).
         browser
-            .open(session, url, false, &CancellationToken::new())
+            .snapshot(session, &Scope::Page, &cancel)
             .await
             .unwrap();
-        ours.push(ms(started.elapsed()));
+        let started = Instant::now();
+        browser.open(session, url, false, &cancel).await.unwrap();
+        turns.open.push(ms(started.elapsed()));
+        browser
+            .snapshot(session, &Scope::Page, &cancel)
+            .await
+            .unwrap();
+        turns.open_and_snapshot.push(ms(started.elapsed()));
     }
-    (floor, ours)
+    turns
+}
+
+/// Rounds on one tab where the floor and our open took turns (ms, one
+/// entry per round in each series).
+#[derive(Default)]
+struct TakingTurns {
+    floor: Vec<f64>,
+    open: Vec<f64>,
+    open_and_snapshot: Vec<f64>,
+}
+
+/// The differences `ours[i] − floor[i]` of rounds that took turns: their
+/// median, p25 and p75. A page's own time to load varies far more from
+/// round to round (its first layout lands before or after its load event)
+/// than what a tool adds, so differences within rounds say more about the
+/// tool than the difference of two medians.
+fn paired_differences(ours: &[f64], floor: &[f64]) -> (f64, f64, f64) {
+    let mut differences: Vec<f64> = ours.iter().zip(floor).map(|(o, f)| o - f).collect();
+    (
+        percentile(&mut differences, 0.5),
+        percentile(&mut differences, 0.25),
+        percentile(&mut differences, 0.75),
+    )
 }
 
 /// `Page.navigate` to `url` over raw CDP on `view` (its page events
@@ -470,8 +504,7 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
         // The same floor on the agent's own tab (its context, its domains),
         // taking turns with our open: the fairest comparison on a machine
         // whose speed drifts between the parts of a run.
-        let (floor_same_tab, ours_same_tab) =
-            floor_on_the_agent_tab(&plain, &browsers[0].1, &sessions[0], url, rounds).await;
+        let turns = floor_on_the_agent_tab(&plain, &browsers[0].1, &sessions[0], url, rounds).await;
         // The snapshot's own cost, on the page as loaded.
         for _ in 0..rounds {
             let started = Instant::now();
@@ -482,16 +515,20 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
                 .unwrap();
             snapshot_alone.push(ms(started.elapsed()));
         }
+        let warm_snapshot = percentile(&mut snapshot_alone, 0.5);
         println!(
             "{:<24} {:<34} {:>8.1} {:>8.1}",
             name,
             "the snapshot alone (warm)",
-            percentile(&mut snapshot_alone, 0.5),
+            warm_snapshot,
             percentile(&mut snapshot_alone, 0.95)
         );
+        let open_over_floor = paired_differences(&turns.open, &turns.floor);
+        let navigation_over_floor = paired_differences(&turns.open_and_snapshot, &turns.floor);
         for (what, mut samples) in [
-            ("floor on our tab, taking turns", floor_same_tab),
-            ("ours, taking turns: the open", ours_same_tab),
+            ("floor on our tab, taking turns", turns.floor),
+            ("ours, taking turns: the open", turns.open),
+            ("ours, taking turns: open+snapshot", turns.open_and_snapshot),
         ] {
             println!(
                 "{:<24} {:<34} {:>8.1} {:>8.1}",
@@ -499,6 +536,15 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
                 what,
                 percentile(&mut samples, 0.5),
                 percentile(&mut samples, 0.95)
+            );
+        }
+        for (what, (median, p25, p75)) in [
+            ("per round: open − floor", open_over_floor),
+            ("per round: open+snapshot − floor", navigation_over_floor),
+        ] {
+            println!(
+                "{:<24} {:<34} {:>+8.1}   (p25 {:+.1}, p75 {:+.1})",
+                name, what, median, p25, p75
             );
         }
         println!(
@@ -634,6 +680,16 @@ async fn serve_fixtures() -> u16 {
         .fallback_service(ServeDir::new(dir));
     tokio::spawn(async move { axum::serve(listener, app).await });
     port
+}
+
+/// `--rounds N`, when given: how many rounds each measure takes.
+fn rounds_asked() -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--rounds")?;
+    match args.get(at + 1).and_then(|n| n.parse().ok()) {
+        Some(rounds) if rounds > 0 => Some(rounds),
+        _ => panic!("--rounds takes a positive number"),
+    }
 }
 
 fn percentile(samples: &mut [f64], p: f64) -> f64 {

@@ -2,19 +2,17 @@
 //! restarting browser (bounded), fails fast on a crashed page, ends at once
 //! when the page crashes or the browser goes away under it, explains a lost
 //! connection with the cause, and moves a tab off a page whose main thread
-//! is stuck before navigating it.
+//! is stuck when navigating it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Inner, SessionId, Tab};
+use super::{Inner, SessionId, Tab, TabHandle};
 use crate::error::{BrowserError, Result};
 use crate::host::{BrowserState, ViewHost};
+use crate::page::Budget;
 use crate::page::PageHealth;
-
-/// How long a page may take to answer a trivial question before a
-/// navigation treats it as stuck and goes to a fresh page.
-const RESPONSE_PROBE: Duration = Duration::from_millis(500);
+use crate::page::navigate::{self, NavigationOutcome, NavigationTarget};
 
 /// How long a call waits for a restarting browser to be back.
 const RESTART_WAIT: Duration = Duration::from_secs(15);
@@ -153,14 +151,49 @@ impl Inner {
         }
     }
 
-    /// `tab`, or, when its page stopped answering (a script that loops,
-    /// dialogs in a loop), the same tab on a fresh page: a busy page cannot
-    /// let go of its document, so a navigation away would wait for it
-    /// forever. The old page is closed.
+    /// Navigates `tab` (guarded, see [`Self::guarded`]) and explains a
+    /// blocked navigation. When a busy script turns out to hold the page
+    /// (the navigation marked it unresponsive: a script that started
+    /// looping unnoticed), goes to the URL again on a fresh page in the
+    /// same tab, within the same budget. Returns the tab and where it ended up.
+    pub(super) async fn navigate_tab(
+        self: &Arc<Self>,
+        session: &SessionId,
+        tab: Tab,
+        target: NavigationTarget,
+        budget: &Budget,
+    ) -> Result<(TabHandle, NavigationOutcome)> {
+        let cursor = tab.page.network_cursor();
+        let navigated = self
+            .guarded(&tab, navigate::navigate(&tab.page, target.clone(), budget))
+            .await;
+        let held = navigated.is_err()
+            && tab.page.is_unresponsive()
+            && matches!(target, NavigationTarget::Url(_))
+            && !budget.cancel_token().is_cancelled();
+        if !held {
+            let outcome = self
+                .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
+                .await?;
+            return Ok((tab.handle, outcome));
+        }
+        let tab = self.unstuck(session, tab).await?;
+        let cursor = tab.page.network_cursor();
+        let navigated = self
+            .guarded(&tab, navigate::navigate(&tab.page, target, budget))
+            .await;
+        let outcome = self
+            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
+            .await?;
+        Ok((tab.handle, outcome))
+    }
+
+    /// `tab`, or, when its page is known to have stopped answering (a
+    /// navigation found it so: a script that loops, dialogs in a loop),
+    /// the same tab on a fresh page: a busy page cannot let go of its
+    /// document. The old page is closed.
     pub(super) async fn unstuck(self: &Arc<Self>, session: &SessionId, tab: Tab) -> Result<Tab> {
-        let stuck = tab.page.is_unresponsive()
-            || (tab.page.health() == PageHealth::Alive && !tab.page.responds(RESPONSE_PROBE).await);
-        if !stuck {
+        if !tab.page.is_unresponsive() {
             return Ok(tab);
         }
         tracing::info!(tab = %tab.handle, "replacing a page that does not respond");

@@ -15,7 +15,7 @@ use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
-use crate::page::{Budget, DialogRecord, content, execute, input, navigate, screenshot, wait};
+use crate::page::{Budget, DialogRecord, content, execute, input, screenshot, wait};
 use crate::snapshot::{self, Scope, Snapshot};
 
 /// A navigation as callers ask for it.
@@ -58,20 +58,10 @@ impl Browser {
             Err(other) => return Err(other),
         };
         let tab = self.inner.unstuck(session, tab).await?;
-        let cursor = tab.page.network_cursor();
         // Opening a URL in a crashed tab is how it comes back.
-        let navigated = self
-            .inner
-            .guarded(
-                &tab,
-                navigate::navigate(&tab.page, NavigationTarget::Url(target), &budget),
-            )
-            .await;
-        let outcome = self
-            .inner
-            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
-            .await?;
-        Ok((tab.handle, outcome))
+        self.inner
+            .navigate_tab(session, tab, NavigationTarget::Url(target), &budget)
+            .await
     }
 
     /// Navigates the active tab: a URL (checked by policy), `back`, `forward` or `reload`.
@@ -103,14 +93,11 @@ impl Browser {
             Some(self.inner.config.navigation_timeout),
             cancel,
         )?;
-        let cursor = tab.page.network_cursor();
-        let navigated = self
+        let (_, outcome) = self
             .inner
-            .guarded(&tab, navigate::navigate(&tab.page, target, &budget))
-            .await;
-        self.inner
-            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
-            .await
+            .navigate_tab(session, tab, target, &budget)
+            .await?;
+        Ok(outcome)
     }
 
     /// Runs JavaScript in the active tab.

@@ -293,6 +293,12 @@ pub struct PageReload {
 }
 command!(PageReload => "Page.reload", Empty);
 
+/// `Page.stopLoading`: abandons a navigation still in progress (while one
+/// is, the browser holds back commands for the page's renderer).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PageStopLoading {}
+command!(PageStopLoading => "Page.stopLoading", Empty);
+
 /// `Page.getNavigationHistory`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PageGetNavigationHistory {}

@@ -346,6 +346,47 @@ impl Page {
             .watch_in_flight()
     }
 
+    /// Asks the page's main thread a trivial question without waiting for
+    /// the answer; the returned [`MainThreadProbe`] tells later whether it
+    /// came. Sent alongside a navigation, silence tells a page held by a
+    /// busy script (which cannot let go of its document) from a slow server.
+    ///
+    /// The question is on its way when this returns, so it reaches the
+    /// page ahead of a navigation sent next (once a navigation has begun,
+    /// the browser holds the page's commands until it commits).
+    pub async fn probe_main_thread(&self) -> MainThreadProbe {
+        let host = Arc::clone(&self.host);
+        let view = self.view.clone();
+        let answered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&answered);
+        let mut asked = Box::pin(async move {
+            let probe = crate::cdp::protocol::RuntimeEvaluate {
+                expression: "0".into(),
+                return_by_value: true,
+                ..Default::default()
+            };
+            // Only an answer counts: the browser fails a question still
+            // pending when a navigation moves on from the page.
+            if host
+                .call_within(&view, &probe, MainThreadProbe::BOUND)
+                .await
+                .is_ok()
+            {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        // The first poll sends the command; the task waits for the answer.
+        std::future::poll_fn(|cx| {
+            let _ = std::future::Future::poll(asked.as_mut(), cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        MainThreadProbe {
+            answered,
+            question: tokio::spawn(asked),
+        }
+    }
+
     /// Stops the script running in the page's main thread, if any (one
     /// that loops, say), without waiting for the page to confirm: a busy
     /// page may be slow to, and the caller keeps its bound.
@@ -385,25 +426,6 @@ impl Page {
                 }
             }
         });
-    }
-
-    /// Whether the page's main thread answers within `bound` (one trivial
-    /// evaluation); marks it unresponsive when it does not.
-    pub async fn responds(&self, bound: std::time::Duration) -> bool {
-        let probe = crate::cdp::protocol::RuntimeEvaluate {
-            expression: "0".into(),
-            return_by_value: true,
-            ..Default::default()
-        };
-        // Only silence counts: a closed tab or a lost browser is not a busy page.
-        let answered = !matches!(
-            self.host.call_within(&self.view, &probe, bound).await,
-            Err(crate::error::BrowserError::Timeout { .. })
-        );
-        if !answered {
-            self.mark_unresponsive();
-        }
-        answered
     }
 
     /// Whether the page's main thread stopped answering.
@@ -586,5 +608,29 @@ async fn follow_health(
             }
             _ => {}
         }
+    }
+}
+
+/// A question put to a page's main thread (see [`Page::probe_main_thread`]);
+/// dropping it forgets the question.
+#[derive(Debug)]
+pub struct MainThreadProbe {
+    answered: Arc<std::sync::atomic::AtomicBool>,
+    question: tokio::task::JoinHandle<()>,
+}
+
+impl MainThreadProbe {
+    /// How long the question stays open at most.
+    const BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// Whether the page has answered.
+    pub fn answered(&self) -> bool {
+        self.answered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for MainThreadProbe {
+    fn drop(&mut self) {
+        self.question.abort();
     }
 }

@@ -1,18 +1,21 @@
 //! Navigation: go to a URL, back, forward or reload, and wait (bounded) for load.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::future::{FusedFuture as _, FutureExt as _};
+use futures_util::future::{Fuse, FusedFuture as _, FutureExt as _};
 use serde::Deserialize;
 use url::Url;
 
-use super::{Budget, Page};
+use super::{Budget, MainThreadProbe, Page};
 use crate::cdp::protocol::{
     FrameNavigated, LifecycleEvent, NavigatedWithinDocument, PageGetNavigationHistory,
-    PageNavigate, PageNavigateToHistoryEntry, PageReload,
+    PageNavigate, PageNavigateToHistoryEntry, PageReload, PageStopLoading,
 };
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::{BrowserError, Result};
+use crate::host::ViewHostExt as _;
 
 /// Time kept at the end of a navigation's bound to read where it got to.
 const OUTCOME_RESERVE: Duration = Duration::from_millis(800);
@@ -74,21 +77,49 @@ pub async fn navigate(
     let dialogs_before = page.dialogs_answered();
     // Subscribe before acting so no lifecycle event can slip past.
     let mut events = page.events().await?;
-    let expected_loader = match begin(page, &target, budget).await? {
-        Begun::NewDocument(loader) => loader,
+    // Asked just before the navigation, but not waited for: a page busy
+    // after its load (its first layout) would hold the navigation for the
+    // answer. Only for a URL: a page held by a busy script is then gone to
+    // afresh (see `wait_renewing`).
+    let probe = match target {
+        NavigationTarget::Url(_) => Some(page.probe_main_thread().await),
+        _ => None,
+    };
+    let expected_loader = match begin(page, &target, budget, probe.as_ref()).await {
+        Ok(Begun::NewDocument(loader)) => loader,
         // Same-document navigation (fragment change): nothing to wait for.
-        Begun::SameDocument => return current_outcome(page, budget, true).await,
+        Ok(Begun::SameDocument) => return current_outcome(page, budget, true).await,
+        Err(error) => return Err(abandon(page, error).await),
     };
     // Waiting for `load` leaves time to read where the page got to, so the
     // whole navigation keeps its bound even when the page never loads.
-    let loaded = wait_for_load(
-        page,
-        &mut events,
-        expected_loader,
-        &budget.reserving(OUTCOME_RESERVE),
-    )
-    .await?;
-    let mut outcome = match current_outcome(page, budget, loaded).await {
+    let mut tracker = LoadTracker::new(page, expected_loader);
+    let renewal = world_renewal(page, budget);
+    tokio::pin!(renewal);
+    let waited = tracker
+        .wait_renewing(
+            page,
+            &mut events,
+            &budget.reserving(OUTCOME_RESERVE),
+            renewal.as_mut(),
+            probe.as_ref(),
+        )
+        .await;
+    let loaded = match waited {
+        Ok(loaded) => loaded,
+        Err(error) if !tracker.committed => return Err(abandon(page, error).await),
+        Err(error) => return Err(error),
+    };
+    // Where the page got to is asked while our world is still being set up
+    // in it: both wait for the page's main thread, which is often busy
+    // right after its load (its first layout), and are answered together.
+    let read = current_outcome(page, budget, loaded);
+    let read = if loaded && tracker.renewing(&renewal) {
+        tokio::join!(renewal, read).1
+    } else {
+        read.await
+    };
+    let mut outcome = match read {
         Ok(outcome) => outcome,
         // Its main thread is busy (a script that loops, dialogs in a
         // loop): the browser knows the URL and title without asking it.
@@ -100,6 +131,25 @@ pub async fn navigate(
     };
     outcome.dialogs = page.dialogs_answered().saturating_sub(dialogs_before);
     Ok(outcome)
+}
+
+/// Stops a navigation that ended in `error` before anything committed (a
+/// server that does not answer, a cancelled call): while it is in
+/// progress, the browser holds back every command for the page, so the
+/// tab would not answer the next call. A page held by a busy script is
+/// left as it is: it is replaced.
+async fn abandon(page: &Page, error: BrowserError) -> BrowserError {
+    let ended_by_time = matches!(error, BrowserError::Timeout { .. } | BrowserError::Aborted);
+    if ended_by_time && !page.is_unresponsive() {
+        let stopped = page
+            .host()
+            .call_within(page.view(), &PageStopLoading {}, OUTCOME_RESERVE)
+            .await;
+        if let Err(stop_error) = stopped {
+            tracing::debug!(error = %stop_error, "could not stop an unfinished navigation");
+        }
+    }
+    error
 }
 
 /// URL and title as the browser has them, for a page that does not answer.
@@ -137,22 +187,31 @@ enum Begun {
 /// # Errors
 /// As [`navigate`], up to the point where the navigation has begun.
 pub async fn start(page: &Page, target: NavigationTarget, budget: &Budget) -> Result<()> {
-    begin(page, &target, budget).await.map(|_| ())
+    begin(page, &target, budget, None).await.map(|_| ())
 }
 
 /// Starts a navigation. A page whose main thread is busy (a script that
 /// loops, dialogs in a loop) cannot let go of its document; when it has
 /// not after [`UNSTICK_AFTER`], its script is stopped so the navigation
-/// can go ahead, as a browser does with an unresponsive page.
-async fn begin(page: &Page, target: &NavigationTarget, budget: &Budget) -> Result<Begun> {
+/// can go ahead, as a browser does with an unresponsive page. When
+/// `probe` (asked just before) has been answered, the page is free and
+/// the server is what is slow: nothing is stopped.
+async fn begin(
+    page: &Page,
+    target: &NavigationTarget,
+    budget: &Budget,
+    probe: Option<&MainThreadProbe>,
+) -> Result<Begun> {
     let started = send_navigation(page, target, budget);
     tokio::pin!(started);
     tokio::select! {
         result = &mut started => return result,
         () = tokio::time::sleep(UNSTICK_AFTER) => {}
     }
-    tracing::debug!("the page is slow to let go of its document; stopping its script");
-    page.terminate_scripts();
+    if !probe.is_some_and(MainThreadProbe::answered) {
+        tracing::debug!("the page is slow to let go of its document; stopping its script");
+        page.terminate_scripts();
+    }
     started.await
 }
 
@@ -203,18 +262,6 @@ async fn send_navigation(page: &Page, target: &NavigationTarget, budget: &Budget
             Ok(Begun::NewDocument(None))
         }
     }
-}
-
-/// Waits for the main frame's `load`. Returns `Ok(false)` when a new
-/// document committed but did not finish loading within the budget.
-async fn wait_for_load(
-    page: &Page,
-    events: &mut EventStream,
-    expected_loader: Option<String>,
-    budget: &Budget,
-) -> Result<bool> {
-    let mut tracker = LoadTracker::new(page, expected_loader);
-    tracker.wait(page, events, budget).await
 }
 
 /// Waits for a navigation that has already begun (its first events are in
@@ -289,14 +336,46 @@ impl LoadTracker {
         events: &mut EventStream,
         budget: &Budget,
     ) -> Result<bool> {
+        let renewal = world_renewal(page, budget);
+        tokio::pin!(renewal);
+        let loaded = self
+            .wait_renewing(page, events, budget, renewal.as_mut(), None)
+            .await?;
+        if loaded && self.renewing(&renewal) {
+            renewal.await;
+        }
+        Ok(loaded)
+    }
+
+    /// Whether `renewal` has begun (a new document committed) and not yet
+    /// finished.
+    fn renewing(&self, renewal: &Pin<&mut Fuse<impl Future<Output = ()>>>) -> bool {
+        self.new_document && !renewal.is_terminated()
+    }
+
+    /// Waits for `load`, driving `renewal` once a new document has
+    /// committed; returns when the page has loaded, whether or not the
+    /// renewal is done (the caller finishes it).
+    ///
+    /// When nothing has committed after [`UNSTICK_AFTER`] and `probe` (a
+    /// question put to the page as the navigation began) has no answer, a
+    /// busy script holds the old document. Its commands now wait behind
+    /// the navigation, so nothing sent to it can stop the script: the page
+    /// is marked unresponsive and the wait ends with `TIMEOUT`, for the
+    /// caller to go to the URL on a fresh page. Without a probe, the
+    /// page's script is stopped (which helps while the navigation has not
+    /// yet reached the page).
+    async fn wait_renewing(
+        &mut self,
+        page: &Page,
+        events: &mut EventStream,
+        budget: &Budget,
+        mut renewal: Pin<&mut Fuse<impl Future<Output = ()>>>,
+        probe: Option<&MainThreadProbe>,
+    ) -> Result<bool> {
         let unstick = tokio::time::sleep(UNSTICK_AFTER);
         tokio::pin!(unstick);
         let mut unstuck = false;
-        // Runs only once a new document has committed (a future does
-        // nothing until polled).
-        let world = page.world(None);
-        let renewal = world.renew(page, budget).fuse();
-        tokio::pin!(renewal);
         let waited = budget
             .run("wait for load", async {
                 loop {
@@ -304,19 +383,30 @@ impl LoadTracker {
                         event = events.recv() => {
                             let Some(event) = event else { break };
                             if self.feed(&event) {
-                                if self.new_document && !renewal.is_terminated() {
-                                    (&mut renewal).await;
-                                }
                                 return Ok(());
                             }
                         }
-                        () = &mut renewal, if self.new_document && !renewal.is_terminated() => {}
+                        () = &mut renewal, if self.renewing(&renewal) => {}
                         // Nothing committed yet: the old document may be
                         // held by a busy script (dialogs in a loop).
                         () = &mut unstick, if !unstuck && !self.committed => {
                             unstuck = true;
-                            tracing::debug!("the page is slow to let go of its document; stopping its script");
-                            page.terminate_scripts();
+                            match probe {
+                                // A slow server: the page is free, wait on.
+                                Some(probe) if probe.answered() => {}
+                                Some(_) => {
+                                    tracing::debug!("a busy script holds the page's document");
+                                    page.mark_unresponsive();
+                                    return Err(BrowserError::timeout(
+                                        "let go of the page's document",
+                                        UNSTICK_AFTER,
+                                    ));
+                                }
+                                None => {
+                                    tracing::debug!("the page is slow to let go of its document; stopping its script");
+                                    page.terminate_scripts();
+                                }
+                            }
                         }
                     }
                 }
@@ -331,6 +421,13 @@ impl LoadTracker {
             Err(error) => Err(error),
         }
     }
+}
+
+/// The creation of our world in a new document, for
+/// [`LoadTracker::wait_renewing`] (a future does nothing until polled, and
+/// that polls it only once a new document has committed).
+fn world_renewal<'a>(page: &'a Page, budget: &'a Budget) -> Fuse<impl Future<Output = ()> + 'a> {
+    async move { page.world(None).renew(page, budget).await }.fuse()
 }
 
 /// The navigation milestones we care about.

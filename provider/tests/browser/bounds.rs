@@ -1,5 +1,5 @@
 //! Every call keeps the bound it states, whatever the page does: a script
-//! that never returns, a server that stalls mid-page, a storm of popups
+//! that never returns, a server that stalls mid-page or never answers, a storm of popups
 //! (Chromium's popup blocker lets one through per click), a huge script
 //! result.
 
@@ -144,6 +144,34 @@ pub async fn a_stalled_server_keeps_the_navigation_bound(ctx: Ctx) {
         "{}",
         snapshot.text
     );
+    browser.close_session(&session).await.unwrap();
+}
+
+/// A navigation that never commits because the server does not answer is
+/// told apart from one held by a busy page: the page it was on stays.
+pub async fn a_silent_server_leaves_the_page_in_place(ctx: Ctx) {
+    let bound = Duration::from_secs(2);
+    let browser = short_bounds(&ctx, bound, Duration::from_secs(10));
+    let cancel = CancellationToken::new();
+    let session = browser.open_session(Default::default()).await.unwrap();
+    let (tab, _) = browser
+        .open(&session, &ctx.url("form.html"), false, &cancel)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let error = browser
+        .open(&session, &ctx.url("hang"), false, &cancel)
+        .await
+        .expect_err("nothing came to show");
+    within(started, bound, "open");
+    assert_eq!(error.code(), "TIMEOUT", "{error:?}");
+    let snapshot = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .expect("the page it was on still answers");
+    assert!(snapshot.url.ends_with("/form.html"), "{}", snapshot.url);
+    assert!(snapshot.text.contains("Sign up"), "{}", snapshot.text);
+    assert_eq!(browser.active_tab(&session).unwrap(), tab);
     browser.close_session(&session).await.unwrap();
 }
 
