@@ -367,23 +367,23 @@ impl Page {
             };
             // Only an answer counts: the browser fails a question still
             // pending when a navigation moves on from the page.
-            if host
+            match host
                 .call_within(&view, &probe, MainThreadProbe::BOUND)
                 .await
-                .is_ok()
             {
-                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(_) => flag.store(true, std::sync::atomic::Ordering::Relaxed),
+                Err(error) => tracing::debug!(%error, "the page did not answer its probe"),
             }
         });
-        // The first poll sends the command; the task waits for the answer.
-        std::future::poll_fn(|cx| {
-            let _ = std::future::Future::poll(asked.as_mut(), cx);
-            std::task::Poll::Ready(())
+        // The first poll sends the command; a task waits for the answer
+        // (unless the first poll already ended it: a closed tab, say).
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::future::Future::poll(asked.as_mut(), cx))
         })
         .await;
         MainThreadProbe {
             answered,
-            question: tokio::spawn(asked),
+            question: first.is_pending().then(|| tokio::spawn(asked)),
         }
     }
 
@@ -616,7 +616,8 @@ async fn follow_health(
 #[derive(Debug)]
 pub struct MainThreadProbe {
     answered: Arc<std::sync::atomic::AtomicBool>,
-    question: tokio::task::JoinHandle<()>,
+    /// The task waiting for the answer, while it waits.
+    question: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl MainThreadProbe {
@@ -631,6 +632,8 @@ impl MainThreadProbe {
 
 impl Drop for MainThreadProbe {
     fn drop(&mut self) {
-        self.question.abort();
+        if let Some(question) = &self.question {
+            question.abort();
+        }
     }
 }
