@@ -175,6 +175,33 @@ pub async fn a_silent_server_leaves_the_page_in_place(ctx: Ctx) {
     browser.close_session(&session).await.unwrap();
 }
 
+/// A person stops an open that is waiting for a silent server: the call
+/// ends at once and the tab answers the next call on the page it was on.
+pub async fn a_stopped_navigation_leaves_the_tab_usable(ctx: Ctx) {
+    let browser = ctx.browser();
+    let session = ctx.session_at("form.html").await;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    // The person presses Stop while the server has not answered.
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stop.cancel();
+    });
+    let started = Instant::now();
+    let error = browser
+        .open(&session, &ctx.url("hang"), false, &cancel)
+        .await
+        .expect_err("stopped");
+    within(started, Duration::from_millis(300), "the stopped open");
+    assert_eq!(error.code(), "ABORTED", "{error:?}");
+    let snapshot = browser
+        .snapshot(&session, &Scope::Page, &CancellationToken::new())
+        .await
+        .expect("the tab answers after the stop");
+    assert!(snapshot.url.ends_with("/form.html"), "{}", snapshot.url);
+    browser.close_session(&session).await.unwrap();
+}
+
 pub async fn a_popup_storm_is_bounded_and_reported(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();

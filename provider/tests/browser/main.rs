@@ -88,6 +88,7 @@ fn main() {
         bounds::a_page_that_starts_looping_later_lets_go_on_navigation,
         bounds::a_stalled_server_keeps_the_navigation_bound,
         bounds::a_silent_server_leaves_the_page_in_place,
+        bounds::a_stopped_navigation_leaves_the_tab_usable,
         bounds::a_popup_storm_is_bounded_and_reported,
         bounds::a_huge_script_result_is_capped,
         bounds::a_screenshot_waiting_for_its_turn_keeps_its_bound,
