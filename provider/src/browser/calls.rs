@@ -163,29 +163,32 @@ impl Inner {
         target: NavigationTarget,
         budget: &Budget,
     ) -> Result<(TabHandle, NavigationOutcome)> {
-        let cursor = tab.page.network_cursor();
-        let navigated = self
-            .guarded(&tab, navigate::navigate(&tab.page, target.clone(), budget))
-            .await;
+        let navigated = self.navigate_once(&tab, target.clone(), budget).await;
         let held = navigated.is_err()
             && tab.page.is_unresponsive()
             && matches!(target, NavigationTarget::Url(_))
             && !budget.cancel_token().is_cancelled();
         if !held {
-            let outcome = self
-                .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
-                .await?;
-            return Ok((tab.handle, outcome));
+            return navigated.map(|outcome| (tab.handle, outcome));
         }
         let tab = self.unstuck(session, tab).await?;
+        let outcome = self.navigate_once(&tab, target, budget).await?;
+        Ok((tab.handle, outcome))
+    }
+
+    /// One navigation of `tab`, guarded, with a blocked one explained.
+    async fn navigate_once(
+        &self,
+        tab: &Tab,
+        target: NavigationTarget,
+        budget: &Budget,
+    ) -> Result<NavigationOutcome> {
         let cursor = tab.page.network_cursor();
         let navigated = self
-            .guarded(&tab, navigate::navigate(&tab.page, target, budget))
+            .guarded(tab, navigate::navigate(&tab.page, target, budget))
             .await;
-        let outcome = self
-            .blocked_explained(&tab.handle, &tab.page, cursor, navigated)
-            .await?;
-        Ok((tab.handle, outcome))
+        self.blocked_explained(&tab.handle, &tab.page, cursor, navigated)
+            .await
     }
 
     /// `tab`, or, when its page is known to have stopped answering (a

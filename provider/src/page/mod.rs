@@ -360,11 +360,7 @@ impl Page {
         let answered = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&answered);
         let mut asked = Box::pin(async move {
-            let probe = crate::cdp::protocol::RuntimeEvaluate {
-                expression: "0".into(),
-                return_by_value: true,
-                ..Default::default()
-            };
+            let probe = trivial_question();
             // Only an answer counts: the browser fails a question still
             // pending when a navigation moves on from the page.
             match host
@@ -404,11 +400,7 @@ impl Page {
         let view = self.view.clone();
         tokio::spawn(async move {
             let stop = crate::cdp::protocol::RuntimeTerminateExecution {};
-            let probe = crate::cdp::protocol::RuntimeEvaluate {
-                expression: "0".into(),
-                return_by_value: true,
-                ..Default::default()
-            };
+            let probe = trivial_question();
             for attempt in 1..=ATTEMPTS {
                 // An answer, a closed tab or a lost browser ends the effort.
                 match host.call_within(&view, &probe, PROBE_BOUND).await {
@@ -608,6 +600,16 @@ async fn follow_health(
             }
             _ => {}
         }
+    }
+}
+
+/// The cheapest question a page's main thread can answer: whether an
+/// answer comes tells whether that thread is free.
+fn trivial_question() -> crate::cdp::protocol::RuntimeEvaluate {
+    crate::cdp::protocol::RuntimeEvaluate {
+        expression: "0".into(),
+        return_by_value: true,
+        ..Default::default()
     }
 }
 

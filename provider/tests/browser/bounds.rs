@@ -11,7 +11,7 @@ use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserConfig};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::Ctx;
+use crate::support::{self, Ctx};
 
 /// What "keeps its bound" allows beyond the bound.
 const SLACK: Duration = Duration::from_secs(1);
@@ -182,17 +182,23 @@ pub async fn a_stopped_navigation_leaves_the_tab_usable(ctx: Ctx) {
     let session = ctx.session_at("form.html").await;
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
-    // The person presses Stop while the server has not answered.
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked_before = hang_requests();
+    // The person presses Stop once the server has the request and has not answered.
+    let pressed = tokio::spawn(async move {
+        let asked = support::eventually(Duration::from_secs(10), || async {
+            hang_requests() > asked_before
+        })
+        .await;
         stop.cancel();
+        (asked, Instant::now())
     });
-    let started = Instant::now();
     let error = browser
         .open(&session, &ctx.url("hang"), false, &cancel)
         .await
         .expect_err("stopped");
-    within(started, Duration::from_millis(300), "the stopped open");
+    let (asked, pressed_at) = pressed.await.unwrap();
+    assert!(asked, "the server never saw the request");
+    within(pressed_at, Duration::ZERO, "the stopped open");
     assert_eq!(error.code(), "ABORTED", "{error:?}");
     let snapshot = browser
         .snapshot(&session, &Scope::Page, &CancellationToken::new())
@@ -200,6 +206,14 @@ pub async fn a_stopped_navigation_leaves_the_tab_usable(ctx: Ctx) {
         .expect("the tab answers after the stop");
     assert!(snapshot.url.ends_with("/form.html"), "{}", snapshot.url);
     browser.close_session(&session).await.unwrap();
+}
+
+/// How many requests for `/hang` the fixture server has had (in any test).
+fn hang_requests() -> usize {
+    support::requests_seen()
+        .iter()
+        .filter(|(_, path)| path == "/hang")
+        .count()
 }
 
 pub async fn a_popup_storm_is_bounded_and_reported(ctx: Ctx) {
