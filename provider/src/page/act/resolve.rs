@@ -1,0 +1,358 @@
+//! From a target to a live element and its action point.
+//!
+//! A ref is checked against its document and fingerprint before anything
+//! is sent to the page: a stale one fails with `STALE_REF` (with a likely
+//! successor when exactly one element now matches its fingerprint), one
+//! that cannot take the action fails with `NOT_ACTIONABLE`. What passes is
+//! a [`Ready`] element, scrolled into view, with its point in the page's
+//! viewport (out-of-process frames included). [`locate`] runs the same
+//! checks for screenshots of one element.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Action, ElementBox, Ready, Target};
+use crate::cdp::protocol::RuntimeCallFunctionOn;
+use crate::error::{BrowserError, Result, StaleReason};
+use crate::page::{Budget, Page};
+use crate::snapshot::tree::Fingerprint;
+use crate::snapshot::{self, Scope, SnapshotLimits};
+
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+enum Prepared {
+    Ok {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        width: f64,
+        #[serde(default)]
+        height: f64,
+    },
+    Gone {
+        doc: String,
+    },
+    Changed,
+    NotActionable {
+        reason: String,
+        by: Option<Described>,
+    },
+}
+
+#[derive(Deserialize)]
+struct Described {
+    role: String,
+    name: String,
+}
+
+/// The middle of the viewport, for actions on the page itself.
+pub(super) async fn page_point(page: &Page, action: &Action, budget: &Budget) -> Result<Ready> {
+    if !matches!(action, Action::Scroll { .. } | Action::Press { .. }) {
+        return Err(BrowserError::invalid(
+            "ref",
+            format!(
+                "{} needs an element: give a ref or a role and name",
+                action.name()
+            ),
+        ));
+    }
+    let size = page
+        .evaluate_value(
+            budget,
+            "({ width: innerWidth, height: innerHeight })".to_owned(),
+        )
+        .await?;
+    Ok(Ready {
+        reference: "page".to_owned(),
+        frame: None,
+        x: size["width"].as_f64().unwrap_or(0.0) / 2.0,
+        y: size["height"].as_f64().unwrap_or(0.0) / 2.0,
+        width: 0.0,
+        height: 0.0,
+    })
+}
+
+/// Finds `target` with the same checks as an action (a stale ref fails
+/// with `STALE_REF`, a hidden one with `NOT_ACTIONABLE`), scrolls it into
+/// view and returns its box.
+///
+/// # Errors
+/// `STALE_REF`, `NOT_ACTIONABLE`, `TARGET_AMBIGUOUS`, `ELEMENT_NOT_FOUND`,
+/// `INVALID_ARGUMENT`, `TIMEOUT`.
+pub async fn locate(
+    page: &Page,
+    target: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<ElementBox> {
+    let reference = resolve_target(page, target, limits, budget).await?;
+    let ready = prepare(page, &reference, "scroll", budget).await?;
+    Ok(ElementBox {
+        x: ready.x - ready.width / 2.0,
+        y: ready.y - ready.height / 2.0,
+        width: ready.width,
+        height: ready.height,
+    })
+}
+
+/// What the tab knows of `reference`, if its document is still there.
+///
+/// # Errors
+/// `STALE_REF` (with a likely successor) when its document was replaced;
+/// `INVALID_ARGUMENT` for a ref never issued in this tab.
+pub(crate) async fn live_record(
+    page: &Page,
+    reference: &str,
+    budget: &Budget,
+) -> Result<crate::snapshot::RefRecord> {
+    let (record, retired) = {
+        let state = page.agent.lock().await;
+        (
+            state.record(reference).cloned(),
+            state.retired(reference).cloned(),
+        )
+    };
+    match (record, retired) {
+        (Some(record), _) => Ok(record),
+        // Its document is gone (the page navigated or reloaded).
+        (None, Some(old)) => Err(stale(
+            page,
+            reference,
+            old.frame.as_deref(),
+            &old.fingerprint,
+            StaleReason::DocumentReplaced,
+            budget,
+        )
+        .await),
+        (None, None) => Err(BrowserError::invalid(
+            "ref",
+            format!(
+                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
+            ),
+        )),
+    }
+}
+
+/// The ref for a target: as given, or the one element with the role and name.
+pub(super) async fn resolve_target(
+    page: &Page,
+    target: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<String> {
+    match target {
+        Target::Ref(reference) => Ok(reference.clone()),
+        Target::Page => Err(BrowserError::invalid("ref", "this action needs an element")),
+        Target::Role { role, name } => {
+            let mut state = page.agent.lock().await;
+            let walk = snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
+            let found = state.find(&walk.docs, role, name);
+            match found.as_slice() {
+                [one] => Ok(one.clone()),
+                [] => Err(BrowserError::ElementNotFound {
+                    selector: format!("{role} {name:?}"),
+                }),
+                many => Err(BrowserError::TargetAmbiguous {
+                    role: role.clone(),
+                    name: name.clone(),
+                    count: many.len(),
+                    refs: many.iter().take(10).cloned().collect(),
+                }),
+            }
+        }
+    }
+}
+
+/// Checks the ref and finds the action point in the page's viewport.
+pub(super) async fn prepare(
+    page: &Page,
+    reference: &str,
+    action: &str,
+    budget: &Budget,
+) -> Result<Ready> {
+    let record = live_record(page, reference, budget).await?;
+    let frame = record.frame.as_deref();
+    let expression = format!(
+        "__browserShell.prepare({}, {}, {})",
+        json!(reference),
+        json!(record.fingerprint),
+        json!(action)
+    );
+    let value = page
+        .world(frame)
+        .evaluate(page, budget, &expression)
+        .await?;
+    let prepared: Prepared =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("unexpected answer while preparing the action: {e}"),
+        })?;
+    let fingerprint = &record.fingerprint;
+    match prepared {
+        Prepared::Ok {
+            x,
+            y,
+            width,
+            height,
+        } => {
+            let (dx, dy) = frame_offset(page, frame, budget).await?;
+            Ok(Ready {
+                reference: reference.to_owned(),
+                frame: record.frame.clone(),
+                x: x + dx,
+                y: y + dy,
+                width,
+                height,
+            })
+        }
+        Prepared::Gone { doc } => {
+            let reason = if doc == record.doc {
+                StaleReason::Detached
+            } else {
+                StaleReason::DocumentReplaced
+            };
+            Err(stale(page, reference, frame, fingerprint, reason, budget).await)
+        }
+        Prepared::Changed => Err(stale(
+            page,
+            reference,
+            frame,
+            fingerprint,
+            StaleReason::Changed,
+            budget,
+        )
+        .await),
+        Prepared::NotActionable { reason, by } => Err(BrowserError::NotActionable {
+            reference: reference.to_owned(),
+            role: fingerprint.role.clone(),
+            name: fingerprint.name.clone(),
+            reason: match by {
+                Some(by) if by.name.is_empty() => format!("{reason} by {}", by.role),
+                Some(by) => format!("{reason} by {} {:?}", by.role, by.name),
+                None => reason,
+            },
+        }),
+    }
+}
+
+/// Where an out-of-process frame's viewport sits in the page's viewport:
+/// the content-box corner of its iframe, added up through nested frames.
+/// Scrolls each iframe into view on the way.
+pub(crate) async fn frame_offset(
+    page: &Page,
+    frame: Option<&str>,
+    budget: &Budget,
+) -> Result<(f64, f64)> {
+    let Some(frame) = frame else {
+        return Ok((0.0, 0.0));
+    };
+    let frames = page.host().frames(page.view()).await?;
+    let (mut dx, mut dy) = (0.0, 0.0);
+    let mut current = frames.iter().find(|f| f.id == frame);
+    while let Some(info) = current {
+        let parent = info.parent.as_deref();
+        let owner = snapshot::frame_owner(page, parent, &info.id, budget)
+            .await?
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: "(the frame's iframe is gone)".into(),
+            })?;
+        let corner = page
+            .call_in(
+                parent,
+                budget,
+                &RuntimeCallFunctionOn {
+                    object_id: owner,
+                    function_declaration: FRAME_CORNER_JS.into(),
+                    return_by_value: true,
+                    await_promise: false,
+                },
+            )
+            .await?;
+        let corner = corner.result.value.unwrap_or_default();
+        dx += corner["x"].as_f64().unwrap_or(0.0);
+        dy += corner["y"].as_f64().unwrap_or(0.0);
+        current = parent.and_then(|p| frames.iter().find(|f| f.id == p));
+    }
+    Ok((dx, dy))
+}
+
+/// `this` is an iframe: its content box's corner in its document's viewport
+/// (plus that document's own same-origin frame offsets).
+const FRAME_CORNER_JS: &str = "function() {
+    const rect = this.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > innerHeight) this.scrollIntoView({ block: 'nearest' });
+    const box = this.getBoundingClientRect();
+    const style = getComputedStyle(this);
+    let x = box.left + this.clientLeft + parseFloat(style.paddingLeft);
+    let y = box.top + this.clientTop + parseFloat(style.paddingTop);
+    for (let win = this.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
+        const outer = win.frameElement.getBoundingClientRect();
+        x += outer.left + win.frameElement.clientLeft;
+        y += outer.top + win.frameElement.clientTop;
+    }
+    return { x, y };
+}";
+
+/// Builds a `STALE_REF` error, with a suggestion when exactly one live
+/// element now has the old fingerprint.
+async fn stale(
+    page: &Page,
+    reference: &str,
+    frame: Option<&str>,
+    fingerprint: &Fingerprint,
+    reason: StaleReason,
+    budget: &Budget,
+) -> BrowserError {
+    let suggestion = suggest(page, frame, fingerprint, budget)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::debug!(%error, "could not look for a replacement ref");
+            None
+        });
+    BrowserError::StaleRef {
+        reference: reference.to_owned(),
+        role: fingerprint.role.clone(),
+        name: fingerprint.name.clone(),
+        reason,
+        suggestion,
+    }
+}
+
+async fn suggest(
+    page: &Page,
+    frame: Option<&str>,
+    fingerprint: &Fingerprint,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Suggestion {
+        next_ref: u64,
+        #[serde(rename = "ref")]
+        reference: Option<String>,
+        doc: Option<String>,
+    }
+    let mut state = page.agent.lock().await;
+    let expression = format!(
+        "Object.assign(__browserShell.suggest({}, {}), {{ doc: __browserShell.doc }})",
+        json!(fingerprint),
+        state.next_ref()
+    );
+    let value = page
+        .world(frame)
+        .evaluate(page, budget, &expression)
+        .await?;
+    let found: Suggestion =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("unexpected suggestion shape: {e}"),
+        })?;
+    state.advance(found.next_ref);
+    if let (Some(reference), Some(doc)) = (&found.reference, found.doc) {
+        state.remember(
+            reference,
+            frame.map(str::to_owned),
+            doc,
+            fingerprint.clone(),
+        );
+    }
+    Ok(found.reference)
+}
