@@ -10,18 +10,33 @@
   // Names are compared on their first characters only, so long texts stay cheap.
   const FINGERPRINT_NAME = 100;
   const SENSITIVE_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp)/;
+  // Roles a person operates: every element with one gets a ref.
   const INTERACTIVE = new Set([
     'button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option',
     'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem',
+    'gridcell',
   ]);
   const NAME_FROM_CONTENT = new Set([
     'button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem',
-    'cell', 'columnheader', 'rowheader', 'switch', 'checkbox', 'radio', 'tooltip', 'caption',
+    'cell', 'gridcell', 'columnheader', 'rowheader', 'switch', 'checkbox', 'radio', 'tooltip', 'caption',
   ]);
   // Roles whose own text is worth showing when it is not already their name.
-  const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend']);
+  const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend', 'generic', 'cell', 'gridcell', 'columnheader', 'rowheader', 'heading']);
   // Containers whose children are capped: the first few are walked, the rest counted.
-  const COLLECTIONS = new Set(['list', 'table', 'grid', 'listbox', 'menu', 'tree', 'tablist', 'rowgroup', 'navigation']);
+  const COLLECTIONS = new Set(['list', 'table', 'grid', 'treegrid', 'listbox', 'menu', 'menubar', 'tree', 'tablist', 'rowgroup', 'navigation']);
+  // Native options shown under a <select>; the rest are counted.
+  const SELECT_OPTIONS_SHOWN = 25;
+  // Characters of a code editor's visible text shown as its value.
+  const EDITOR_TEXT = 400;
+  // Code editors whose input is a hidden proxy (a zero-size textarea, an
+  // EditContext element): the editor's root stands for the whole editor.
+  // Each kind: the root, the proxy that takes keys, the lines a person sees.
+  const EDITORS = [
+    { kind: 'monaco', root: 'monaco-editor', input: 'textarea.inputarea, .native-edit-context, textarea', lines: '.view-lines > .view-line' },
+    { kind: 'codemirror6', root: 'cm-editor', input: '.cm-content', lines: '.cm-content > .cm-line' },
+    { kind: 'codemirror5', root: 'CodeMirror', input: 'textarea', lines: '.CodeMirror-code pre.CodeMirror-line' },
+    { kind: 'ace', root: 'ace_editor', input: 'textarea.ace_text-input, textarea', lines: '.ace_text-layer .ace_line' },
+  ];
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE']);
   const INPUT_ROLES = {
     button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
@@ -67,7 +82,30 @@
     is(el, 'INPUT') &&
     (el.type === 'password' || SENSITIVE_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || ''));
 
+  // The code editor whose root `el` is, if it is one.
+  function editorOf(el) {
+    const classes = el.classList;
+    if (!classes || classes.length === 0) return null;
+    for (const editor of EDITORS) if (classes.contains(editor.root)) return editor;
+    return null;
+  }
+
+  // The text a person sees in an editor, line by line (bounded). Monaco
+  // positions its lines absolutely, in any DOM order.
+  function editorText(root, editor) {
+    const lines = [...root.querySelectorAll(editor.lines)];
+    if (editor.kind === 'monaco') lines.sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0));
+    const text = lines.map((line) => line.textContent.replace(/\u00a0/g, ' ').replace(/\u200b/g, '')).join('\n');
+    return clip(text, EDITOR_TEXT);
+  }
+
+  // The element of an editor that takes keys and text.
+  function editorInput(root, editor) {
+    return root.querySelector(editor.input);
+  }
+
   function roleOf(el) {
+    if (editorOf(el)) return 'textbox';
     const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
     if (explicit && explicit !== 'none' && explicit !== 'presentation' && explicit !== 'generic') return explicit;
     if (explicit) return null;
@@ -102,6 +140,19 @@
   }
 
   function nameOf(el, role) {
+    if (role === 'textbox') {
+      const editor = editorOf(el);
+      const input = editor && editorInput(el, editor);
+      if (input) {
+        const own = ownName(el);
+        return own || ownName(input) || '';
+      }
+    }
+    return ownName(el) || contentName(el, role);
+  }
+
+  // A name the element is given: aria-labelledby, then aria-label.
+  function ownName(el) {
     const labelledBy = el.getAttribute('aria-labelledby');
     if (labelledBy) {
       const text = textOfIds(labelledBy, el.getRootNode());
@@ -109,6 +160,11 @@
     }
     const label = el.getAttribute('aria-label');
     if (label && label.trim()) return squash(label);
+    return '';
+  }
+
+  // The name from the element itself: its labels, alt text, caption or content.
+  function contentName(el, role) {
     const tag = el.tagName;
     if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
       if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(el.type)) {
@@ -154,9 +210,8 @@
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       if (SKIP_TAGS.has(node.tagName) || node.getAttribute('aria-hidden') === 'true') return;
       if (node.tagName === 'IMG') { text += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
-      const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
-      for (const child of children) visit(child);
-      if (node.tagName === 'BR' || getComputedStyle(node).display.startsWith('block')) text += ' ';
+      for (const child of childrenOf(node)) visit(child);
+      if (node.tagName === 'BR' || (node.tagName !== 'SLOT' && getComputedStyle(node).display.startsWith('block'))) text += ' ';
     };
     const children = shadowOf(el) ? shadowOf(el).childNodes : el.childNodes;
     for (const child of children) visit(child);
@@ -229,6 +284,27 @@
     if (aria('pressed') !== null) states.pressed = aria('pressed') === 'true';
     if ((typeof el.matches === 'function' && el.matches(':disabled')) || aria('disabled') === 'true') states.disabled = true;
     if (el.required || aria('required') === 'true') states.required = true;
+    if (el.readOnly === true || aria('readonly') === 'true') states.readonly = true;
+    if (aria('invalid') === 'true') states.invalid = true;
+    if (role === 'treeitem' || role === 'row') {
+      const level = Number(aria('level'));
+      if (level > 0) states.level = level;
+    }
+    const sort = aria('sort');
+    if (sort && sort !== 'none') states.sort = sort;
+    const current = aria('current');
+    if (current && current !== 'false') states.current = current === 'true' ? true : current;
+    if (aria('multiselectable') === 'true' || (is(el, 'SELECT') && el.multiple)) states.multiselectable = true;
+    if (role === 'dialog' || role === 'alertdialog') {
+      if (aria('modal') === 'true' || (is(el, 'DIALOG') && el.matches(':modal'))) states.modal = true;
+    }
+    if (role === 'slider' || role === 'spinbutton' || role === 'progressbar' || role === 'meter' || role === 'scrollbar') {
+      const native = is(el, 'INPUT') || is(el, 'PROGRESS') || is(el, 'METER');
+      const min = aria('valuemin') ?? (native && el.min !== '' && el.min !== undefined ? String(el.min) : null);
+      const max = aria('valuemax') ?? (native && el.max !== '' && el.max !== undefined ? String(el.max) : null);
+      if (min !== null) states.min = min;
+      if (max !== null) states.max = max;
+    }
     if (el === focused) states.focused = true;
     return states;
   }
@@ -252,6 +328,108 @@
     return el.childNodes;
   }
 
+  // Elements by id among `ids`, in the root `from` lives in.
+  function byIds(from, ids) {
+    const root = from.getRootNode();
+    const find = (id) => (root.getElementById ? root.getElementById(id) : document.getElementById(id));
+    return (ids || '').split(/\s+/).filter(Boolean).map(find).filter(Boolean);
+  }
+
+  // Who owns whom (aria-owns; the popup of an expanded combobox or menu
+  // button that lives elsewhere in the DOM), and which elements are some
+  // widget's active descendant. One query a walk.
+  function relationsOf(scope) {
+    const ownedBy = new Map();
+    const owns = new Map();
+    const active = new Set();
+    const root = scope.querySelectorAll ? scope : document;
+    for (const el of root.querySelectorAll('[aria-owns], [aria-controls][aria-expanded=true], [aria-activedescendant]')) {
+      const descendant = el.getAttribute('aria-activedescendant');
+      if (descendant) for (const target of byIds(el, descendant)) active.add(target);
+      let targets = byIds(el, el.getAttribute('aria-owns'));
+      if (!targets.length && el.getAttribute('aria-expanded') === 'true' &&
+          (el.getAttribute('role') === 'combobox' || (el.getAttribute('aria-haspopup') || 'false') !== 'false')) {
+        targets = byIds(el, el.getAttribute('aria-controls'));
+      }
+      for (const target of targets) {
+        // Never an ancestor, a descendant or something owned twice.
+        if (target === el || ownedBy.has(target) || composedContains(target, el) || composedContains(el, target)) continue;
+        ownedBy.set(target, el);
+        if (!owns.has(el)) owns.set(el, []);
+        owns.get(el).push(target);
+      }
+    }
+    return { ownedBy, owns, active };
+  }
+
+  // Where the DOM holds only a window of a larger collection: which items
+  // are here out of how many (`aria-rowcount`/`aria-rowindex`,
+  // `aria-setsize`/`aria-posinset`).
+  function windowOf(el, role) {
+    if (role === 'grid' || role === 'treegrid' || role === 'table') {
+      const total = Number(el.getAttribute('aria-rowcount'));
+      if (!(total > 0 || total === -1)) return null;
+      let from = Infinity;
+      let to = 0;
+      for (const row of el.querySelectorAll('[aria-rowindex]')) {
+        const index = Number(row.getAttribute('aria-rowindex'));
+        if (index > 0 && row.checkVisibility()) {
+          from = Math.min(from, index);
+          to = Math.max(to, index);
+        }
+      }
+      if (!to) return null;
+      return { unit: 'rows', from, to, of: total > 0 ? total : null };
+    }
+    if (role === 'listbox' || role === 'list' || role === 'tree' || role === 'menu' || role === 'feed') {
+      const first = el.querySelector('[aria-setsize]');
+      if (!first) return null;
+      const total = Number(first.getAttribute('aria-setsize'));
+      let from = Infinity;
+      let to = 0;
+      let count = 0;
+      for (const item of el.querySelectorAll('[aria-posinset]')) {
+        const index = Number(item.getAttribute('aria-posinset'));
+        if (index > 0) { from = Math.min(from, index); to = Math.max(to, index); count++; }
+      }
+      if (!to || !(total > count || total === -1)) return null;
+      return { unit: 'items', from, to, of: total > 0 ? total : null };
+    }
+    return null;
+  }
+
+  // A native select's options (within optgroups), the first few shown.
+  function nativeOptions(select, maxText) {
+    const children = [];
+    let shown = 0;
+    let more = 0;
+    const option = (o, groupDisabled) => {
+      if (o.hidden) return null;
+      if (shown >= SELECT_OPTIONS_SHOWN) { more++; return null; }
+      shown++;
+      const item = { role: 'option', name: clip(squash(o.label || o.text), maxText) };
+      if (o.selected) item.selected = true;
+      if (o.disabled || groupDisabled) item.disabled = true;
+      return item;
+    };
+    for (const child of select.children) {
+      if (child.tagName === 'OPTION') {
+        const item = option(child, false);
+        if (item) children.push(item);
+      } else if (child.tagName === 'OPTGROUP') {
+        const group = { role: 'group', name: clip(squash(child.label || ''), maxText), children: [] };
+        if (child.disabled) group.disabled = true;
+        for (const o of child.children) {
+          if (o.tagName !== 'OPTION') continue;
+          const item = option(o, child.disabled);
+          if (item) group.children.push(item);
+        }
+        if (group.children.length) children.push(group);
+      }
+    }
+    return { children, more };
+  }
+
   function walk(options) {
     const started = performance.now();
     const state = {
@@ -272,9 +450,20 @@
       else list.push({ role: 'text', text: clip(text, state.maxText) });
     };
 
+    // Relations that move nodes in the tree: `aria-owns` (and the popup of
+    // an expanded combobox or menu button rendered elsewhere, in a portal)
+    // re-parents elements under their owner; `aria-activedescendant` marks
+    // the active option.
+    const relations = relationsOf(options.root || document);
+    state.ownedBy = relations.ownedBy;
+    state.owns = relations.owns;
+    state.active = relations.active;
+    state.placing = options.root || null;
+
     // `limit`, inside a capped collection: how many children it may keep
-    // and a tally of what it skipped.
-    const build = (node, depth, out, limit) => {
+    // and a tally of what it skipped. `ctx` is what the parent passes down:
+    // its cursor, whether an ancestor holds a ref, whether it is in a grid.
+    const build = (node, depth, out, limit, ctx) => {
       if (node.nodeType === Node.TEXT_NODE) {
         const text = squash(node.textContent);
         if (text && !(limit && out.length >= limit.cap)) pushText(out, text);
@@ -283,6 +472,8 @@
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       const el = node;
       if (SKIP_TAGS.has(el.tagName)) return;
+      // An owned element is shown under its owner, not where the DOM has it.
+      if (state.ownedBy.has(el) && state.placing !== el) return;
       if (limit && out.length >= limit.cap) {
         // Counted without walking: this is what keeps huge tables cheap.
         if (!el.hidden && el.getAttribute('aria-hidden') !== 'true') {
@@ -308,19 +499,37 @@
       // One check for the common case (visible); a second only to tell
       // `display: none` (skip the subtree) from `visibility: hidden` (children may show).
       const shown = el.checkVisibility({ visibilityProperty: true });
-      if (!shown && !el.checkVisibility()) return;
-      const role = shown ? roleOf(el) : null;
+      if (!shown && !el.checkVisibility()) {
+        // `display: contents` (slots, framework wrappers) has no box of its
+        // own, but its children do.
+        if (getComputedStyle(el).display !== 'contents') return;
+        for (const child of childrenOf(el)) build(child, depth, out, limit, ctx);
+        placeOwned(el, depth, out, ctx);
+        return;
+      }
       if (depth >= state.maxDepth) {
         state.omitted += 1 + el.getElementsByTagName('*').length;
         return;
       }
+      let role = shown ? roleOf(el) : null;
+      // Something a person can operate though its role does not say so.
+      const cursor = shown ? getComputedStyle(el).cursor : ctx.cursor;
+      const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
+        ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
+        (el.hasAttribute('tabindex') && (el.tabIndex >= 0 || el.hasAttribute('aria-label'))) ||
+        el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') ||
+        el.getAttribute('draggable') === 'true' ||
+        (cursor === 'pointer' && ctx.cursor !== 'pointer' && !ctx.inRef));
+      if (!role && operable) role = 'generic';
       if (!role) {
-        for (const child of childrenOf(el)) build(child, depth, out, limit);
+        const inner = cursor === ctx.cursor ? ctx : { ...ctx, cursor };
+        for (const child of childrenOf(el)) build(child, depth, out, limit, inner);
+        placeOwned(el, depth, out, inner);
         return;
       }
       // A label's text is its control's name already: keep only its elements.
       if (role === 'label' && el.control) {
-        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out, limit);
+        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out, limit, ctx);
         return;
       }
       const item = { role };
@@ -328,15 +537,33 @@
       const name = clip(fullName, state.maxText);
       if (name) item.name = name;
       Object.assign(item, statesOf(el, role, state.focused));
-      const value = valueOf(el, role);
-      if (value !== undefined && value !== '') item.value = clip(value, state.maxText);
+      if (state.active.has(el)) item.active = true;
+      const editor = role === 'textbox' ? editorOf(el) : null;
+      const value = editor ? editorText(el, editor) : valueOf(el, role);
+      if (value !== undefined && value !== '') item.value = editor ? value : clip(value, state.maxText);
       if (role === 'link' && el.href) item.url = el.href;
-      const interactive = INTERACTIVE.has(role) || (el.isContentEditable && role === 'textbox') || el.tagName === 'IFRAME';
-      if (interactive && el.tagName !== 'IFRAME') {
+      if ((INTERACTIVE.has(role) || operable) && el.tagName !== 'IFRAME') {
         item.ref = refFor(el, state);
         state.fingerprints[item.ref] = fingerprint(el, role, clip(fullName, FINGERPRINT_NAME));
       }
-      if (el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT')) {
+      const span = windowOf(el, role);
+      if (span) item.window = span;
+      const inner = {
+        cursor,
+        inRef: ctx.inRef || !!item.ref,
+        grid: ctx.grid || role === 'grid' || role === 'treegrid',
+      };
+      // Controls whose content is their value: a native select shows its
+      // options, an editor its text; only owned popups go below them.
+      if (editor || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') {
+        const children = [];
+        if (el.tagName === 'SELECT') {
+          const options = nativeOptions(el, state.maxText);
+          children.push(...options.children);
+          if (options.more) item.more = options.more;
+        }
+        placeOwned(el, depth + 1, children, inner);
+        if (children.length) item.children = children;
         out.push(item);
         return;
       }
@@ -351,25 +578,41 @@
       }
       const children = [];
       const childLimit = COLLECTIONS.has(role) ? { cap: state.maxChildren, items: 0, nodes: 0 } : null;
-      for (const child of childrenOf(el)) build(child, depth + 1, children, childLimit);
+      for (const child of childrenOf(el)) build(child, depth + 1, children, childLimit, inner);
+      placeOwned(el, depth + 1, children, inner);
       if (childLimit && childLimit.items) {
         item.more = childLimit.items;
         state.omitted += childLimit.nodes;
       }
       // A cell holding controls is named by them; repeating it is noise.
-      if ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && children.some((c) => c.role !== 'text')) {
+      if ((role === 'cell' || role === 'gridcell' || role === 'columnheader' || role === 'rowheader') && children.some((c) => c.role !== 'text')) {
         delete item.name;
       }
-      // Text the name already says is noise.
-      const kept = children.filter((c) => !(c.role === 'text' && NAME_FROM_CONTENT.has(role)));
-      if (TEXT_ROLES.has(role) || role === 'heading' || role === 'cell' || role === 'columnheader' || role === 'rowheader') {
-        if (kept.length && kept.every((c) => c.role === 'text') && !item.name) {
-          item.text = clip(kept.map((c) => c.text).join(' '), state.maxText);
-          kept.length = 0;
-        }
+      // Text the name or the value already says is noise.
+      const kept = children.filter((c) => !(c.role === 'text' && (NAME_FROM_CONTENT.has(role) || (item.value && item.value.includes(c.text)))));
+      if (TEXT_ROLES.has(role) && kept.length && kept.every((c) => c.role === 'text') && (!item.name || role === 'generic')) {
+        item.text = clip(kept.map((c) => c.text).join(' '), state.maxText);
+        kept.length = 0;
       }
       if (kept.length) item.children = kept;
+      // A focusable wrapper with nothing in it (a focus trap's guard) is
+      // nothing a person can see or use.
+      if (role === 'generic' && !item.name && !item.text && !item.children) return;
+      // So is an empty live region (a polite announcer waiting for news).
+      if ((role === 'alert' || role === 'status' || role === 'log') && !item.name && !item.text && !item.children) return;
       out.push(item);
+    };
+
+    // The elements `owner` owns, walked as its last children.
+    const placeOwned = (owner, depth, out, ctx) => {
+      const owned = state.owns.get(owner);
+      if (!owned) return;
+      state.owns.delete(owner);
+      for (const child of owned) {
+        state.placing = child;
+        build(child, depth, out, null, ctx);
+      }
+      state.placing = null;
     };
 
     const roots = [];
@@ -377,7 +620,7 @@
     else roots.push(document.body || document.documentElement);
     const tree = [];
     pendingHosts = [];
-    for (const root of roots) build(root, 0, tree, null);
+    for (const root of roots) build(root, 0, tree, null, { cursor: 'auto', inRef: false, grid: false });
     probeFrameRequests();
     return {
       pendingHosts: pendingHosts.length,
@@ -491,9 +734,13 @@
   async function prepare(ref, expected, action) {
     const el = deref(ref);
     if (!el || !el.isConnected) return { status: 'gone', doc };
-    const role = roleOf(el);
+    const role = roleOf(el) || 'generic';
     const now = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
     if (expected && !sameFingerprint(now, expected)) return { status: 'changed', now };
+    // Text goes where the focus is, not to a point: a field that takes
+    // text is not refused for its size or for what covers it (editors keep
+    // their input in a hidden, zero-size or covered proxy).
+    const typing = action === 'type' || action === 'fill';
     if (!el.checkVisibility({ visibilityProperty: true })) return { status: 'not-actionable', reason: 'hidden' };
     const needsEnabled = !['hover', 'focus', 'scroll'].includes(action);
     if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
@@ -513,10 +760,10 @@
       if (still) break;
       if (i === 9) return { status: 'not-actionable', reason: 'still moving' };
     }
-    if (rect.width < 1 || rect.height < 1) return { status: 'not-actionable', reason: 'zero-size' };
+    if (!typing && (rect.width < 1 || rect.height < 1)) return { status: 'not-actionable', reason: 'zero-size' };
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
-    if (action !== 'focus' && action !== 'scroll') {
+    if (action !== 'focus' && action !== 'scroll' && !typing) {
       const hit = deepElementFromPoint(el.ownerDocument, x, y);
       const ok = hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))));
       if (!ok) {
@@ -532,10 +779,15 @@
       offsetY += frameRect.top + win.frameElement.clientTop;
     }
     // Typing goes where the focus is: put it there now, saving a round trip.
-    if ((action === 'type' || action === 'fill') && focusForTyping(ref, action === 'fill').status !== 'ok') {
-      return { status: 'not-actionable', reason: 'it does not accept text' };
+    let editor = null;
+    let wasFocused = false;
+    if (typing) {
+      const focused = focusForTyping(ref, action === 'fill');
+      if (focused.status !== 'ok') return { status: 'not-actionable', reason: 'it does not accept text' };
+      editor = focused.editor || null;
+      wasFocused = !!focused.wasFocused;
     }
-    return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height };
+    return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height, editor, wasFocused };
   }
 
   // Looks for live elements with a fingerprint, to suggest a fresh ref
@@ -546,7 +798,7 @@
     const tag = expected.tag || '*';
     const scan = (root) => {
       for (const el of root.querySelectorAll(tag)) {
-        const role = roleOf(el);
+        const role = roleOf(el) || 'generic';
         if (role !== expected.role) continue;
         if (sameFingerprint(fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME)), expected)) matches.push(el);
         if (matches.length > 1) return;
@@ -564,6 +816,16 @@
   function focusForTyping(ref, replace) {
     const el = element(ref);
     if (!el) return { status: 'gone' };
+    const editor = editorOf(el);
+    if (editor) {
+      // The editor selects and replaces through its own keys; the provider
+      // presses them. Only its input proxy takes the focus here.
+      const input = editorInput(el, editor);
+      if (!input) return { status: 'not-editable' };
+      const wasFocused = composedContains(el, deepActiveElement());
+      if (!wasFocused) input.focus();
+      return { status: 'ok', editor: editor.kind, wasFocused };
+    }
     el.focus();
     const isField = is(el, 'INPUT') || is(el, 'TEXTAREA');
     if (isField) {
@@ -585,6 +847,19 @@
       return { status: 'not-editable' };
     }
     return { status: 'ok', empty: isField ? el.value.length === 0 : !el.textContent };
+  }
+
+  // Hands `text` to whatever has the focus as a paste would: a code editor
+  // then holds it exactly (a paste skips auto-closing and auto-indent).
+  // Returns whether the page took the paste (editors cancel the event and
+  // insert the text themselves).
+  function pasteText(text) {
+    const target = deepActiveElement() || document.body;
+    const data = new DataTransfer();
+    data.setData('text/plain', text);
+    const event = new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true, composed: true });
+    target.dispatchEvent(event);
+    return event.defaultPrevented;
   }
 
   // Selects options of a <select> by value or visible label.
@@ -690,9 +965,93 @@
   function byRole(role, name) {
     const found = [];
     for (const el of document.querySelectorAll('*')) {
-      if (roleOf(el) === role && squash(nameOf(el, role)) === name) found.push(el);
+      if ((roleOf(el) || 'generic') === role && squash(nameOf(el, role)) === name) found.push(el);
     }
     return found;
+  }
+
+  // Refs for the visible elements with this role and name, as the
+  // snapshot shows them (a name, or for unnamed items their text), open
+  // shadow roots included: acting by role and name reaches elements the
+  // snapshot shows without a ref.
+  function refsByRole(role, name, nextRef) {
+    const state = { nextRef, fingerprints: {} };
+    const refs = [];
+    const scan = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        const shadow = shadowOf(el);
+        if (shadow) scan(shadow);
+        if ((roleOf(el) || 'generic') !== role || refs.length >= 10) continue;
+        const own = squash(nameOf(el, role));
+        const matches = own === name || (!own && squash(el.textContent || '') === name);
+        if (!matches || !el.checkVisibility({ visibilityProperty: true })) continue;
+        const ref = refFor(el, state);
+        state.fingerprints[ref] = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
+        refs.push(ref);
+      }
+    };
+    scan(document);
+    return { doc, refs, fingerprints: state.fingerprints, nextRef: state.nextRef };
+  }
+
+  // The element that scrolls a collection: itself, else the first of its
+  // descendants that scrolls vertically, else its nearest scrolling ancestor.
+  function scrollerOf(collection) {
+    const scrolls = (el) => {
+      if (el.scrollHeight <= el.clientHeight + 1) return false;
+      const overflow = getComputedStyle(el).overflowY;
+      return overflow === 'auto' || overflow === 'scroll';
+    };
+    if (scrolls(collection)) return collection;
+    for (const el of collection.querySelectorAll('*')) if (scrolls(el)) return el;
+    for (let el = collection.parentElement; el; el = el.parentElement) if (scrolls(el)) return el;
+    return null;
+  }
+
+  // Scrolls each virtualized collection of the page (one that says more
+  // items exist than the DOM holds) a viewport at a time, from its current
+  // place to its end and then from its start, until an element with this
+  // role and name is rendered (left in view), for at most `maxMs`. A
+  // collection where nothing matched is scrolled back where it was.
+  async function seekByRole(role, name, nextRef, maxMs) {
+    const started = performance.now();
+    const none = { doc, refs: [], fingerprints: {}, nextRef };
+    const scrollers = new Set();
+    for (const el of document.querySelectorAll('[aria-rowcount], [aria-setsize]')) {
+      const collection = el.hasAttribute('aria-rowcount') ? el : el.closest('[role=listbox], [role=list], [role=tree], [role=menu], [role=feed], ul, ol') || el.parentElement;
+      const span = collection && windowOf(collection, roleOf(collection));
+      if (!span || (span.of !== null && span.to - span.from + 1 >= span.of)) continue;
+      const scroller = scrollerOf(collection);
+      if (scroller) scrollers.add(scroller);
+    }
+    for (const scroller of scrollers) {
+      const home = scroller.scrollTop;
+      const step = Math.max(scroller.clientHeight * 0.8, 20);
+      let wrapped = false;
+      for (;;) {
+        if (performance.now() - started > maxMs) { scroller.scrollTop = home; return none; }
+        const end = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1;
+        if (end && !wrapped) {
+          wrapped = true;
+          scroller.scrollTop = 0;
+        } else if (wrapped && scroller.scrollTop >= home) {
+          break;
+        } else {
+          scroller.scrollTop += step;
+        }
+        // Virtualizers render on the scroll event, which fires in the next frame.
+        await frame();
+        await task();
+        const found = refsByRole(role, name, nextRef);
+        if (found.refs.length) {
+          const el = deref(found.refs[0]);
+          if (el) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+          return found;
+        }
+      }
+      scroller.scrollTop = home;
+    }
+    return none;
   }
 
   // Waits until `spec` holds: checked now, then after DOM changes (batched
@@ -743,6 +1102,6 @@
     });
   }
 
-  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus };
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText, refsByRole, seekByRole };
   return 'installed';
 })()

@@ -70,6 +70,19 @@ pub fn parse_chord(text: &str) -> Result<Chord> {
     Ok(Chord { modifiers, key })
 }
 
+/// The key a person presses to type `c` on a US layout (Shift implied by
+/// the character: `A`, `!`), or `None` for a character no key types
+/// (emoji, CJK, accented letters), which goes in as inserted text.
+/// A line break is Enter and a tab is Tab.
+pub fn for_char(c: char) -> Option<Key> {
+    match c {
+        '\n' | '\r' => key_for("Enter", false),
+        '\t' => key_for("Tab", false),
+        ' ' => key_for("Space", false),
+        _ => printable(c, c.is_ascii_uppercase()).filter(|key| key.key_code != 0),
+    }
+}
+
 fn named(key: &str, code: &str, key_code: u32, text: Option<&str>) -> Key {
     Key {
         key: key.into(),
@@ -177,6 +190,26 @@ fn printable(c: char, shift: bool) -> Option<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn characters_map_to_the_keys_that_type_them() {
+        let upper = for_char('A').unwrap();
+        assert_eq!(
+            (
+                upper.key.as_str(),
+                upper.code.as_str(),
+                upper.text.as_deref()
+            ),
+            ("A", "KeyA", Some("A"))
+        );
+        let bang = for_char('!').unwrap();
+        assert_eq!((bang.code.as_str(), bang.key_code), ("Digit1", 49));
+        assert_eq!(for_char('\n').unwrap().key, "Enter");
+        assert_eq!(for_char(' ').unwrap().code, "Space");
+        assert!(for_char('é').is_none());
+        assert!(for_char('😀').is_none());
+        assert!(for_char('中').is_none());
+    }
 
     #[test]
     fn chords_parse() {

@@ -76,13 +76,22 @@ pub fn push_indented(out: &mut String, depth: usize, text: &str) {
 fn is_collection(role: &str) -> bool {
     matches!(
         role,
-        "list" | "table" | "rowgroup" | "listbox" | "menu" | "tree" | "grid" | "tablist"
+        "list"
+            | "table"
+            | "rowgroup"
+            | "listbox"
+            | "menu"
+            | "menubar"
+            | "tree"
+            | "grid"
+            | "treegrid"
+            | "tablist"
     )
 }
 
 fn unit_for(role: &str) -> &'static str {
     match role {
-        "table" | "rowgroup" | "grid" => "rows",
+        "table" | "rowgroup" | "grid" | "treegrid" => "rows",
         _ => "items",
     }
 }
@@ -211,9 +220,14 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
     }
     for (flag, label) in [
         (node.selected, "selected"),
+        (node.active, "active"),
         (node.pressed, "pressed"),
         (node.disabled, "disabled"),
         (node.required, "required"),
+        (node.readonly, "readonly"),
+        (node.invalid, "invalid"),
+        (node.modal, "modal"),
+        (node.multiselectable, "multiselectable"),
         (node.focused, "focused"),
     ] {
         if flag == Some(true) {
@@ -227,6 +241,29 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
         Some(false) => line.push_str(" [collapsed]"),
         None => {}
     }
+    for (label, value) in [
+        ("sort", node.sort.as_deref()),
+        ("min", node.min.as_deref()),
+        ("max", node.max.as_deref()),
+    ] {
+        if let Some(value) = value {
+            line.push_str(&format!(" [{label}={value}]"));
+        }
+    }
+    match &node.current {
+        Some(serde_json::Value::Bool(true)) => line.push_str(" [current]"),
+        Some(serde_json::Value::String(token)) => line.push_str(&format!(" [current={token}]")),
+        _ => {}
+    }
+    if let Some(window) = &node.window {
+        let total = window
+            .of
+            .map_or_else(|| "an unknown number".to_owned(), |of| of.to_string());
+        line.push_str(&format!(
+            " [{} {}–{} of {total}]",
+            window.unit, window.from, window.to
+        ));
+    }
     if let Some(url) = &node.url {
         line.push_str(" [url=");
         line.push_str(&compact_url(url, origin));
@@ -239,7 +276,13 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
     }
     if let Some(value) = node.value.as_deref().or(node.text.as_deref()) {
         line.push_str(": ");
-        line.push_str(value);
+        // One node, one line: a multi-line value (a text area, an editor)
+        // shows its line breaks as `\n`.
+        if value.contains(['\n', '\r']) {
+            line.push_str(&value.replace("\r\n", "\n").replace(['\n', '\r'], "\\n"));
+        } else {
+            line.push_str(value);
+        }
     }
     line
 }

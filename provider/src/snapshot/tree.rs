@@ -31,6 +31,27 @@ pub struct Node {
     pub required: Option<bool>,
     /// The element with keyboard focus.
     pub focused: Option<bool>,
+    /// Read-only fields.
+    pub readonly: Option<bool>,
+    /// Fields the page marks invalid (`aria-invalid`).
+    pub invalid: Option<bool>,
+    /// Column or row sort order (`aria-sort`: ascending, descending, other).
+    pub sort: Option<String>,
+    /// `aria-current`: `true` or its token (`page`, `step`, `date`, …).
+    pub current: Option<serde_json::Value>,
+    /// Lists and grids that take several selected items.
+    pub multiselectable: Option<bool>,
+    /// Modal dialogs (the rest of the page is inert while they show).
+    pub modal: Option<bool>,
+    /// The active descendant of a composite widget (the option a combobox
+    /// or listbox has highlighted).
+    pub active: Option<bool>,
+    /// Lower bound of a range (sliders, spin buttons, progress bars).
+    pub min: Option<String>,
+    /// Upper bound of a range.
+    pub max: Option<String>,
+    /// The part of a larger collection the DOM holds (virtualized grids and lists).
+    pub window: Option<Window>,
     /// Current value (masked for sensitive fields).
     pub value: Option<String>,
     /// Link target (absolute).
@@ -44,6 +65,20 @@ pub struct Node {
     /// For an iframe whose document lives in another process: its slot,
     /// where that frame's own tree is attached.
     pub frame: Option<String>,
+}
+
+/// Which items of a collection are in the DOM, out of how many exist
+/// (`aria-rowcount`/`aria-rowindex`, `aria-setsize`/`aria-posinset`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Window {
+    /// `rows` or `items`.
+    pub unit: String,
+    /// The first index present (1-based).
+    pub from: u64,
+    /// The last index present.
+    pub to: u64,
+    /// How many exist; `None` when the page says it does not know (`-1`).
+    pub of: Option<u64>,
 }
 
 impl Node {

@@ -1,12 +1,17 @@
 //! Keyboard actions: focus, type, fill and press.
 //!
-//! Text goes in with `Input.insertText`; keys and chords (parsed by
-//! [`crate::page::keys`]) are sent as trusted key events, modifiers
-//! pressed before the key and released after it.
+//! `type` is a person's keystrokes: a trusted key event pair per character
+//! (keydown, keypress, beforeinput, input, keyup), so pages that listen
+//! for keys react; characters no key types (emoji, CJK) go in as inserted
+//! text. `fill` is the fast path: the whole text at once, as a paste would
+//! put it (`Input.insertText`, one input event); in a code editor it is a
+//! paste the editor takes itself, so it holds exactly the text, without
+//! auto-closing or auto-indent. Chords (parsed by [`crate::page::keys`])
+//! press modifiers before the key and release them after it.
 
 use serde_json::json;
 
-use super::world_call;
+use super::{Ready, world_call};
 use crate::cdp::protocol::{InputDispatchKeyEvent, InputInsertText};
 use crate::error::{BrowserError, Result};
 use crate::page::keys::{self, Chord};
@@ -29,20 +34,46 @@ pub(super) async fn focus(
     Ok(())
 }
 
-/// Types `text` into the focused field (replacing its selected content with
-/// `replace`, deleting it when `text` is empty), then Enter with `submit`.
-pub(super) async fn insert(
+/// Types `text` key by key into the focused field, then Enter with
+/// `submit`. A code editor that did not have the focus is typed into at
+/// the end of its text (a field appends too); one that had it, at its caret.
+pub(super) async fn type_text(
     page: &Page,
+    ready: &Ready,
     text: &str,
-    replace: bool,
     submit: bool,
     budget: &Budget,
 ) -> Result<()> {
+    if ready
+        .editor
+        .as_ref()
+        .is_some_and(|editor| !editor.was_focused)
+    {
+        press(page, &keys::parse_chord("Control+End")?, budget).await?;
+    }
+    keystrokes(page, text, budget).await?;
+    if submit {
+        press(page, &keys::parse_chord("Enter")?, budget).await?;
+    }
+    Ok(())
+}
+
+/// Replaces the focused field's content with `text` (its content is
+/// selected already, or, in a code editor, selected here with the
+/// editor's own Control+A), then Enter with `submit`.
+pub(super) async fn fill(
+    page: &Page,
+    ready: &Ready,
+    text: &str,
+    submit: bool,
+    budget: &Budget,
+) -> Result<()> {
+    if ready.editor.is_some() {
+        press(page, &keys::parse_chord("Control+A")?, budget).await?;
+    }
     if text.is_empty() {
-        if replace {
-            press(page, &keys::parse_chord("Delete")?, budget).await?;
-        }
-    } else {
+        press(page, &keys::parse_chord("Delete")?, budget).await?;
+    } else if ready.editor.is_none() || !paste(page, ready, text, budget).await? {
         page.call(
             budget,
             &InputInsertText {
@@ -54,6 +85,85 @@ pub(super) async fn insert(
     if submit {
         press(page, &keys::parse_chord("Enter")?, budget).await?;
     }
+    Ok(())
+}
+
+/// Offers `text` to the focused element as a paste; true if the page took
+/// it (a code editor inserts pasted text verbatim).
+async fn paste(page: &Page, ready: &Ready, text: &str, budget: &Budget) -> Result<bool> {
+    let taken = world_call(
+        page,
+        ready.frame.as_deref(),
+        budget,
+        &format!("__browserShell.pasteText({})", json!(text)),
+    )
+    .await?;
+    Ok(taken.as_bool() == Some(true))
+}
+
+/// Sends one key press per character (text without a key as inserted
+/// text). The events go out back to back and their acknowledgements are
+/// awaited together, as for a click: the browser keeps their order, and
+/// typing does not pay a renderer round trip per key.
+async fn keystrokes(page: &Page, text: &str, budget: &Budget) -> Result<()> {
+    let mut pending = Vec::new();
+    let mut unkeyed = String::new();
+    for c in text.chars() {
+        let Some(key) = keys::for_char(c) else {
+            unkeyed.push(c);
+            continue;
+        };
+        if !unkeyed.is_empty() {
+            pending.push(Stroke::Text(std::mem::take(&mut unkeyed)));
+        }
+        pending.push(Stroke::Key(key));
+    }
+    if !unkeyed.is_empty() {
+        pending.push(Stroke::Text(unkeyed));
+    }
+    let sends = pending.iter().flat_map(|stroke| match stroke {
+        Stroke::Key(key) => {
+            let down = if key.text.is_some() {
+                "keyDown"
+            } else {
+                "rawKeyDown"
+            };
+            vec![
+                futures_util::future::Either::Left(key_event(
+                    page,
+                    down,
+                    key,
+                    0,
+                    key.text.clone(),
+                    budget,
+                )),
+                futures_util::future::Either::Left(key_event(page, "keyUp", key, 0, None, budget)),
+            ]
+        }
+        Stroke::Text(text) => vec![futures_util::future::Either::Right(insert_text(
+            page, text, budget,
+        ))],
+    });
+    futures_util::future::try_join_all(sends).await?;
+    Ok(())
+}
+
+/// One step of typing.
+enum Stroke {
+    /// A key that types its character.
+    Key(keys::Key),
+    /// Characters no key types.
+    Text(String),
+}
+
+async fn insert_text(page: &Page, text: &str, budget: &Budget) -> Result<()> {
+    page.call(
+        budget,
+        &InputInsertText {
+            text: text.to_owned(),
+        },
+    )
+    .await?;
     Ok(())
 }
 

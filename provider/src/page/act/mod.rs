@@ -253,6 +253,20 @@ struct Ready {
     width: f64,
     /// The element's box size (CSS pixels); zero for the page itself.
     height: f64,
+    /// For `type` and `fill` on a code editor: which kind (`monaco`,
+    /// `codemirror5`, …) and whether it had the focus before (then typing
+    /// goes to its caret; otherwise at the end of its text).
+    editor: Option<EditorFocus>,
+}
+
+/// A code editor whose hidden input took the focus for typing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct EditorFocus {
+    /// The editor library, as the page-side script recognised it.
+    kind: String,
+    /// Whether the editor already had the focus (its caret is where the
+    /// agent or a person left it).
+    was_focused: bool,
 }
 
 /// An element's box in the page's viewport (CSS pixels), after scrolling
@@ -297,11 +311,11 @@ async fn dispatch(
         Action::ScrollIntoView => Ok(()),
         Action::Scroll { dx, dy } => scroll::wheel(page, x, y, *dx, *dy, budget).await,
         Action::Focus => keyboard::focus(page, frame, reference, budget).await,
-        Action::Type { text, submit } | Action::Fill { text, submit } => {
-            // `prepare` focused the field (and selected its text for a fill).
-            let replace = matches!(action, Action::Fill { .. });
-            keyboard::insert(page, text, replace, *submit, budget).await
+        // `prepare` focused the field (and selected its text for a fill).
+        Action::Type { text, submit } => {
+            keyboard::type_text(page, ready, text, *submit, budget).await
         }
+        Action::Fill { text, submit } => keyboard::fill(page, ready, text, *submit, budget).await,
         Action::Press { keys: names } => {
             keyboard::press_keys(page, frame, reference, names, budget).await
         }

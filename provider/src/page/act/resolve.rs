@@ -11,7 +11,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Action, ElementBox, Ready, Target};
+use super::{Action, EditorFocus, ElementBox, Ready, Target};
 use crate::cdp::protocol::RuntimeCallFunctionOn;
 use crate::error::{BrowserError, Result, StaleReason};
 use crate::page::{Budget, Page};
@@ -28,6 +28,10 @@ enum Prepared {
         width: f64,
         #[serde(default)]
         height: f64,
+        #[serde(default)]
+        editor: Option<String>,
+        #[serde(default, rename = "wasFocused")]
+        was_focused: bool,
     },
     Gone {
         doc: String,
@@ -69,6 +73,7 @@ pub(super) async fn page_point(page: &Page, action: &Action, budget: &Budget) ->
         y: size["height"].as_f64().unwrap_or(0.0) / 2.0,
         width: 0.0,
         height: 0.0,
+        editor: None,
     })
 }
 
@@ -144,9 +149,20 @@ pub(super) async fn resolve_target(
         Target::Ref(reference) => Ok(reference.clone()),
         Target::Page => Err(BrowserError::invalid("ref", "this action needs an element")),
         Target::Role { role, name } => {
-            let mut state = page.agent.lock().await;
-            let walk = snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
-            let found = state.find(&walk.docs, role, name);
+            let mut found = {
+                let mut state = page.agent.lock().await;
+                let walk =
+                    snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
+                state.find(&walk.docs, role, name)
+            };
+            // What the snapshot shows without a ref (a list item, a cell),
+            // then what a virtualized collection holds further on.
+            if found.is_empty() {
+                found = by_role_in_page(page, role, name, Seek::Rendered, budget).await?;
+            }
+            if found.is_empty() {
+                found = by_role_in_page(page, role, name, Seek::ScrollCollections, budget).await?;
+            }
             match found.as_slice() {
                 [one] => Ok(one.clone()),
                 [] => Err(BrowserError::ElementNotFound {
@@ -161,6 +177,68 @@ pub(super) async fn resolve_target(
             }
         }
     }
+}
+
+/// Where [`by_role_in_page`] looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seek {
+    /// Among the elements rendered now.
+    Rendered,
+    /// Also in virtualized collections, scrolled through a viewport at a time.
+    ScrollCollections,
+}
+
+/// The longest a search scrolls through virtualized collections.
+const SEEK_BOUND_MS: u64 = 10_000;
+
+/// What the page-side search by role and name hands back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FoundByRole {
+    doc: String,
+    refs: Vec<String>,
+    fingerprints: std::collections::HashMap<String, Fingerprint>,
+    next_ref: u64,
+}
+
+/// Refs for the main frame's visible elements with this role and name (as
+/// the snapshot shows them, named or by their text), handed out and
+/// recorded now.
+async fn by_role_in_page(
+    page: &Page,
+    role: &str,
+    name: &str,
+    seek: Seek,
+    budget: &Budget,
+) -> Result<Vec<String>> {
+    let mut state = page.agent.lock().await;
+    let call = match seek {
+        Seek::Rendered => "refsByRole",
+        Seek::ScrollCollections => "seekByRole",
+    };
+    let bound = budget
+        .remaining()
+        .saturating_sub(std::time::Duration::from_millis(500))
+        .min(std::time::Duration::from_millis(SEEK_BOUND_MS));
+    let expression = format!(
+        "__browserShell.{call}({}, {}, {}, {})",
+        json!(role),
+        json!(name),
+        state.next_ref(),
+        bound.as_millis()
+    );
+    let value = page.world(None).evaluate(page, budget, &expression).await?;
+    let found: FoundByRole =
+        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+            message: format!("unexpected answer while finding {role} {name:?}: {e}"),
+        })?;
+    state.advance(found.next_ref);
+    for reference in &found.refs {
+        if let Some(fingerprint) = found.fingerprints.get(reference) {
+            state.remember(reference, None, found.doc.clone(), fingerprint.clone());
+        }
+    }
+    Ok(found.refs)
 }
 
 /// Checks the ref and finds the action point in the page's viewport.
@@ -193,6 +271,8 @@ pub(super) async fn prepare(
             y,
             width,
             height,
+            editor,
+            was_focused,
         } => {
             let (dx, dy) = frame_offset(page, frame, budget).await?;
             Ok(Ready {
@@ -202,6 +282,7 @@ pub(super) async fn prepare(
                 y: y + dy,
                 width,
                 height,
+                editor: editor.map(|kind| EditorFocus { kind, was_focused }),
             })
         }
         Prepared::Gone { doc } => {
