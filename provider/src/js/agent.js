@@ -24,6 +24,8 @@
   const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend', 'generic', 'cell', 'gridcell', 'columnheader', 'rowheader', 'heading']);
   // Containers whose children are capped: the first few are walked, the rest counted.
   const COLLECTIONS = new Set(['list', 'table', 'grid', 'treegrid', 'listbox', 'menu', 'menubar', 'tree', 'tablist', 'rowgroup', 'navigation']);
+  // Roles left out of the name of the element that holds them.
+  const NESTED_COLLECTIONS = new Set(['group', 'tree', 'list', 'listbox', 'menu', 'grid', 'table', 'treegrid']);
   // Native options shown under a <select>; the rest are counted.
   const SELECT_OPTIONS_SHOWN = 25;
   // Characters of a code editor's visible text shown as its value.
@@ -192,13 +194,18 @@
   }
 
   // A label's text without the value of the control it wraps.
+  // (Slotted text counts: a web component's label is often a slot.)
   function labelText(label, control) {
     let text = '';
-    for (const node of label.childNodes) {
-      if (node === control) continue;
+    const visit = (node) => {
+      if (node === control) return;
       if (node.nodeType === Node.TEXT_NODE) text += node.textContent;
-      else if (node.nodeType === Node.ELEMENT_NODE && !['INPUT', 'SELECT', 'TEXTAREA'].includes(node.tagName)) text += ' ' + node.textContent;
-    }
+      else if (node.nodeType === Node.ELEMENT_NODE && !['INPUT', 'SELECT', 'TEXTAREA', 'SCRIPT', 'STYLE'].includes(node.tagName)) {
+        text += ' ';
+        for (const child of childrenOf(node)) visit(child);
+      }
+    };
+    for (const node of label.childNodes) visit(node);
     return text;
   }
 
@@ -209,6 +216,10 @@
       if (node.nodeType === Node.TEXT_NODE) { text += node.textContent; return; }
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       if (SKIP_TAGS.has(node.tagName) || node.getAttribute('aria-hidden') === 'true') return;
+      // A nested collection (a tree item's group, a cell's list) names
+      // itself, and what is not rendered names nothing.
+      if (NESTED_COLLECTIONS.has(node.getAttribute('role'))) return;
+      if (!node.checkVisibility() && getComputedStyle(node).display !== 'contents') return;
       if (node.tagName === 'IMG') { text += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
       for (const child of childrenOf(node)) visit(child);
       if (node.tagName === 'BR' || (node.tagName !== 'SLOT' && getComputedStyle(node).display.startsWith('block'))) text += ' ';
@@ -371,15 +382,18 @@
       if (!(total > 0 || total === -1)) return null;
       let from = Infinity;
       let to = 0;
+      const indexes = new Set();
       for (const row of el.querySelectorAll('[aria-rowindex]')) {
         const index = Number(row.getAttribute('aria-rowindex'));
-        if (index > 0 && row.checkVisibility()) {
+        // Header rows are always there; the window is about the data.
+        if (index > 0 && row.checkVisibility() && !row.querySelector('[role=columnheader]')) {
           from = Math.min(from, index);
           to = Math.max(to, index);
+          indexes.add(index);
         }
       }
       if (!to) return null;
-      return { unit: 'rows', from, to, of: total > 0 ? total : null };
+      return { unit: 'rows', from, to, count: indexes.size, of: total > 0 ? total : null };
     }
     if (role === 'listbox' || role === 'list' || role === 'tree' || role === 'menu' || role === 'feed') {
       const first = el.querySelector('[aria-setsize]');
@@ -387,13 +401,13 @@
       const total = Number(first.getAttribute('aria-setsize'));
       let from = Infinity;
       let to = 0;
-      let count = 0;
+      const indexes = new Set();
       for (const item of el.querySelectorAll('[aria-posinset]')) {
         const index = Number(item.getAttribute('aria-posinset'));
-        if (index > 0) { from = Math.min(from, index); to = Math.max(to, index); count++; }
+        if (index > 0) { from = Math.min(from, index); to = Math.max(to, index); indexes.add(index); }
       }
-      if (!to || !(total > count || total === -1)) return null;
-      return { unit: 'items', from, to, of: total > 0 ? total : null };
+      if (!to || !(total > indexes.size || total === -1)) return null;
+      return { unit: 'items', from, to, count: indexes.size, of: total > 0 ? total : null };
     }
     return null;
   }
@@ -528,9 +542,20 @@
         return;
       }
       // A label's text is its control's name already: keep only its elements.
+      // (What it wraps inherits its cursor without being a control of its own.)
       if (role === 'label' && el.control) {
-        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, out, limit, ctx);
+        const inner = { ...ctx, cursor, inRef: true };
+        const kept = [];
+        for (const child of childrenOf(el)) if (child.nodeType === Node.ELEMENT_NODE) build(child, depth, kept, limit, inner);
+        for (const item of kept) if (item.role !== 'text') out.push(item);
         return;
+      }
+      // A native control a widget library replaced: visually hidden (a
+      // pixel or less) and taken out of the tab order; the library's own
+      // control stands for it.
+      if (el.tabIndex < 0 && el.hasAttribute('tabindex') && (el.tagName === 'SELECT' || el.tagName === 'INPUT')) {
+        const box = el.getBoundingClientRect();
+        if (box.width <= 1 || box.height <= 1) return;
       }
       const item = { role };
       const fullName = nameOf(el, role);
@@ -596,8 +621,15 @@
       }
       if (kept.length) item.children = kept;
       // A focusable wrapper with nothing in it (a focus trap's guard) is
-      // nothing a person can see or use.
-      if (role === 'generic' && !item.name && !item.text && !item.children) return;
+      // nothing a person can see or use; one around a single control is
+      // that control.
+      if (role === 'generic' && !item.name && !item.text) {
+        if (!item.children) return;
+        if (item.children.length === 1 && item.children[0].ref) {
+          out.push(item.children[0]);
+          return;
+        }
+      }
       // So is an empty live region (a polite announcer waiting for news).
       if ((role === 'alert' || role === 'status' || role === 'log') && !item.name && !item.text && !item.children) return;
       out.push(item);
@@ -669,6 +701,16 @@
     return hit;
   }
 
+  // Whether a hit on `host` is really on `el`: `el` lives in the shadow
+  // tree of `host` (or of a host inside it), and hit tests report text that
+  // a component slots into `el` (a web component's button label) as the host.
+  function slottedInto(el, host) {
+    for (let root = el.getRootNode(); root && root.host; root = root.host.getRootNode()) {
+      if (root.host === host) return true;
+    }
+    return false;
+  }
+
   function composedContains(container, node) {
     for (let n = node; n; n = n.parentNode || (n.nodeType === Node.DOCUMENT_FRAGMENT_NODE && n.host ? n.host : null)) {
       if (n === container) return true;
@@ -720,6 +762,9 @@
       }
     }
     await frame();
+    // A wheel scroll reaches the page from the compositor; the scroll event
+    // (and what a virtualized list renders for it) can come a frame later.
+    if (frameAlways && !dirty) await frame();
     while (dirty && performance.now() - start < maxMs) {
       dirty = false;
       await frame();
@@ -764,10 +809,16 @@
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
     if (action !== 'focus' && action !== 'scroll' && !typing) {
-      const hit = deepElementFromPoint(el.ownerDocument, x, y);
-      const ok = hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))));
-      if (!ok) {
-        return { status: 'not-actionable', reason: 'covered', by: hit ? describe(hit) : { role: 'nothing', name: '' } };
+      // What covers it may be on its way out (a popup closing with an
+      // animation, often inside a shadow root): look again for a few
+      // frames (about a third of a second) before calling it covered.
+      let hit = hitAt(el, x, y);
+      for (let i = 0; !hit.ok && i < 20; i++) {
+        await frame();
+        hit = hitAt(el, x, y);
+      }
+      if (!hit.ok) {
+        return { status: 'not-actionable', reason: 'covered', by: hit.by ? describe(hit.by) : { role: 'nothing', name: '' } };
       }
     }
     // Translate into the top-level viewport through same-origin frames.
@@ -788,6 +839,14 @@
       wasFocused = !!focused.wasFocused;
     }
     return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height, editor, wasFocused };
+  }
+
+  // Whether a click at (x, y) reaches `el` (or its label, or text slotted
+  // into it); if not, what it reaches.
+  function hitAt(el, x, y) {
+    const hit = deepElementFromPoint(el.ownerDocument, x, y);
+    const ok = !!hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))) || slottedInto(el, hit));
+    return { ok, by: hit };
   }
 
   // Looks for live elements with a fingerprint, to suggest a fresh ref

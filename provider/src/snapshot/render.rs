@@ -259,10 +259,18 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
         let total = window
             .of
             .map_or_else(|| "an unknown number".to_owned(), |of| of.to_string());
-        line.push_str(&format!(
-            " [{} {}–{} of {total}]",
-            window.unit, window.from, window.to
-        ));
+        let contiguous = window.count == 0 || window.to + 1 - window.from == window.count;
+        if contiguous {
+            line.push_str(&format!(
+                " [{} {}–{} of {total}]",
+                window.unit, window.from, window.to
+            ));
+        } else {
+            line.push_str(&format!(
+                " [{} {} shown between {} and {} of {total}]",
+                window.count, window.unit, window.from, window.to
+            ));
+        }
     }
     if let Some(url) = &node.url {
         line.push_str(" [url=");
@@ -328,6 +336,60 @@ mod tests {
         let mut heading = node("heading", Some("Owls"), None);
         heading.level = Some(2);
         assert_eq!(line_text(&heading, None), "- heading \"Owls\" [level=2]");
+    }
+
+    #[test]
+    fn widget_states_and_windows_read_as_attributes() {
+        let mut grid = node("grid", Some("Inventory"), None);
+        grid.window = Some(crate::snapshot::tree::Window {
+            unit: "rows".into(),
+            from: 2,
+            to: 21,
+            count: 20,
+            of: Some(5001),
+        });
+        assert_eq!(
+            line_text(&grid, None),
+            "- grid \"Inventory\" [rows 2–21 of 5001]"
+        );
+        grid.window = Some(crate::snapshot::tree::Window {
+            unit: "rows".into(),
+            from: 2,
+            to: 4625,
+            count: 21,
+            of: None,
+        });
+        assert_eq!(
+            line_text(&grid, None),
+            "- grid \"Inventory\" [21 rows shown between 2 and 4625 of an unknown number]"
+        );
+        let mut header = node("columnheader", Some("Weight (t)"), Some("e4"));
+        header.sort = Some("ascending".into());
+        assert_eq!(
+            line_text(&header, None),
+            "- columnheader \"Weight (t)\" [sort=ascending] [ref=e4]"
+        );
+        let mut slider = node("slider", Some("Temperature"), Some("e5"));
+        slider.min = Some("10".into());
+        slider.max = Some("30".into());
+        slider.value = Some("20 °C".into());
+        assert_eq!(
+            line_text(&slider, None),
+            "- slider \"Temperature\" [min=10] [max=30] [ref=e5]: 20 °C"
+        );
+        let mut option = node("option", Some("Canada"), Some("e6"));
+        option.selected = Some(true);
+        option.active = Some(true);
+        assert_eq!(
+            line_text(&option, None),
+            "- option \"Canada\" [selected] [active] [ref=e6]"
+        );
+        let mut editor = node("textbox", Some("Script"), Some("e7"));
+        editor.value = Some("if (a) {\r\n  b();\n}".into());
+        assert_eq!(
+            line_text(&editor, None),
+            "- textbox \"Script\" [ref=e7]: if (a) {\\n  b();\\n}"
+        );
     }
 
     #[test]

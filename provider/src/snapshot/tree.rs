@@ -77,6 +77,10 @@ pub struct Window {
     pub from: u64,
     /// The last index present.
     pub to: u64,
+    /// How many distinct indexes are present (fewer than `to - from + 1`
+    /// while rows move, as when a grid animates a sort).
+    #[serde(default)]
+    pub count: u64,
     /// How many exist; `None` when the page says it does not know (`-1`).
     pub of: Option<u64>,
 }

@@ -24,10 +24,12 @@ mod lifecycle;
 mod live;
 mod navigation;
 mod network;
+mod patterns;
 mod screenshot;
 mod snapshot;
 mod tabs;
 mod wait;
+mod widgets;
 
 use support::{Env, TestFn};
 
@@ -39,6 +41,19 @@ macro_rules! trials {
 
 fn main() {
     let tests = trials![
+        widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
+        widgets::monaco_holds_exactly_what_was_filled,
+        widgets::codemirror_holds_exactly_what_was_filled,
+        widgets::ace_holds_exactly_what_was_filled,
+        widgets::native_selects_show_their_options,
+        widgets::a_combobox_library_is_chosen_by_option_name,
+        widgets::shadow_dom_components_are_operable,
+        patterns::operable_elements_get_refs_and_their_names,
+        patterns::role_and_name_reach_what_the_snapshot_shows_without_a_ref,
+        patterns::type_presses_keys_that_keyup_pages_hear,
+        patterns::a_virtualized_grid_sorts_scrolls_and_says_how_much_exists,
+        patterns::a_combobox_popup_in_a_portal_shows_under_its_combobox,
+        patterns::trees_tabs_menus_and_range_widgets_show_their_states,
         tabs::open_reports_url_title_and_status,
         tabs::tabs_open_switch_and_close,
         tabs::reset_closes_every_tab,
