@@ -4,7 +4,9 @@
 //! for fewer iterations, `-- --rounds N` for a number of your own). It serves `fixtures/` itself on 127.0.0.1 (and
 //! under `localhost` for the cross-origin frame), and prints, with machine
 //! and Chromium version:
-//! * warm snapshot latency p50/p95 and bytes per fixture, for our walker and,
+//! * warm snapshot latency p50/p95, bytes and refs per fixture, a real
+//!   Sphinx page and real widget libraries (AG Grid, Monaco, an APG grid;
+//!   installed by `.ci/setup`), for our walker and,
 //!   for comparison, the raw cost of `Accessibility.getFullAXTree` and
 //!   `DOMSnapshot.captureSnapshot` on the same page;
 //! * click → settled diff latency p50/p95, and diff bytes against the full
@@ -19,7 +21,8 @@
 //!   work a page does after its load event holds every tool's first
 //!   command), and the latter again on the agent's own tab, taking turns
 //!   with our open; and where our time goes (the open alone, the first
-//!   snapshot after it). Only this part: `-- --only-navigate`.
+//!   snapshot after it). Only this part: `-- --only-navigate`; only the
+//!   warm snapshots: `-- --only-snapshot`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -86,29 +89,10 @@ async fn main() {
     );
     print_machine(&host.browser_version());
 
-    println!("\n## Warm snapshot, whole page ({rounds} rounds after 3 warm-up; ms)");
-    println!(
-        "{:<12} {:>8} {:>8} {:>9} {:>8} | {:>10} {:>10} {:>10} | {:>10} {:>10}",
-        "fixture",
-        "p50",
-        "p95",
-        "bytes",
-        "omitted",
-        "AX p50",
-        "AX p95",
-        "AX bytes",
-        "DOMSn p50",
-        "DOMSn bytes"
-    );
-    for fixture in [
-        "form.html",
-        "spa.html",
-        "article.html",
-        "frames.html",
-        "churn.html",
-        "large.html",
-    ] {
-        snapshot_costs(&host, &format!("{base}/{fixture}"), fixture, rounds).await;
+    warm_snapshots(&host, &base, rounds).await;
+    if std::env::args().any(|a| a == "--only-snapshot") {
+        host.shutdown().await;
+        return;
     }
 
     let browser = Browser::new(host.clone(), BrowserConfig::default());
@@ -126,6 +110,74 @@ async fn main() {
 
     host.shutdown().await;
     navigation_with_and_without_policy(&base, rounds).await;
+}
+
+/// The warm snapshot table: the fixtures, a real Sphinx page and real
+/// widget libraries (each page with the condition that says it is ready).
+async fn warm_snapshots(host: &Arc<ChromiumHost>, base: &str, rounds: usize) {
+    println!("\n## Warm snapshot, whole page ({rounds} rounds after 3 warm-up; ms)");
+    println!(
+        "{:<22} {:>8} {:>8} {:>9} {:>6} {:>8} | {:>10} {:>10} {:>10} | {:>10} {:>10}",
+        "page",
+        "p50",
+        "p95",
+        "bytes",
+        "refs",
+        "omitted",
+        "AX p50",
+        "AX p95",
+        "AX bytes",
+        "DOMSn p50",
+        "DOMSn bytes"
+    );
+    let mut pages: Vec<(&str, String, &str)> = [
+        "form.html",
+        "spa.html",
+        "article.html",
+        "frames.html",
+        "churn.html",
+        "large.html",
+    ]
+    .into_iter()
+    .map(|fixture| (fixture, format!("{base}/{fixture}"), "true"))
+    .collect();
+    if std::path::Path::new(PYTHON_DOCS)
+        .join("library/functions.html")
+        .exists()
+    {
+        pages.push((
+            "Sphinx functions.html",
+            format!("{base}/python-docs/library/functions.html"),
+            "true",
+        ));
+    } else {
+        println!("(no {PYTHON_DOCS}: install python3-doc for the Sphinx page)");
+    }
+    if std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/widgets/node_modules")
+        .is_dir()
+    {
+        pages.push((
+            "AG Grid 5,000 rows",
+            format!("{base}/widgets/aggrid.html"),
+            "window.gridReady === true",
+        ));
+        pages.push((
+            "Monaco editor",
+            format!("{base}/widgets/monaco.html"),
+            "window.editorReady === true",
+        ));
+        pages.push((
+            "APG grid 1,000 rows",
+            format!("{base}/widgets/apg-grid.html"),
+            "!!window.apg",
+        ));
+    } else {
+        println!("(no fixtures/widgets/node_modules: run .ci/setup for the widget pages)");
+    }
+    for (name, url, ready) in &pages {
+        snapshot_costs(host, url, name, ready, rounds).await;
+    }
 }
 
 /// Clicks, typing and filling → settled observation on several pages: the time, and the bytes of
@@ -185,6 +237,19 @@ async fn clicks(browser: &Browser, base: &str, rounds: usize) {
         // under the snapshot's text limit, so every round's change shows.
         &Action::Type {
             text: "A".into(),
+            submit: false,
+        },
+    )
+    .await;
+    action_costs(
+        browser,
+        &format!("{base}/form.html"),
+        "form.html / type 30 chars",
+        rounds,
+        |_| "textbox \"Full name\"".to_owned(),
+        // 30 key presses (keydown, keypress, input, keyup each) a round.
+        &Action::Type {
+            text: "Ada Lovelace, Countess of Love".into(),
             submit: false,
         },
     )
@@ -706,7 +771,13 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds: usize) {
+async fn snapshot_costs(
+    host: &Arc<ChromiumHost>,
+    url: &str,
+    name: &str,
+    ready: &str,
+    rounds: usize,
+) {
     let view = host
         .create_view(CreateViewOptions::default())
         .await
@@ -727,10 +798,29 @@ async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds:
     )
     .await
     .unwrap();
+    // Pages that build themselves after load (grids, editors) say when they are done.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let is_ready = || async {
+        host.send_command(
+            &view,
+            "Runtime.evaluate",
+            json!({ "expression": ready, "returnByValue": true }),
+            Duration::from_secs(10),
+        )
+        .await
+        .ok()
+        .and_then(|answer| answer["result"]["value"].as_bool())
+            == Some(true)
+    };
+    while !is_ready().await {
+        assert!(Instant::now() < deadline, "{name}: {ready} never held");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let limits = SnapshotLimits::default();
 
     let mut ours = Vec::new();
     let mut bytes = 0;
+    let mut refs = 0;
     let mut omitted = 0;
     for round in 0..rounds + 3 {
         let started = Instant::now();
@@ -741,6 +831,7 @@ async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds:
             ours.push(ms(started.elapsed()));
         }
         bytes = snap.text.len();
+        refs = snap.text.matches("[ref=").count();
         omitted = snap.omitted;
     }
     let raw = |method: &'static str, params: Value| {
@@ -770,11 +861,12 @@ async fn snapshot_costs(host: &Arc<ChromiumHost>, url: &str, name: &str, rounds:
     )
     .await;
     println!(
-        "{:<12} {:>8.1} {:>8.1} {:>9} {:>8} | {:>10.1} {:>10.1} {:>10} | {:>10.1} {:>10}",
+        "{:<22} {:>8.1} {:>8.1} {:>9} {:>6} {:>8} | {:>10.1} {:>10.1} {:>10} | {:>10.1} {:>10}",
         name,
         percentile(&mut ours, 0.5),
         percentile(&mut ours, 0.95),
         bytes,
+        refs,
         omitted,
         percentile(&mut ax, 0.5),
         percentile(&mut ax, 0.95),

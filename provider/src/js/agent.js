@@ -925,7 +925,13 @@
   function selectOptions(ref, wanted) {
     const el = element(ref);
     if (!el) return { status: 'gone' };
-    if (!is(el, 'SELECT')) return { status: 'not-select' };
+    if (!is(el, 'SELECT')) {
+      const role = roleOf(el);
+      if (role === 'combobox' || role === 'listbox') {
+        return { status: 'custom', open: role === 'listbox' || el.getAttribute('aria-expanded') === 'true' };
+      }
+      return { status: 'not-select' };
+    }
     const options = [...el.options];
     const chosen = [];
     const missing = [];
@@ -940,6 +946,51 @@
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
     return { status: 'ok', selected: chosen.map((o) => o.value) };
+  }
+
+  // The options of a custom combobox or listbox (the ARIA pattern) that
+  // match `wanted` (by name, text or value), with refs: in the popup its
+  // `aria-controls`/`aria-owns` name (or those of an input inside it),
+  // in the listbox itself, else any visible option. Missing ones are named
+  // with the options there are.
+  function customOptions(ref, wanted, nextRef) {
+    const el = element(ref);
+    const state = { nextRef, fingerprints: {} };
+    if (!el) return { doc, status: 'gone', refs: [], fingerprints: {}, nextRef };
+    const holders = [el, ...el.querySelectorAll('[aria-controls], [aria-owns]')];
+    const popups = [];
+    for (const holder of holders) {
+      for (const id of ['aria-controls', 'aria-owns']) popups.push(...byIds(holder, holder.getAttribute(id)));
+    }
+    if (roleOf(el) === 'listbox') popups.push(el);
+    const options = [];
+    const collect = (root) => {
+      for (const option of root.querySelectorAll('[role=option]')) {
+        if (option.checkVisibility({ visibilityProperty: true })) options.push(option);
+      }
+      // Web components keep their options in light DOM or their own shadow root.
+      const shadow = shadowOf(root);
+      if (shadow) collect(shadow);
+    };
+    for (const popup of popups) collect(popup);
+    if (!options.length) {
+      collect(el);
+      if (!options.length) collect(document);
+    }
+    const refs = [];
+    const missing = [];
+    for (const want of wanted) {
+      const wantText = squash(want);
+      const option = options.find((o) => squash(nameOf(o, 'option')) === wantText) ||
+        options.find((o) => squash(o.textContent || '') === wantText) ||
+        options.find((o) => (o.getAttribute('data-value') ?? o.getAttribute('value')) === want);
+      if (!option) { missing.push(want); continue; }
+      const optionRef = refFor(option, state);
+      state.fingerprints[optionRef] = fingerprint(option, 'option', clip(nameOf(option, 'option'), FINGERPRINT_NAME));
+      refs.push(optionRef);
+    }
+    const available = options.slice(0, 50).map((o) => squash(nameOf(o, 'option') || o.textContent || ''));
+    return { doc, status: missing.length ? 'missing' : 'ok', refs, missing, available, fingerprints: state.fingerprints, nextRef: state.nextRef };
   }
 
   function checkedState(ref) {
@@ -1101,11 +1152,16 @@
         // Virtualizers render on the scroll event, which fires in the next frame.
         await frame();
         await task();
-        const found = refsByRole(role, name, nextRef);
+        let found = refsByRole(role, name, nextRef);
         if (found.refs.length) {
+          // Into the scroller's view; a virtualizer may render the rows
+          // anew for that scroll, so the element is looked up again after.
           const el = deref(found.refs[0]);
           if (el) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
-          return found;
+          await frame();
+          await task();
+          const again = refsByRole(role, name, found.nextRef);
+          return again.refs.length ? again : found;
         }
       }
       scroller.scrollTop = home;
@@ -1161,6 +1217,6 @@
     });
   }
 
-  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText, refsByRole, seekByRole };
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText, refsByRole, seekByRole, customOptions };
   return 'installed';
 })()

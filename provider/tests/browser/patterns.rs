@@ -213,6 +213,25 @@ pub async fn a_combobox_popup_in_a_portal_shows_under_its_combobox(ctx: Ctx) {
     );
     page.act_by_role("option", "Canada", click()).await;
     assert_eq!(page.eval("apg.comboSelected()").await, "Canada");
+    // A multi-select listbox takes several options by name in one call.
+    let chosen = page
+        .act_by_role(
+            "listbox",
+            "Amenities",
+            Action::Select {
+                values: vec!["Gym".into(), "Spa".into()],
+            },
+        )
+        .await;
+    assert_eq!(
+        page.eval("JSON.stringify(apg.listboxValues())").await,
+        "[\"Gym\",\"Spa\"]"
+    );
+    assert!(
+        shown(&chosen).contains("option \"Spa\" [selected]"),
+        "{}",
+        shown(&chosen)
+    );
 }
 
 pub async fn trees_tabs_menus_and_range_widgets_show_their_states(ctx: Ctx) {

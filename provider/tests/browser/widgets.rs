@@ -276,6 +276,35 @@ pub async fn a_combobox_library_is_chosen_by_option_name(ctx: Ctx) {
     let chosen = page.act_by_role("option", "Cherry", click()).await;
     assert_eq!(page.eval("selectedValue()").await, "cherry");
     assert!(shown(&chosen).contains("Cherry"), "{}", shown(&chosen));
+    // `select` does the same in one call: open, then the option by name.
+    let selected = page
+        .act_by_role(
+            "combobox",
+            "Fruit",
+            Action::Select {
+                values: vec!["Banana".into()],
+            },
+        )
+        .await;
+    assert_eq!(page.eval("selectedValue()").await, "banana");
+    assert!(shown(&selected).contains("Banana"), "{}", shown(&selected));
+    let missing = page
+        .try_act(
+            Target::Role {
+                role: "combobox".into(),
+                name: "Fruit".into(),
+            },
+            Action::Select {
+                values: vec!["Durian pie".into()],
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), "INVALID_ARGUMENT", "{missing}");
+    assert!(
+        missing.to_string().contains("Cherry"),
+        "names the options: {missing}"
+    );
 }
 
 pub async fn shadow_dom_components_are_operable(ctx: Ctx) {
@@ -304,6 +333,14 @@ pub async fn shadow_dom_components_are_operable(ctx: Ctx) {
         state,
         "{\"saved\":true,\"dark\":true,\"size\":\"medium\",\"name\":\"Ada\",\"dialogOpen\":false}"
     );
+    page.act_on(
+        "combobox \"Size\"",
+        Action::Select {
+            values: vec!["Large".into()],
+        },
+    )
+    .await;
+    assert_eq!(page.eval("state().size").await, "large");
     let dialog = page.act_on("button \"Open dialog\"", click()).await;
     assert!(
         shown(&dialog).contains("- dialog \"Confirm\" [modal]"),

@@ -27,7 +27,7 @@ mod settle;
 
 use super::hand::Gesture;
 use super::{Budget, Page};
-use crate::error::Result;
+use crate::error::{BrowserError, Result};
 use crate::snapshot::{self, Observation, Settling, SnapshotLimits};
 
 pub use resolve::locate;
@@ -188,9 +188,20 @@ pub async fn act(
     let started = std::time::Instant::now();
     let ready = match target {
         Target::Page => page_point(page, action, budget).await?,
-        _ => {
+        Target::Ref(reference) => prepare(page, reference, action.name(), budget).await?,
+        Target::Role { .. } => {
+            // Found by role and name just now; a page that renders the
+            // element anew meanwhile (a virtualized list after the scroll
+            // that brought it into view) is asked once more. Nothing has
+            // been sent to the page yet, so this is a second look, not a retry.
             let reference = resolve_target(page, target, limits, budget).await?;
-            prepare(page, &reference, action.name(), budget).await?
+            match prepare(page, &reference, action.name(), budget).await {
+                Err(BrowserError::StaleRef { .. }) => {
+                    let reference = resolve_target(page, target, limits, budget).await?;
+                    prepare(page, &reference, action.name(), budget).await?
+                }
+                other => other?,
+            }
         }
     };
     let prepared = started.elapsed();
@@ -319,9 +330,7 @@ async fn dispatch(
         Action::Press { keys: names } => {
             keyboard::press_keys(page, frame, reference, names, budget).await
         }
-        Action::Select { values } => {
-            selection::select(page, frame, reference, values, budget).await
-        }
+        Action::Select { values } => selection::select(page, ready, values, budget).await,
         Action::Check | Action::Uncheck => {
             let want = matches!(action, Action::Check);
             selection::set_checked(page, ready, want, budget).await

@@ -191,14 +191,29 @@ enum Seek {
 /// The longest a search scrolls through virtualized collections.
 const SEEK_BOUND_MS: u64 = 10_000;
 
-/// What the page-side search by role and name hands back.
+/// Refs the page handed out outside a snapshot (a search by role and name,
+/// the options of a custom select), with what they were handed out for.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct FoundByRole {
+pub(super) struct HandedOut {
     doc: String,
     refs: Vec<String>,
     fingerprints: std::collections::HashMap<String, Fingerprint>,
     next_ref: u64,
+}
+
+impl HandedOut {
+    /// Records the refs in the tab's state (main frame) and returns them.
+    pub(super) async fn record(self, page: &Page) -> Vec<String> {
+        let mut state = page.agent.lock().await;
+        state.advance(self.next_ref);
+        for reference in &self.refs {
+            if let Some(fingerprint) = self.fingerprints.get(reference) {
+                state.remember(reference, None, self.doc.clone(), fingerprint.clone());
+            }
+        }
+        self.refs
+    }
 }
 
 /// Refs for the main frame's visible elements with this role and name (as
@@ -211,7 +226,7 @@ async fn by_role_in_page(
     seek: Seek,
     budget: &Budget,
 ) -> Result<Vec<String>> {
-    let mut state = page.agent.lock().await;
+    let next_ref = page.agent.lock().await.next_ref();
     let call = match seek {
         Seek::Rendered => "refsByRole",
         Seek::ScrollCollections => "seekByRole",
@@ -224,21 +239,15 @@ async fn by_role_in_page(
         "__browserShell.{call}({}, {}, {}, {})",
         json!(role),
         json!(name),
-        state.next_ref(),
+        next_ref,
         bound.as_millis()
     );
     let value = page.world(None).evaluate(page, budget, &expression).await?;
-    let found: FoundByRole =
+    let found: HandedOut =
         serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
             message: format!("unexpected answer while finding {role} {name:?}: {e}"),
         })?;
-    state.advance(found.next_ref);
-    for reference in &found.refs {
-        if let Some(fingerprint) = found.fingerprints.get(reference) {
-            state.remember(reference, None, found.doc.clone(), fingerprint.clone());
-        }
-    }
-    Ok(found.refs)
+    Ok(found.record(page).await)
 }
 
 /// Checks the ref and finds the action point in the page's viewport.

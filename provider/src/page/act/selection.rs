@@ -1,24 +1,33 @@
 //! Form choices: options of a select, and checkboxes and radios.
 //!
-//! Options are chosen by value or label in the page (the agent library's
-//! `selectOptions`); a checkbox or radio is clicked until it is in the
-//! wanted state, so a first click that changed nothing is repeated once.
+//! Options of a native select are chosen by value or label in the page (the
+//! agent library's `selectOptions`). A custom combobox or listbox (the ARIA
+//! pattern, its popup wherever the page renders it) is operated as a
+//! person would: opened with a click, then each option clicked by name. A
+//! checkbox or radio is clicked until it is in the wanted state, so a first
+//! click that changed nothing is repeated once.
 
 use serde_json::json;
 
 use super::pointer::click;
+use super::resolve::{HandedOut, prepare};
 use super::{MouseButton, Ready, world_call};
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
 
-/// Chooses options of a select by value or label.
+/// How many times a custom select's options are looked for after it was
+/// opened, two animation frames apart (about a second in all).
+const POPUP_LOOKS: usize = 30;
+
+/// Chooses options of a select (native, or a custom combobox or listbox)
+/// by value or label.
 pub(super) async fn select(
     page: &Page,
-    frame: Option<&str>,
-    reference: &str,
+    ready: &Ready,
     values: &[String],
     budget: &Budget,
 ) -> Result<()> {
+    let (frame, reference) = (ready.frame.as_deref(), ready.reference.as_str());
     if values.is_empty() {
         return Err(BrowserError::invalid(
             "values",
@@ -38,22 +47,92 @@ pub(super) async fn select(
     .await?;
     match selected.get("status").and_then(|s| s.as_str()) {
         Some("ok") => Ok(()),
-        Some("missing") => Err(BrowserError::invalid(
-            "values",
-            format!(
-                "no option matches {}; the options are {}",
-                selected["missing"], selected["available"]
-            ),
-        )),
+        Some("missing") => Err(no_option(&selected)),
         Some("single") => Err(BrowserError::invalid(
             "values",
             "this select takes only one option",
         )),
+        Some("custom") if frame.is_none() => {
+            let open = selected["open"].as_bool() == Some(true);
+            choose_custom(page, ready, open, values, budget).await
+        }
+        Some("custom") => Err(BrowserError::invalid(
+            "ref",
+            format!(
+                "{reference} is a custom select in a cross-origin frame: click it, then click the option"
+            ),
+        )),
         _ => Err(BrowserError::invalid(
             "ref",
-            format!("{reference} is not a select element"),
+            format!("{reference} is not a select, combobox or listbox"),
         )),
     }
+}
+
+fn no_option(answer: &serde_json::Value) -> BrowserError {
+    BrowserError::invalid(
+        "values",
+        format!(
+            "no option matches {}; the options are {}",
+            answer["missing"], answer["available"]
+        ),
+    )
+}
+
+/// Opens a custom combobox (unless it is open) and clicks each wanted
+/// option in its popup.
+async fn choose_custom(
+    page: &Page,
+    ready: &Ready,
+    open: bool,
+    values: &[String],
+    budget: &Budget,
+) -> Result<()> {
+    if !open {
+        click(page, ready, MouseButton::Left, 1, 0, budget).await?;
+    }
+    let mut looks = 0;
+    let options = loop {
+        let next_ref = page.agent.lock().await.next_ref();
+        let answer = world_call(
+            page,
+            None,
+            budget,
+            &format!(
+                "__browserShell.customOptions({}, {}, {next_ref})",
+                json!(ready.reference),
+                json!(values)
+            ),
+        )
+        .await?;
+        let status = answer["status"].as_str().unwrap_or_default().to_owned();
+        looks += 1;
+        if status == "ok" || looks >= POPUP_LOOKS || status == "gone" {
+            let handed: HandedOut = serde_json::from_value(answer.clone()).map_err(|e| {
+                BrowserError::ExecuteFailed {
+                    message: format!("unexpected answer while finding options: {e}"),
+                }
+            })?;
+            let refs = handed.record(page).await;
+            match status.as_str() {
+                "ok" => break refs,
+                "gone" => {
+                    return Err(BrowserError::invalid(
+                        "ref",
+                        format!("{} left the page", ready.reference),
+                    ));
+                }
+                _ => return Err(no_option(&answer)),
+            }
+        }
+        // The popup renders a frame or two after the click.
+        world_call(page, None, budget, "__browserShell.frames(2)").await?;
+    };
+    for option in options {
+        let at = prepare(page, &option, "click", budget).await?;
+        click(page, &at, MouseButton::Left, 1, 0, budget).await?;
+    }
+    Ok(())
 }
 
 /// Makes a checkbox or radio checked (`want`) or unchecked.
