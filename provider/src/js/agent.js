@@ -1118,14 +1118,9 @@
     return null;
   }
 
-  // Scrolls each virtualized collection of the page (one that says more
-  // items exist than the DOM holds) a viewport at a time, from its current
-  // place to its end and then from its start, until an element with this
-  // role and name is rendered (left in view), for at most `maxMs`. A
-  // collection where nothing matched is scrolled back where it was.
-  async function seekByRole(role, name, nextRef, maxMs) {
-    const started = performance.now();
-    const none = { doc, refs: [], fingerprints: {}, nextRef };
+  // The scrollers of the page's virtualized collections: grids and lists
+  // that say more items exist than the DOM holds.
+  function virtualScrollers() {
     const scrollers = new Set();
     for (const el of document.querySelectorAll('[aria-rowcount], [aria-setsize]')) {
       const collection = el.hasAttribute('aria-rowcount') ? el : el.closest('[role=listbox], [role=list], [role=tree], [role=menu], [role=feed], ul, ol') || el.parentElement;
@@ -1134,12 +1129,21 @@
       const scroller = scrollerOf(collection);
       if (scroller) scrollers.add(scroller);
     }
-    for (const scroller of scrollers) {
+    return scrollers;
+  }
+
+  // Scrolls each virtualized collection a viewport at a time, from its
+  // current place to its end and then from its start, until `found()`
+  // holds (the collection is left there), for at most `maxMs`. A
+  // collection where it never held is scrolled back where it was.
+  async function seekWhere(found, maxMs) {
+    const started = performance.now();
+    for (const scroller of virtualScrollers()) {
       const home = scroller.scrollTop;
       const step = Math.max(scroller.clientHeight * 0.8, 20);
       let wrapped = false;
       for (;;) {
-        if (performance.now() - started > maxMs) { scroller.scrollTop = home; return none; }
+        if (performance.now() - started > maxMs) { scroller.scrollTop = home; return false; }
         const end = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1;
         if (end && !wrapped) {
           wrapped = true;
@@ -1152,27 +1156,32 @@
         // Virtualizers render on the scroll event, which fires in the next frame.
         await frame();
         await task();
-        let found = refsByRole(role, name, nextRef);
-        if (found.refs.length) {
-          // Into the scroller's view; a virtualizer may render the rows
-          // anew for that scroll, so the element is looked up again after.
-          const el = deref(found.refs[0]);
-          if (el) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
-          await frame();
-          await task();
-          const again = refsByRole(role, name, found.nextRef);
-          return again.refs.length ? again : found;
-        }
+        if (found()) return true;
       }
       scroller.scrollTop = home;
     }
-    return none;
+    return false;
+  }
+
+  // Refs for elements with this role and name, scrolling the page's
+  // virtualized collections until one is rendered (see seekWhere).
+  async function seekByRole(role, name, nextRef, maxMs) {
+    let found = { doc, refs: [], fingerprints: {}, nextRef };
+    if (!await seekWhere(() => (found = refsByRole(role, name, nextRef)).refs.length > 0, maxMs)) return found;
+    // Into the scroller's view; a virtualizer may render the rows anew for
+    // that scroll, so the element is looked up again after.
+    const el = deref(found.refs[0]);
+    if (el) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+    await frame();
+    await task();
+    const again = refsByRole(role, name, found.nextRef);
+    return again.refs.length ? again : found;
   }
 
   // Waits until `spec` holds: checked now, then after DOM changes (batched
   // by a short timer, never on a fixed poll), until `maxMs`. Returns
   // { ok, seen }: `seen` says what was last observed, for a timeout.
-  function waitFor(spec, maxMs) {
+  async function waitFor(spec, maxMs) {
     const check = () => {
       if (spec.kind === 'text') {
         const body = squash((document.body && document.body.innerText) || '');
@@ -1190,6 +1199,12 @@
       }
       return { ok: false, seen: 'unknown condition' };
     };
+    // What a virtualized grid or list holds further on exists only once
+    // scrolled to: look there first (half the time at most).
+    const started = performance.now();
+    const appears = !spec.gone && spec.state !== 'hidden' && (spec.kind === 'text' || spec.kind === 'role');
+    if (appears && !check().ok && virtualScrollers().size > 0) await seekWhere(() => check().ok, maxMs / 2);
+    maxMs = Math.max(0, maxMs - (performance.now() - started));
     return new Promise((resolve) => {
       let last = check();
       if (last.ok) { resolve(last); return; }

@@ -4,6 +4,7 @@
 //! refs or role and name.
 
 use browser_provider::page::act::{Action, Target};
+use browser_provider::page::wait::Condition;
 
 use crate::snapshot::{click, ref_of};
 use crate::support::Ctx;
@@ -182,6 +183,17 @@ pub async fn a_virtualized_grid_sorts_scrolls_and_says_how_much_exists(ctx: Ctx)
     // A row that is not rendered yet is reached by role and name.
     grid.act_by_role("gridcell", "SHP-0950", click()).await;
     assert_eq!(grid.eval("apg.gridActive().text").await, "SHP-0950");
+    // And a wait for text further on scrolls the grid to it.
+    let ids = grid.eval("JSON.stringify(apg.gridRenderedIds())").await;
+    assert!(!ids.as_str().unwrap().contains("SHP-0123"), "{ids}");
+    grid.wait(&Condition::Text {
+        text: "SHP-0123".into(),
+        gone: false,
+    })
+    .await
+    .unwrap();
+    let ids = grid.eval("JSON.stringify(apg.gridRenderedIds())").await;
+    assert!(ids.as_str().unwrap().contains("SHP-0123"), "{ids}");
 }
 
 pub async fn a_combobox_popup_in_a_portal_shows_under_its_combobox(ctx: Ctx) {

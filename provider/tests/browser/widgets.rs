@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use browser_provider::browser::ActionReport;
 use browser_provider::page::act::{Action, Target};
+use browser_provider::page::wait::Condition;
 use browser_provider::snapshot::{Observation, Scope};
 use browser_provider::{BrowserError, SessionId};
 use tokio_util::sync::CancellationToken;
@@ -77,6 +78,20 @@ impl Widget {
         )
         .await
         .unwrap_or_else(|e| panic!("acting on {role} {name:?}: {e}"))
+    }
+
+    /// Waits (10 s at most) for `condition`, as `browser_wait` does.
+    pub async fn wait(&self, condition: &Condition) -> Result<(), BrowserError> {
+        self.ctx
+            .browser()
+            .wait(
+                &self.session,
+                condition,
+                Duration::from_secs(10),
+                &CancellationToken::new(),
+            )
+            .await
+            .map(|_| ())
     }
 
     /// Evaluates `script` in the page.
