@@ -444,6 +444,74 @@
     return { children, more };
   }
 
+  // Which elements may show a pointer cursor of their own, without asking
+  // every element for its computed style (that doubled the walk on large
+  // pages): those a style rule that sets `cursor: pointer` selects (its
+  // `:hover`/`:focus`/`:active` part left out) or an inline style names.
+  // Rules are read once per style sheet and kept while the sheet keeps its
+  // length. A sheet that cannot be read (cross-origin, no CORS) makes the
+  // walk also ask every other element of that document or shadow root.
+  const pointerRules = new WeakMap();
+  function pointerSelectors(sheets, out) {
+    for (const sheet of sheets) {
+      let rules;
+      try {
+        rules = sheet.cssRules;
+      } catch (_) {
+        out.unreadable = true;
+        continue;
+      }
+      const cached = pointerRules.get(sheet);
+      if (cached && cached.length === rules.length) {
+        out.push(...cached.selectors);
+        continue;
+      }
+      const selectors = [];
+      const visit = (list) => {
+        for (const rule of list) {
+          if (rule.style && rule.style.cursor === 'pointer' && rule.selectorText) {
+            for (const part of rule.selectorText.split(',')) {
+              const selector = part.replace(/:(hover|active|focus-visible|focus-within|focus)\b/g, '').trim();
+              // A rule for the pointer over it: the element shows the
+              // cursor to a person's mouse, if not now.
+              if (selector) selectors.push({ selector, hover: selector !== part.trim() });
+            }
+          }
+          if (rule.cssRules) visit(rule.cssRules);
+        }
+      };
+      visit(rules);
+      pointerRules.set(sheet, { length: rules.length, selectors });
+      out.push(...selectors);
+    }
+  }
+
+  // Adds the pointer candidates of a document or shadow root to `state`.
+  function scanPointers(root, state) {
+    if (state.scannedRoots.has(root)) return;
+    state.scannedRoots.add(root);
+    const selectors = [];
+    pointerSelectors(root.styleSheets || [], selectors);
+    pointerSelectors(root.adoptedStyleSheets || [], selectors);
+    if (selectors.unreadable) state.cursorEverywhere.add(root);
+    selectors.push({ selector: '[style*="cursor"]', hover: false });
+    // Hover rules last: what they select shows a pointer whatever its style says now.
+    for (const hover of [false, true]) {
+      const group = selectors.filter((s) => s.hover === hover).map((s) => s.selector);
+      if (!group.length) continue;
+      const add = (selector) => { for (const el of root.querySelectorAll(selector)) state.pointers.set(el, hover); };
+      try {
+        add(group.join(','));
+      } catch (_) {
+        // One selector the query does not take (a pseudo-element, nesting):
+        // the others one by one.
+        for (const selector of group) {
+          try { add(selector); } catch (_) { /* not a selector a query takes */ }
+        }
+      }
+    }
+  }
+
   function walk(options) {
     const started = performance.now();
     const state = {
@@ -473,6 +541,10 @@
     state.owns = relations.owns;
     state.active = relations.active;
     state.placing = options.root || null;
+    state.pointers = new Map();
+    state.scannedRoots = new Set();
+    state.cursorEverywhere = new Set();
+    scanPointers((options.root || document).getRootNode(), state);
 
     // `limit`, inside a capped collection: how many children it may keep
     // and a tally of what it skipped. `ctx` is what the parent passes down:
@@ -527,7 +599,10 @@
       }
       let role = shown ? roleOf(el) : null;
       // Something a person can operate though its role does not say so.
-      const cursor = shown ? getComputedStyle(el).cursor : ctx.cursor;
+      const shadow = shadowOf(el);
+      if (shadow) scanPointers(shadow, state);
+      const askCursor = shown && (state.pointers.has(el) || (state.cursorEverywhere.size > 0 && state.cursorEverywhere.has(el.getRootNode())));
+      const cursor = !askCursor ? ctx.cursor : state.pointers.get(el) === true ? 'pointer' : getComputedStyle(el).cursor;
       const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
         ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
         (el.hasAttribute('tabindex') && (el.tabIndex >= 0 || el.hasAttribute('aria-label'))) ||
@@ -600,6 +675,7 @@
           readable = false;
         }
         if (!readable) item.frame = slotOf(el);
+        else scanPointers(el.contentDocument, state);
       }
       const children = [];
       const childLimit = COLLECTIONS.has(role) ? { cap: state.maxChildren, items: 0, nodes: 0 } : null;

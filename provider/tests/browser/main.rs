@@ -54,6 +54,7 @@ fn main() {
         patterns::a_virtualized_grid_sorts_scrolls_and_says_how_much_exists,
         patterns::a_combobox_popup_in_a_portal_shows_under_its_combobox,
         patterns::trees_tabs_menus_and_range_widgets_show_their_states,
+        patterns::pointer_cursors_from_any_style_sheet_get_refs,
         tabs::open_reports_url_title_and_status,
         tabs::tabs_open_switch_and_close,
         tabs::reset_closes_every_tab,

@@ -310,3 +310,29 @@ pub async fn trees_tabs_menus_and_range_widgets_show_their_states(ctx: Ctx) {
         shown(&dialog)
     );
 }
+
+pub async fn pointer_cursors_from_any_style_sheet_get_refs(ctx: Ctx) {
+    let session = ctx.session_at("pointer.html").await;
+    let loaded = crate::support::eventually(std::time::Duration::from_secs(10), || async {
+        ctx.eval(&session, "window.farLoaded === true").await == true
+    })
+    .await;
+    assert!(loaded, "the cross-origin style sheet loaded");
+    let text = crate::snapshot::snap(&ctx, &session).await;
+    // A `:hover` rule, a rule inside `@media`, an adopted sheet in a shadow
+    // root, and a sheet from another origin that scripts cannot read.
+    for pointer in ["Hover chip", "Media tag", "Shadow tool", "Far rule"] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(pointer))
+            .unwrap_or_else(|| panic!("{pointer} missing in:\n{text}"));
+        assert!(
+            line.contains("generic [ref="),
+            "{pointer} has a ref: {line}\n{text}"
+        );
+    }
+    for words in ["Plain words", "Shadow words", "Near words"] {
+        let line = text.lines().find(|l| l.contains(words)).unwrap();
+        assert!(!line.contains("[ref="), "{words} has none: {line}");
+    }
+}
