@@ -34,7 +34,7 @@
   // EditContext element): the editor's root stands for the whole editor.
   // Each kind: the root, the proxy that takes keys, the lines a person sees.
   const EDITORS = [
-    { kind: 'monaco', root: 'monaco-editor', input: 'textarea.inputarea, .native-edit-context, textarea', lines: '.view-lines > .view-line' },
+    { kind: 'monaco', root: 'monaco-editor', input: '.native-edit-context, textarea.inputarea', lines: '.view-lines > .view-line' },
     { kind: 'codemirror6', root: 'cm-editor', input: '.cm-content', lines: '.cm-content > .cm-line' },
     { kind: 'codemirror5', root: 'CodeMirror', input: 'textarea', lines: '.CodeMirror-code pre.CodeMirror-line' },
     { kind: 'ace', root: 'ace_editor', input: 'textarea.ace_text-input, textarea', lines: '.ace_text-layer .ace_line' },
@@ -101,9 +101,14 @@
     return clip(text, EDITOR_TEXT);
   }
 
-  // The element of an editor that takes keys and text.
+  // The element of an editor that takes keys and text (the kinds' input
+  // selectors in order of preference).
   function editorInput(root, editor) {
-    return root.querySelector(editor.input);
+    for (const selector of editor.input.split(',')) {
+      const input = root.querySelector(selector);
+      if (input) return input;
+    }
+    return null;
   }
 
   function roleOf(el) {
@@ -396,7 +401,12 @@
       return { unit: 'rows', from, to, count: indexes.size, of: total > 0 ? total : null };
     }
     if (role === 'listbox' || role === 'list' || role === 'tree' || role === 'menu' || role === 'feed') {
-      const first = el.querySelector('[aria-setsize]');
+      // Items carry the size (looked for on the first item, or inside the
+      // first child a virtualizer wraps them in: no subtree query per list).
+      const child = el.firstElementChild;
+      const grandchild = child && child.firstElementChild;
+      const first = child && child.hasAttribute('aria-setsize') ? child
+        : grandchild && grandchild.hasAttribute('aria-setsize') ? grandchild : null;
       if (!first) return null;
       const total = Number(first.getAttribute('aria-setsize'));
       let from = Infinity;
@@ -605,10 +615,12 @@
       const cursor = !askCursor ? ctx.cursor : state.pointers.get(el) === true ? 'pointer' : getComputedStyle(el).cursor;
       const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
         ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
-        (el.hasAttribute('tabindex') && (el.tabIndex >= 0 || el.hasAttribute('aria-label'))) ||
-        el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') ||
-        el.getAttribute('draggable') === 'true' ||
-        (cursor === 'pointer' && ctx.cursor !== 'pointer' && !ctx.inRef));
+        (cursor === 'pointer' && ctx.cursor !== 'pointer' && !ctx.inRef) ||
+        // (Most elements have no attributes: nothing more to ask them.)
+        (el.hasAttributes() && (
+          (el.hasAttribute('tabindex') && (el.tabIndex >= 0 || el.hasAttribute('aria-label'))) ||
+          el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') ||
+          el.getAttribute('draggable') === 'true')));
       if (!role && operable) role = 'generic';
       if (!role) {
         const inner = cursor === ctx.cursor ? ctx : { ...ctx, cursor };
@@ -862,20 +874,23 @@
     // text is not refused for its size or for what covers it (editors keep
     // their input in a hidden, zero-size or covered proxy).
     const typing = action === 'type' || action === 'fill';
+    // The hidden input of a code editor is acted on where a person would
+    // click it: the editor.
+    const box = proxiedBy(el) || el;
     if (!el.checkVisibility({ visibilityProperty: true })) return { status: 'not-actionable', reason: 'hidden' };
     const needsEnabled = !['hover', 'focus', 'scroll'].includes(action);
     if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
       return { status: 'not-actionable', reason: 'disabled' };
     }
-    const before = el.getBoundingClientRect();
+    const before = box.getBoundingClientRect();
     const inView = before.top >= 0 && before.left >= 0 && before.bottom <= innerHeight && before.right <= innerWidth;
-    if (!inView) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    let rect = el.getBoundingClientRect();
+    if (!inView) box.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    let rect = box.getBoundingClientRect();
     // Nothing animates and nothing scrolled: the box is as stable as it gets.
     const animating = typeof document.getAnimations === 'function' && document.getAnimations().length > 0;
     for (let i = 0; (animating || !inView) && i < 10; i++) {
       await frame();
-      const next = el.getBoundingClientRect();
+      const next = box.getBoundingClientRect();
       const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;
       rect = next;
       if (still) break;
@@ -888,10 +903,10 @@
       // What covers it may be on its way out (a popup closing with an
       // animation, often inside a shadow root): look again for a few
       // frames (about a third of a second) before calling it covered.
-      let hit = hitAt(el, x, y);
+      let hit = hitAt(box, x, y);
       for (let i = 0; !hit.ok && i < 20; i++) {
         await frame();
-        hit = hitAt(el, x, y);
+        hit = hitAt(box, x, y);
       }
       if (!hit.ok) {
         return { status: 'not-actionable', reason: 'covered', by: hit.by ? describe(hit.by) : { role: 'nothing', name: '' } };
@@ -915,6 +930,16 @@
       wasFocused = !!focused.wasFocused;
     }
     return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height, editor, wasFocused };
+  }
+
+  // The code editor whose zero-size input proxy `el` is, if it is one.
+  function proxiedBy(el) {
+    const own = el.getBoundingClientRect();
+    if (own.width >= 1 && own.height >= 1) return null;
+    for (let node = el.parentElement, depth = 0; node && depth < 12; node = node.parentElement, depth++) {
+      if (editorOf(node)) return node;
+    }
+    return null;
   }
 
   // Whether a click at (x, y) reaches `el` (or its label, or text slotted

@@ -225,6 +225,32 @@ async fn editor_takes_exact_code_and_keystrokes(ctx: &Ctx, page: &str, name: &st
 
 pub async fn monaco_holds_exactly_what_was_filled(ctx: Ctx) {
     editor_takes_exact_code_and_keystrokes(&ctx, "monaco.html", "Editor content").await;
+    // Its zero-size input proxy, reached through a scoped snapshot, is
+    // clicked where a person would click: on the editor.
+    let editor = Widget::open(&ctx, "monaco.html", "window.editorReady === true").await;
+    let scoped = ctx
+        .browser()
+        .snapshot(
+            &editor.session,
+            &Scope::Selector(".monaco-editor .native-edit-context".into()),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .text;
+    let proxy = ref_of(&scoped, "textbox");
+    assert_eq!(
+        editor
+            .eval("document.querySelector('.monaco-editor .native-edit-context').getBoundingClientRect().width < 1")
+            .await,
+        true,
+        "the proxy is zero-size"
+    );
+    editor
+        .try_act(Target::Ref(proxy), click())
+        .await
+        .expect("a click on the proxy lands on the editor");
+    assert_eq!(editor.eval("editor.hasTextFocus()").await, true);
 }
 
 pub async fn codemirror_holds_exactly_what_was_filled(ctx: Ctx) {

@@ -14,11 +14,15 @@ use crate::render;
 /// `browser_act`.
 pub const ACT: ToolSpec = ToolSpec {
     name: "browser_act",
-    description: "Act on an element by ref (or exact role + name): click, type, fill, press, select, check, uncheck, \
-        hover, focus, scroll, drag. Returns what changed since your last snapshot (a diff with refs), or a \
-        full snapshot after a navigation. type and fill take text, or secret: the name of a secret the person gave \
-        (listed in the instructions; its value is typed but never shown). Fails with STALE_REF (take a new snapshot) \
-        or NOT_ACTIONABLE (with the reason).",
+    description: "Act on an element by ref (or exact role + name, which also finds what the snapshot shows \
+        without a ref, such as a list item by its text, and rows of a virtualized grid further down): click, type, \
+        fill, press, select, check, uncheck, hover, focus, scroll, drag. type presses a key per character (pages \
+        that listen for keys react); fill sets the whole text at once (in a code editor, exactly that text). \
+        select works on native selects and on custom comboboxes and listboxes (opens them, clicks each option by \
+        name). Returns what changed since your last snapshot (a diff with refs), or a full snapshot after a \
+        navigation. type and fill take text, or secret: the name of a secret the person gave (listed in the \
+        instructions; its value is typed but never shown). Fails with STALE_REF (take a new snapshot) or \
+        NOT_ACTIONABLE (with the reason).",
     read_only: false,
     offered: Offered::Always,
     own_wait_ms: None,
@@ -32,13 +36,14 @@ pub const ACT: ToolSpec = ToolSpec {
 pub enum ActionName {
     /// Click the element (`button`, `clickCount`, `modifiers` optional).
     Click,
-    /// Type `text` after the element's current content.
+    /// Type `text` key by key after the element's current content (in a code editor that has
+    /// the focus: at its caret).
     Type,
-    /// Replace the element's content with `text`.
+    /// Replace the element's content with `text` at once (a code editor then holds exactly it).
     Fill,
     /// Press `key` (such as "Enter", "Tab", "Control+A") with the element focused.
     Press,
-    /// Choose `values` (option values or labels) in a select.
+    /// Choose `values` (option values or labels) in a select, combobox or listbox.
     Select,
     /// Check a checkbox or radio.
     Check,
