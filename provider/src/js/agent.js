@@ -24,8 +24,12 @@
   const TEXT_ROLES = new Set(['paragraph', 'listitem', 'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'log', 'figure', 'caption', 'label', 'legend', 'generic', 'cell', 'gridcell', 'columnheader', 'rowheader', 'heading']);
   // Containers whose children are capped: the first few are walked, the rest counted.
   const COLLECTIONS = new Set(['list', 'table', 'grid', 'treegrid', 'listbox', 'menu', 'menubar', 'tree', 'tablist', 'rowgroup', 'navigation']);
+  // Attributes that make an element operable (a tabindex needs a second look).
+  const OPERABLE_ATTRIBUTES = '[tabindex], [onclick], [onmousedown], [onpointerdown], [draggable=true]';
   // Roles left out of the name of the element that holds them.
   const NESTED_COLLECTIONS = new Set(['group', 'tree', 'list', 'listbox', 'menu', 'grid', 'table', 'treegrid']);
+  // Some editor's root class is in this string (checked exactly after).
+  const EDITOR_CLASS_HINT = /monaco-editor|cm-editor|CodeMirror|ace_editor/;
   // Native options shown under a <select>; the rest are counted.
   const SELECT_OPTIONS_SHOWN = 25;
   // Characters of a code editor's visible text shown as its value.
@@ -86,9 +90,10 @@
 
   // The code editor whose root `el` is, if it is one.
   function editorOf(el) {
-    const classes = el.classList;
-    if (!classes || classes.length === 0) return null;
-    for (const editor of EDITORS) if (classes.contains(editor.root)) return editor;
+    // The class attribute as a string first: cheaper than a class list per element.
+    const names = el.getAttribute('class');
+    if (!names || !EDITOR_CLASS_HINT.test(names)) return null;
+    for (const editor of EDITORS) if (el.classList.contains(editor.root)) return editor;
     return null;
   }
 
@@ -227,7 +232,8 @@
       if (!node.checkVisibility() && getComputedStyle(node).display !== 'contents') return;
       if (node.tagName === 'IMG') { text += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
       for (const child of childrenOf(node)) visit(child);
-      if (node.tagName === 'BR' || (node.tagName !== 'SLOT' && getComputedStyle(node).display.startsWith('block'))) text += ' ';
+      // (A block's break matters only before what follows it.)
+      if (node.tagName === 'BR' || (node.tagName !== 'SLOT' && node.nextSibling && getComputedStyle(node).display.startsWith('block'))) text += ' ';
     };
     const children = shadowOf(el) ? shadowOf(el).childNodes : el.childNodes;
     for (const child of children) visit(child);
@@ -454,6 +460,23 @@
     return { children, more };
   }
 
+  // What whole-page walks find by querying the document (relations,
+  // pointer candidates), kept until the DOM changes. The watcher stops at
+  // its first record, so a page that keeps changing pays for one record
+  // between walks, not for every change.
+  const queried = { fresh: false, relations: null, pointers: null, scannedRoots: null, cursorEverywhere: null };
+  const watcher = new MutationObserver(() => {
+    queried.fresh = false;
+    watcher.disconnect();
+  });
+  const WATCHED = {
+    subtree: true, childList: true, attributes: true,
+    attributeFilter: ['class', 'style', 'id', 'aria-owns', 'aria-controls', 'aria-expanded', 'aria-activedescendant'],
+  };
+  function watchForChanges(root) {
+    if (queried.fresh) watcher.observe(root, WATCHED);
+  }
+
   // Which elements may show a pointer cursor of their own, without asking
   // every element for its computed style (that doubled the walk on large
   // pages): those a style rule that sets `cursor: pointer` selects (its
@@ -500,6 +523,7 @@
   function scanPointers(root, state) {
     if (state.scannedRoots.has(root)) return;
     state.scannedRoots.add(root);
+    watchForChanges(root);
     const selectors = [];
     pointerSelectors(root.styleSheets || [], selectors);
     pointerSelectors(root.adoptedStyleSheets || [], selectors);
@@ -546,14 +570,25 @@
     // an expanded combobox or menu button rendered elsewhere, in a portal)
     // re-parents elements under their owner; `aria-activedescendant` marks
     // the active option.
-    const relations = relationsOf(options.root || document);
-    state.ownedBy = relations.ownedBy;
-    state.owns = relations.owns;
-    state.active = relations.active;
+    // Whole-page walks reuse what the last one queried while the DOM stays
+    // as it was (a warm snapshot of a still page queries nothing).
+    const whole = !options.root;
+    if (!whole || !queried.fresh) {
+      queried.relations = relationsOf(options.root || document);
+      queried.pointers = new Map();
+      queried.scannedRoots = new Set();
+      queried.cursorEverywhere = new Set();
+      queried.fresh = whole;
+      if (!whole) watcher.disconnect();
+    }
+    state.ownedBy = queried.relations.ownedBy;
+    // (Placing owned elements consumes this map: each walk gets a copy.)
+    state.owns = new Map(queried.relations.owns);
+    state.active = queried.relations.active;
     state.placing = options.root || null;
-    state.pointers = new Map();
-    state.scannedRoots = new Set();
-    state.cursorEverywhere = new Set();
+    state.pointers = queried.pointers;
+    state.scannedRoots = queried.scannedRoots;
+    state.cursorEverywhere = queried.cursorEverywhere;
     scanPointers((options.root || document).getRootNode(), state);
 
     // `limit`, inside a capped collection: how many children it may keep
@@ -616,11 +651,11 @@
       const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
         ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
         (cursor === 'pointer' && ctx.cursor !== 'pointer' && !ctx.inRef) ||
-        // (Most elements have no attributes: nothing more to ask them.)
-        (el.hasAttributes() && (
-          (el.hasAttribute('tabindex') && (el.tabIndex >= 0 || el.hasAttribute('aria-label'))) ||
-          el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') ||
-          el.getAttribute('draggable') === 'true')));
+        // (One selector match: most elements have none of these attributes.)
+        (el.hasAttributes() && el.matches(OPERABLE_ATTRIBUTES) &&
+          (!el.hasAttribute('tabindex') || el.tabIndex >= 0 || el.hasAttribute('aria-label') ||
+            el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') ||
+            el.getAttribute('draggable') === 'true')));
       if (!role && operable) role = 'generic';
       if (!role) {
         const inner = cursor === ctx.cursor ? ctx : { ...ctx, cursor };

@@ -335,4 +335,17 @@ pub async fn pointer_cursors_from_any_style_sheet_get_refs(ctx: Ctx) {
         let line = text.lines().find(|l| l.contains(words)).unwrap();
         assert!(!line.contains("[ref="), "{words} has none: {line}");
     }
+    // What a walk found is kept only while the page stays as it was: a
+    // chip added later, and a new rule, are seen by the next snapshot.
+    ctx.eval(
+        &session,
+        "document.querySelector('p').insertAdjacentHTML('beforeend', ' <span class=\"chip\">Late chip</span> <span class=\"late\">Late rule</span>'); \
+         const style = document.createElement('style'); style.textContent = '.late { cursor: pointer }'; document.head.append(style); true",
+    )
+    .await;
+    let text = crate::snapshot::snap(&ctx, &session).await;
+    for late in ["Late chip", "Late rule"] {
+        let line = text.lines().find(|l| l.contains(late)).unwrap();
+        assert!(line.contains("generic [ref="), "{late}: {line}\n{text}");
+    }
 }
