@@ -44,6 +44,7 @@ fn main() {
         widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
         widgets::monaco_holds_exactly_what_was_filled,
         widgets::codemirror_holds_exactly_what_was_filled,
+        widgets::codemirror6_holds_exactly_what_was_filled,
         widgets::ace_holds_exactly_what_was_filled,
         widgets::native_selects_show_their_options,
         widgets::a_combobox_library_is_chosen_by_option_name,

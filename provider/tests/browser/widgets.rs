@@ -257,6 +257,10 @@ pub async fn codemirror_holds_exactly_what_was_filled(ctx: Ctx) {
     editor_takes_exact_code_and_keystrokes(&ctx, "codemirror.html", "Script").await;
 }
 
+pub async fn codemirror6_holds_exactly_what_was_filled(ctx: Ctx) {
+    editor_takes_exact_code_and_keystrokes(&ctx, "codemirror6.html", "Notes").await;
+}
+
 pub async fn ace_holds_exactly_what_was_filled(ctx: Ctx) {
     editor_takes_exact_code_and_keystrokes(&ctx, "ace.html", "Script").await;
 }
