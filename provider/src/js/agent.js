@@ -374,8 +374,14 @@
         targets = byIds(el, el.getAttribute('aria-controls'));
       }
       for (const target of targets) {
-        // Never an ancestor, a descendant or something owned twice.
+        // Never an ancestor, a descendant, something owned twice, or an
+        // owner of its owner (a cycle would hide both).
         if (target === el || ownedBy.has(target) || composedContains(target, el) || composedContains(el, target)) continue;
+        let cycle = false;
+        for (let owner = ownedBy.get(el), hops = 0; owner && hops < 100; owner = ownedBy.get(owner), hops++) {
+          if (owner === target) { cycle = true; break; }
+        }
+        if (cycle) continue;
         ownedBy.set(target, el);
         if (!owns.has(el)) owns.set(el, []);
         owns.get(el).push(target);

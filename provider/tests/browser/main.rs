@@ -56,6 +56,7 @@ fn main() {
         patterns::a_combobox_popup_in_a_portal_shows_under_its_combobox,
         patterns::trees_tabs_menus_and_range_widgets_show_their_states,
         patterns::pointer_cursors_from_any_style_sheet_get_refs,
+        patterns::aria_owns_re_parents_and_lists_say_their_window,
         tabs::open_reports_url_title_and_status,
         tabs::tabs_open_switch_and_close,
         tabs::reset_closes_every_tab,

@@ -349,3 +349,34 @@ pub async fn pointer_cursors_from_any_style_sheet_get_refs(ctx: Ctx) {
         assert!(line.contains("generic [ref="), "{late}: {line}\n{text}");
     }
 }
+
+pub async fn aria_owns_re_parents_and_lists_say_their_window(ctx: Ctx) {
+    let session = ctx.session_at("owns.html").await;
+    let text = crate::snapshot::snap(&ctx, &session).await;
+    let lines: Vec<&str> = text.lines().collect();
+    let list = lines
+        .iter()
+        .position(|l| l.contains("list \"Chores\""))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        lines[list + 2].contains("listitem: Dust (owned)"),
+        "the owned item sits in its owner, after its own items:\n{text}"
+    );
+    assert_eq!(
+        text.matches("Dust (owned)").count(),
+        1,
+        "and only there:\n{text}"
+    );
+    // Two groups owning each other: both stay on the page.
+    for button in ["Left button", "Right button"] {
+        assert!(text.contains(button), "{button} missing:\n{text}");
+    }
+    assert!(
+        text.contains("- tree \"Big tree\" [items 11–13 of 40]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- treeitem \"Item 12\" [level=1] [ref="),
+        "{text}"
+    );
+}

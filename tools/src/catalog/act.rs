@@ -17,7 +17,7 @@ pub const ACT: ToolSpec = ToolSpec {
     description: "Act on an element by ref (or exact role + name, which also finds what the snapshot shows \
         without a ref, such as a list item by its text, and rows of a virtualized grid further down): click, type, \
         fill, press, select, check, uncheck, hover, focus, scroll, drag. type presses a key per character (pages \
-        that listen for keys react); fill sets the whole text at once (in a code editor, exactly that text). \
+        that listen for keys react; for long text use fill); fill sets the whole text at once (in a code editor, exactly that text). \
         select works on native selects and on custom comboboxes and listboxes (opens them, clicks each option by \
         name). Returns what changed since your last snapshot (a diff with refs), or a full snapshot after a \
         navigation. type and fill take text, or secret: the name of a secret the person gave (listed in the \
