@@ -12,10 +12,10 @@
 use serde_json::json;
 
 use super::{Ready, world_call};
-use crate::cdp::protocol::{InputDispatchKeyEvent, InputInsertText};
+use crate::cdp::protocol::InputDispatchKeyEvent;
 use crate::error::{BrowserError, Result};
 use crate::page::keys::{self, Chord};
-use crate::page::{Budget, Page};
+use crate::page::{Budget, Page, input};
 
 /// Gives the element keyboard focus.
 pub(super) async fn focus(
@@ -74,13 +74,7 @@ pub(super) async fn fill(
     if text.is_empty() {
         press(page, &keys::parse_chord("Delete")?, budget).await?;
     } else if ready.editor.is_none() || !paste(page, ready, text, budget).await? {
-        page.call(
-            budget,
-            &InputInsertText {
-                text: text.to_owned(),
-            },
-        )
-        .await?;
+        input::type_text(page, text, budget).await?;
     }
     if submit {
         press(page, &keys::parse_chord("Enter")?, budget).await?;
@@ -140,7 +134,7 @@ async fn keystrokes(page: &Page, text: &str, budget: &Budget) -> Result<()> {
                 futures_util::future::Either::Left(key_event(page, "keyUp", key, 0, None, budget)),
             ]
         }
-        Stroke::Text(text) => vec![futures_util::future::Either::Right(insert_text(
+        Stroke::Text(text) => vec![futures_util::future::Either::Right(input::type_text(
             page, text, budget,
         ))],
     });
@@ -154,17 +148,6 @@ enum Stroke {
     Key(keys::Key),
     /// Characters no key types.
     Text(String),
-}
-
-async fn insert_text(page: &Page, text: &str, budget: &Budget) -> Result<()> {
-    page.call(
-        budget,
-        &InputInsertText {
-            text: text.to_owned(),
-        },
-    )
-    .await?;
-    Ok(())
 }
 
 /// Presses keys or chords in order, on the element (focused first) or, for
@@ -188,13 +171,7 @@ pub(super) async fn press_keys(
         .collect::<Result<Vec<_>>>()?;
     // On the page itself, keys go to whatever has focus.
     if reference != "page" {
-        world_call(
-            page,
-            frame,
-            budget,
-            &format!("__browserShell.focus({})", json!(reference)),
-        )
-        .await?;
+        focus(page, frame, reference, budget).await?;
     }
     for chord in &chords {
         press(page, chord, budget).await?;
