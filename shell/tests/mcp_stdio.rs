@@ -342,6 +342,75 @@ async fn cancelling_a_call_stops_the_work_in_the_page() {
     client.finish().await;
 }
 
+/// A page that opens alerts forever: `browser_open` keeps the bound it
+/// states (`navigationTimeoutMs`, plus a second) for the whole call, the
+/// snapshot after it included, says the page does not respond and how many
+/// dialogs it answered, and the tab serves the next calls. (The snapshot
+/// after the navigation once got 2 s more: 32.2 s for a 30 s bound.)
+/// The per-call bound (`timeoutMs`) is short too, so that a look at the
+/// page ends quickly whatever it meets.
+#[tokio::test]
+async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
+    let bound = Duration::from_secs(3);
+    let call_bound = Duration::from_secs(5);
+    let base = serve_fixtures().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "navigationTimeoutMs = {}\ntimeoutMs = {}\n",
+            bound.as_millis(),
+            call_bound.as_millis()
+        ),
+    )
+    .unwrap();
+    let mut client = Client::start_with(
+        &["--config", config.to_str().unwrap()],
+        "warn",
+        Stdio::inherit(),
+    )
+    .await;
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .await;
+    assert!(!error, "{text}");
+
+    let started = std::time::Instant::now();
+    let (text, error, _) = client
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/dialog-loop.html")}),
+        )
+        .await;
+    let took = started.elapsed();
+    assert!(
+        took < bound + Duration::from_secs(1),
+        "browser_open took {took:?} for its {bound:?} bound"
+    );
+    assert!(!error, "{text}");
+    assert!(text.contains("the page does not respond"), "{text}");
+    assert!(text.contains("dialogs; all were answered"), "{text}");
+    assert!(text.contains("main thread is busy"), "{text}");
+
+    // The next calls on the tab: a look ends (with what it saw or in
+    // TIMEOUT) within its bound, and navigating away works, in the same tab.
+    let started = std::time::Instant::now();
+    let (text, error, _) = client.call("browser_snapshot", json!({})).await;
+    let took = started.elapsed();
+    assert!(
+        took < call_bound + Duration::from_secs(1),
+        "browser_snapshot took {took:?} for its {call_bound:?} bound"
+    );
+    assert!(!error || text.starts_with("Error TIMEOUT"), "{text}");
+    let (text, error, _) = client
+        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("in tab t1 (HTTP 200)"), "{text}");
+    client.finish().await;
+}
+
 #[tokio::test]
 async fn an_idle_session_ends_after_its_lease() {
     let base = serve_fixtures().await;

@@ -1,12 +1,10 @@
 //! `browser_open` and `browser_navigate`: going to a page, and the
 //! snapshot of where it ended up.
 
-use std::time::Duration;
-
 use browser_provider::browser::NavigationRequest;
 use browser_provider::page::navigate::NavigationOutcome;
 use browser_provider::snapshot::Scope;
-use browser_provider::{Browser, BrowserError, Result, SessionId};
+use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -85,13 +83,14 @@ async fn browser_open(call: Call<'_>) -> Result<ToolOutput> {
         ..
     } = call;
     let args: OpenArgs = parse(arguments)?;
+    let deadline = navigation_deadline(browser);
     let (tab, outcome) = browser
         .open(session, &args.url, args.new_tab, cancel)
         .await?;
     if args.keep {
         browser.keep_tab(session, &tab)?;
     }
-    let page = page_after(browser, session, &outcome, cancel).await?;
+    let page = page_after(browser, session, &outcome, deadline, cancel).await?;
     Ok(ToolOutput::text(format!(
         "Opened {} in tab {tab} ({}).{}\n{page}",
         outcome.url,
@@ -110,6 +109,7 @@ async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
         ..
     } = call;
     let args: NavigateArgs = parse(arguments)?;
+    let deadline = navigation_deadline(browser);
     use_tab(browser, session, args.tab.as_deref()).await?;
     let request = match (&args.url, args.action) {
         (Some(url), None) => NavigationRequest::Url(url),
@@ -124,7 +124,7 @@ async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
         }
     };
     let outcome = browser.navigate(session, request, cancel).await?;
-    let page = page_after(browser, session, &outcome, cancel).await?;
+    let page = page_after(browser, session, &outcome, deadline, cancel).await?;
     Ok(ToolOutput::text(format!(
         "Now at {} ({}).{}\n{page}",
         outcome.url,
@@ -134,31 +134,50 @@ async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
     .with_headline(render::navigation_headline(&outcome)))
 }
 
-/// How long the snapshot after a navigation that did not finish loading
-/// may take: the page may be stuck, and the navigation used its bound.
-const BUSY_PAGE_SNAPSHOT: Duration = Duration::from_secs(2);
+/// When a navigation tool call must have ended: the navigation's bound
+/// (`navigationTimeoutMs`) from the start of the call. The navigation
+/// keeps it by itself; the snapshot that follows gets what it left, so
+/// the call as a whole keeps the bound it states.
+fn navigation_deadline(browser: &Browser) -> tokio::time::Instant {
+    tokio::time::Instant::now() + browser.config().navigation_timeout
+}
 
-/// The snapshot that follows a navigation, as text. A page that did not
-/// finish loading gets a short try; when its main thread is busy, the
-/// result says so instead of waiting.
+/// The snapshot that follows a navigation, as text, taken within what is
+/// left of the navigation's bound (`deadline`). A page whose main thread
+/// the navigation found busy (a script that loops, dialogs in a loop) is
+/// not asked again: the result says so at once. A page that did not finish
+/// loading, or that left no time, gets a snapshot only if one fits.
 async fn page_after(
     browser: &Browser,
     session: &SessionId,
     outcome: &NavigationOutcome,
+    deadline: tokio::time::Instant,
     cancel: &CancellationToken,
 ) -> Result<String> {
     let tab = browser.active_tab(session)?;
+    if outcome.unresponsive {
+        return Ok(busy_page(&tab));
+    }
     let snapshot = browser.snapshot(session, &Scope::Page, cancel);
-    if outcome.loaded {
-        return Ok(render::snapshot(tab.as_str(), &snapshot.await?));
-    }
-    match tokio::time::timeout(BUSY_PAGE_SNAPSHOT, snapshot).await {
+    match tokio::time::timeout_at(deadline, snapshot).await {
         Ok(snapshot) => Ok(render::snapshot(tab.as_str(), &snapshot?)),
-        Err(_) => Ok(format!(
-            "Tab {tab}: the page's main thread is busy (a script that does not return?); \
-             no snapshot now. Try browser_snapshot later, or navigate away."
-        )),
+        Err(_) if outcome.loaded => {
+            tracing::debug!(%tab, "the navigation left no time for its snapshot");
+            Ok(format!(
+                "Tab {tab}: the navigation used its bound; no snapshot now. Take one with browser_snapshot."
+            ))
+        }
+        Err(_) => Ok(busy_page(&tab)),
     }
+}
+
+/// What a navigation's result says instead of a snapshot when the page's
+/// main thread does not answer.
+fn busy_page(tab: &TabHandle) -> String {
+    format!(
+        "Tab {tab}: the page's main thread is busy (a script that does not return?); \
+         no snapshot now. Try browser_snapshot later, or navigate away."
+    )
 }
 
 /// `browser-shell open …`: the words of a browser_open call.
