@@ -411,6 +411,66 @@ async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
     client.finish().await;
 }
 
+/// A task on a real data grid (AG Grid, pinned in `fixtures/widgets/`)
+/// through the tools alone: the snapshot shows the grid and its headers with
+/// refs, a header is clicked by role and name to sort, and a row far below
+/// the rendered window is clicked by role and name; `browser_execute` only
+/// checks the outcome.
+#[tokio::test]
+async fn an_agent_sorts_a_real_data_grid_through_the_tools() {
+    let base = serve_fixtures().await;
+    let mut client = Client::start().await;
+    let (text, error, _) = client
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/widgets/aggrid.html")}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let (text, error, _) = client
+        .call(
+            "browser_wait",
+            json!({"role": "columnheader", "name": "Weight (t)"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let (text, error, _) = client.call("browser_snapshot", json!({})).await;
+    assert!(!error, "{text}");
+    assert!(text.contains(" of 5001]"), "{text}");
+    assert!(
+        text.contains("- columnheader \"Weight (t)\" [ref="),
+        "{text}"
+    );
+
+    let (text, error, _) = client
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "columnheader", "name": "Weight (t)"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("[sort=ascending]"), "{text}");
+    let (text, error, _) = client
+        .call(
+            "browser_act",
+            json!({"action": "click", "role": "gridcell", "name": "INV-04321"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let (text, error, _) = client
+        .call(
+            "browser_execute",
+            json!({"script": "return [sortState()[0].colId, gridApi.getDisplayedRowAtIndex(gridApi.getFocusedCell().rowIndex).data.id]"}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("\"weight\"") && text.contains("\"INV-04321\""),
+        "{text}"
+    );
+    client.finish().await;
+}
+
 #[tokio::test]
 async fn an_idle_session_ends_after_its_lease() {
     let base = serve_fixtures().await;
