@@ -1090,51 +1090,6 @@
     return { status: 'ok', selected: chosen.map((o) => o.value) };
   }
 
-  // The options of a custom combobox or listbox (the ARIA pattern) that
-  // match `wanted` (by name, text or value), with refs: in the popup its
-  // `aria-controls`/`aria-owns` name (or those of an input inside it),
-  // in the listbox itself, else any visible option. Missing ones are named
-  // with the options there are.
-  function customOptions(ref, wanted, nextRef) {
-    const el = element(ref);
-    const state = { nextRef, fingerprints: {} };
-    if (!el) return { doc, status: 'gone', refs: [], fingerprints: {}, nextRef };
-    const holders = [el, ...el.querySelectorAll('[aria-controls], [aria-owns]')];
-    const popups = [];
-    for (const holder of holders) {
-      for (const id of ['aria-controls', 'aria-owns']) popups.push(...byIds(holder, holder.getAttribute(id)));
-    }
-    if (roleOf(el) === 'listbox') popups.push(el);
-    const options = [];
-    const collect = (root) => {
-      for (const option of root.querySelectorAll('[role=option]')) {
-        if (option.checkVisibility({ visibilityProperty: true })) options.push(option);
-      }
-      // Web components keep their options in light DOM or their own shadow root.
-      const shadow = shadowOf(root);
-      if (shadow) collect(shadow);
-    };
-    for (const popup of popups) collect(popup);
-    if (!options.length) {
-      collect(el);
-      if (!options.length) collect(document);
-    }
-    const refs = [];
-    const missing = [];
-    for (const want of wanted) {
-      const wantText = squash(want);
-      const option = options.find((o) => squash(nameOf(o, 'option')) === wantText) ||
-        options.find((o) => squash(o.textContent || '') === wantText) ||
-        options.find((o) => (o.getAttribute('data-value') ?? o.getAttribute('value')) === want);
-      if (!option) { missing.push(want); continue; }
-      const optionRef = refFor(option, state);
-      state.fingerprints[optionRef] = fingerprint(option, 'option', clip(nameOf(option, 'option'), FINGERPRINT_NAME));
-      refs.push(optionRef);
-    }
-    const available = options.slice(0, 50).map((o) => squash(nameOf(o, 'option') || o.textContent || ''));
-    return { doc, status: missing.length ? 'missing' : 'ok', refs, missing, available, fingerprints: state.fingerprints, nextRef: state.nextRef };
-  }
-
   function checkedState(ref) {
     const el = element(ref);
     if (!el) return null;
@@ -1222,104 +1177,6 @@
     return found;
   }
 
-  // Refs for the visible elements with this role and name, as the
-  // snapshot shows them (a name, or for unnamed items their text), open
-  // shadow roots included: acting by role and name reaches elements the
-  // snapshot shows without a ref.
-  function refsByRole(role, name, nextRef) {
-    const state = { nextRef, fingerprints: {} };
-    const refs = [];
-    const scan = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        const shadow = shadowOf(el);
-        if (shadow) scan(shadow);
-        if ((roleOf(el) || 'generic') !== role || refs.length >= 10) continue;
-        const own = squash(nameOf(el, role));
-        const matches = own === name || (!own && squash(el.textContent || '') === name);
-        if (!matches || !el.checkVisibility({ visibilityProperty: true })) continue;
-        const ref = refFor(el, state);
-        state.fingerprints[ref] = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
-        refs.push(ref);
-      }
-    };
-    scan(document);
-    return { doc, refs, fingerprints: state.fingerprints, nextRef: state.nextRef };
-  }
-
-  // The element that scrolls a collection: itself, else the first of its
-  // descendants that scrolls vertically, else its nearest scrolling ancestor.
-  function scrollerOf(collection) {
-    const scrolls = (el) => {
-      if (el.scrollHeight <= el.clientHeight + 1) return false;
-      const overflow = getComputedStyle(el).overflowY;
-      return overflow === 'auto' || overflow === 'scroll';
-    };
-    if (scrolls(collection)) return collection;
-    for (const el of collection.querySelectorAll('*')) if (scrolls(el)) return el;
-    for (let el = collection.parentElement; el; el = el.parentElement) if (scrolls(el)) return el;
-    return null;
-  }
-
-  // The scrollers of the page's virtualized collections: grids and lists
-  // that say more items exist than the DOM holds.
-  function virtualScrollers() {
-    const scrollers = new Set();
-    for (const el of document.querySelectorAll('[aria-rowcount], [aria-setsize]')) {
-      const collection = el.hasAttribute('aria-rowcount') ? el : el.closest('[role=listbox], [role=list], [role=tree], [role=menu], [role=feed], ul, ol') || el.parentElement;
-      const span = collection && windowOf(collection, roleOf(collection));
-      if (!span || (span.of !== null && span.to - span.from + 1 >= span.of)) continue;
-      const scroller = scrollerOf(collection);
-      if (scroller) scrollers.add(scroller);
-    }
-    return scrollers;
-  }
-
-  // Scrolls each virtualized collection a viewport at a time, from its
-  // current place to its end and then from its start, until `found()`
-  // holds (the collection is left there), for at most `maxMs`. A
-  // collection where it never held is scrolled back where it was.
-  async function seekWhere(found, maxMs) {
-    const started = performance.now();
-    for (const scroller of virtualScrollers()) {
-      const home = scroller.scrollTop;
-      const step = Math.max(scroller.clientHeight * 0.8, 20);
-      let wrapped = false;
-      for (;;) {
-        if (performance.now() - started > maxMs) { scroller.scrollTop = home; return false; }
-        const end = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1;
-        if (end && !wrapped) {
-          wrapped = true;
-          scroller.scrollTop = 0;
-        } else if (wrapped && scroller.scrollTop >= home) {
-          break;
-        } else {
-          scroller.scrollTop += step;
-        }
-        // Virtualizers render on the scroll event, which fires in the next frame.
-        await frame();
-        await task();
-        if (found()) return true;
-      }
-      scroller.scrollTop = home;
-    }
-    return false;
-  }
-
-  // Refs for elements with this role and name, scrolling the page's
-  // virtualized collections until one is rendered (see seekWhere).
-  async function seekByRole(role, name, nextRef, maxMs) {
-    let found = { doc, refs: [], fingerprints: {}, nextRef };
-    if (!await seekWhere(() => (found = refsByRole(role, name, nextRef)).refs.length > 0, maxMs)) return found;
-    // Into the scroller's view; a virtualizer may render the rows anew for
-    // that scroll, so the element is looked up again after.
-    const el = deref(found.refs[0]);
-    if (el) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
-    await frame();
-    await task();
-    const again = refsByRole(role, name, found.nextRef);
-    return again.refs.length ? again : found;
-  }
-
   // Waits until `spec` holds: checked now, then after DOM changes (batched
   // by a short timer, never on a fixed poll), until `maxMs`. Returns
   // { ok, seen }: `seen` says what was last observed, for a timeout.
@@ -1345,7 +1202,8 @@
     // scrolled to: look there first (half the time at most).
     const started = performance.now();
     const appears = !spec.gone && spec.state !== 'hidden' && (spec.kind === 'text' || spec.kind === 'role');
-    if (appears && !check().ok && virtualScrollers().size > 0) await seekWhere(() => check().ok, maxMs / 2);
+    const finder = globalThis.__browserShell;
+    if (appears && !check().ok && finder.virtualScrollers().size > 0) await finder.seekWhere(() => check().ok, maxMs / 2);
     maxMs = Math.max(0, maxMs - (performance.now() - started));
     return new Promise((resolve) => {
       let last = check();
@@ -1374,6 +1232,9 @@
     });
   }
 
-  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText, refsByRole, seekByRole, customOptions };
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText,
+    // For find.js: the helpers it builds on.
+    internals: { refFor, fingerprint, clip, squash, shadowOf, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME },
+  };
   return 'installed';
 })()

@@ -1,5 +1,5 @@
 //! Our isolated JavaScript world in a page's main frame, with the agent
-//! library (`src/js/agent.js`) installed in it.
+//! library (`src/js/agent.js`, `find.js`, `inspect.js`) installed in it.
 //!
 //! The world shares the DOM with the page but not its globals, so page
 //! scripts can neither see our element refs nor break our helpers by
@@ -16,6 +16,8 @@ use crate::error::{BrowserError, Result};
 
 const AGENT_JS: &str = concat!(
     include_str!("../js/agent.js"),
+    ";\n",
+    include_str!("../js/find.js"),
     ";\n",
     include_str!("../js/inspect.js")
 );
