@@ -77,7 +77,7 @@ impl Default for ScreenshotRequest {
 }
 
 /// A captured image.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Screenshot {
     /// Encoded image bytes.
     pub data: Vec<u8>,
@@ -89,6 +89,35 @@ pub struct Screenshot {
     pub height: u32,
     /// True when it was scaled down to fit the ceilings.
     pub downscaled: bool,
+    /// `data` in standard base64 as the browser sent it; `None` when
+    /// `data` was re-encoded to fit the ceilings. Handed on by
+    /// [`Screenshot::into_base64`] instead of encoding `data` again.
+    base64: Option<String>,
+}
+
+impl std::fmt::Debug for Screenshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Screenshot")
+            .field("bytes", &self.data.len())
+            .field("format", &self.format)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("downscaled", &self.downscaled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Screenshot {
+    /// The image in standard base64 (as MCP carries images): the browser's
+    /// own text when the image is as the browser sent it, else `data`
+    /// encoded now. The same text either way, for `data` as captured (a
+    /// caller that changed `data` gets the captured image's text).
+    pub fn into_base64(self) -> String {
+        match self.base64 {
+            Some(text) => text,
+            None => base64::engine::general_purpose::STANDARD.encode(&self.data),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -224,7 +253,9 @@ async fn capture_in_turn(
             method: "Page.captureScreenshot".into(),
             message: format!("the image is not base64: {e}"),
         })?;
-    fit_under_ceiling(data, request, scale < 1.0)
+    // The browser's own base64 goes along: the tool layer hands base64
+    // on, and encoding the same bytes again would only spell them again.
+    fit_under_ceiling(data, captured.data, request, scale < 1.0)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -268,10 +299,12 @@ async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<
     }
 }
 
-/// Checks the image against both ceilings and, when it is over either,
-/// shrinks it (re-encoding at the same format and quality) until it fits.
+/// Checks the image (`data`, and the same in base64) against both
+/// ceilings and, when it is over either, shrinks it (re-encoding at the
+/// same format and quality) until it fits.
 fn fit_under_ceiling(
     data: Vec<u8>,
+    base64: String,
     request: &ScreenshotRequest,
     already_scaled: bool,
 ) -> Result<Screenshot> {
@@ -294,6 +327,7 @@ fn fit_under_ceiling(
             width,
             height,
             downscaled: already_scaled,
+            base64: Some(base64),
         });
     }
     let mut picture = image::load_from_memory_with_format(&data, format).map_err(image_error)?;
@@ -321,6 +355,7 @@ fn fit_under_ceiling(
                 width: target_width,
                 height: target_height,
                 downscaled: true,
+                base64: None,
             });
         }
     }
@@ -343,4 +378,53 @@ fn encode(picture: &image::DynamicImage, request: &ScreenshotRequest) -> Result<
         message: format!("cannot re-encode the image: {e}"),
     })?;
     Ok(encoded.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A noisy PNG (so it does not compress to nothing) and its base64.
+    fn noisy_png(width: u32, height: u32) -> (Vec<u8>, String) {
+        let picture = image::RgbImage::from_fn(width, height, |x, y| {
+            let v = (x.wrapping_mul(7919) ^ y.wrapping_mul(104_729)).wrapping_mul(2_654_435_761);
+            image::Rgb([v as u8, (v >> 8) as u8, (v >> 16) as u8])
+        });
+        let mut png = Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(picture)
+            .write_to(&mut png, ImageFormat::Png)
+            .expect("encode a PNG");
+        let png = png.into_inner();
+        let text = base64::engine::general_purpose::STANDARD.encode(&png);
+        (png, text)
+    }
+
+    #[test]
+    fn an_image_as_sent_keeps_the_browser_s_base64() {
+        let (png, text) = noisy_png(64, 48);
+        let shot = fit_under_ceiling(
+            png.clone(),
+            text.clone(),
+            &ScreenshotRequest::default(),
+            false,
+        )
+        .expect("fits");
+        assert_eq!((shot.width, shot.height, shot.downscaled), (64, 48, false));
+        assert_eq!(shot.data, png);
+        assert_eq!(shot.into_base64(), text);
+    }
+
+    #[test]
+    fn a_shrunk_image_is_encoded_from_its_new_bytes() {
+        let (png, text) = noisy_png(64, 48);
+        let request = ScreenshotRequest {
+            max_bytes: png.len() / 2,
+            ..ScreenshotRequest::default()
+        };
+        let shot = fit_under_ceiling(png.clone(), text.clone(), &request, false).expect("shrinks");
+        assert!(shot.downscaled && shot.data.len() <= request.max_bytes);
+        let expected = base64::engine::general_purpose::STANDARD.encode(&shot.data);
+        assert_ne!(expected, text);
+        assert_eq!(shot.into_base64(), expected);
+    }
 }

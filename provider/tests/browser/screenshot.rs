@@ -1,4 +1,5 @@
-//! Screenshots: formats, regions and ceilings, checked by decoding the image.
+//! Screenshots: formats, regions and ceilings, checked by decoding the image
+//! (and its base64, as tools hand it on).
 
 use browser_provider::page::screenshot::{ImageKind, Screenshot, ScreenshotRequest};
 use browser_provider::{BrowserError, SessionId};
@@ -23,6 +24,11 @@ fn decode(shot: &Screenshot) -> image::DynamicImage {
         ImageKind::Jpeg => image::ImageFormat::Jpeg,
     };
     assert_eq!(image::guess_format(&shot.data).unwrap(), format);
+    // The base64 handed on (the browser's own when the image is as sent) spells these bytes.
+    assert_eq!(
+        shot.clone().into_base64(),
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &shot.data)
+    );
     let picture = image::load_from_memory_with_format(&shot.data, format).unwrap();
     assert_eq!(
         (picture.width(), picture.height()),

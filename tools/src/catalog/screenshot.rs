@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use base64::Engine;
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
 use browser_provider::{BrowserError, Result};
 use schemars::JsonSchema;
@@ -102,12 +101,12 @@ async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
         })?;
         text.push_str(&format!("; saved as {}", path.display()));
     }
+    let mime = shot.format.mime();
     Ok(ToolOutput {
         text,
-        image: Some((
-            base64::engine::general_purpose::STANDARD.encode(&shot.data),
-            shot.format.mime(),
-        )),
+        // As the browser sent it, unless it was shrunk to fit: not decoded
+        // and encoded again on the way.
+        image: Some((shot.into_base64(), mime)),
         is_error: false,
         code: None,
         headline: None,
