@@ -162,6 +162,27 @@ pub enum BrowserError {
     /// they return it. Observation still works.
     #[error("a person has taken control of the browser")]
     HumanIntervened,
+    /// The tab is one of the person's that is not shared with this agent
+    /// (never shared, the share ended, or the tab left the site it was
+    /// shared on): only the person can share it, from the extension.
+    #[error("this tab is not shared with you: {detail}")]
+    NotShared {
+        /// What the person's browser said.
+        detail: String,
+    },
+    /// The debugger the agent drives a tab through was taken away (DevTools
+    /// or another debugger opened on it, or the person cancelled it).
+    #[error("the tab's debugger was detached: {detail}")]
+    DebuggerDetached {
+        /// Why, as the browser said it.
+        detail: String,
+    },
+    /// A page the browser lets no extension drive (its own pages, the web store).
+    #[error("the page is protected: {detail}")]
+    PageProtected {
+        /// Which page and why.
+        detail: String,
+    },
     /// Script execution could not run (not an exception thrown by the script).
     #[error("script execution failed: {message}")]
     ExecuteFailed {
@@ -278,6 +299,9 @@ impl BrowserError {
             Self::Timeout { .. } => "TIMEOUT",
             Self::Aborted => "ABORTED",
             Self::HumanIntervened => "HUMAN_INTERVENED",
+            Self::NotShared { .. } => "NOT_SHARED",
+            Self::DebuggerDetached { .. } => "DEBUGGER_DETACHED",
+            Self::PageProtected { .. } => "PAGE_PROTECTED",
             Self::ExecuteFailed { .. } => "EXECUTE_FAILED",
             Self::ElementNotFound { .. } => "ELEMENT_NOT_FOUND",
             Self::StaleRef { .. } => "STALE_REF",
@@ -334,6 +358,15 @@ impl BrowserError {
             Self::Aborted => "the caller cancelled; nothing more to do",
             Self::HumanIntervened => {
                 "a person is using the browser: you may take snapshots, but do not act until they return control (or ask with browser_handoff)"
+            }
+            Self::NotShared { .. } => {
+                "only the person can share their tabs: ask them (browser_handoff) to share it again from the browser-shell extension, or open a tab of your own"
+            }
+            Self::DebuggerDetached { .. } => {
+                "DevTools or another debugger holds the tab: call again once it is closed; nothing was done"
+            }
+            Self::PageProtected { .. } => {
+                "open an http(s) page instead; the browser's own pages cannot be driven"
             }
             Self::ExecuteFailed { .. } => {
                 "check the script; it must be an expression or a function body"

@@ -202,7 +202,9 @@ impl Inner {
         tracing::info!(tab = %tab.handle, "replacing a page that does not respond");
         let context = self.lock().session(session)?.context.clone();
         let host = self.host();
-        let created = self.new_page(&host, context).await;
+        let created = self
+            .new_page(&host, context, Some(session.to_string()))
+            .await;
         let page = self.explained(&host, created).await?;
         let replaced = {
             let mut registry = self.lock();

@@ -195,6 +195,7 @@ impl Browser {
             .create_view(CreateViewOptions {
                 context: None,
                 background: false,
+                owner: None,
             })
             .await?;
         let page = match self.inner.attach_page(Arc::clone(host), view.clone()).await {

@@ -61,6 +61,8 @@ pub(super) async fn follow_browser(inner: Weak<Inner>, mut state: watch::Receive
 struct Reopening {
     handle: TabHandle,
     context: Option<ContextId>,
+    /// The session it is reopened for (`None`: the person's).
+    owner: Option<String>,
     url: String,
 }
 
@@ -128,17 +130,19 @@ impl Inner {
             let registry = self.lock();
             registry
                 .sessions
-                .values()
-                .flat_map(|state| {
+                .iter()
+                .flat_map(|(id, state)| {
                     state.tabs.iter().map(|tab| Reopening {
                         handle: tab.handle.clone(),
                         context: state.context.clone(),
+                        owner: Some(id.to_string()),
                         url: tab.last_url.clone(),
                     })
                 })
                 .chain(registry.unowned.iter().map(|tab| Reopening {
                     handle: tab.handle.clone(),
                     context: None,
+                    owner: None,
                     url: tab.last_url.clone(),
                 }))
                 .collect()
@@ -147,7 +151,7 @@ impl Inner {
 
         let mut loads = tokio::task::JoinSet::new();
         for tab in plan {
-            let page = match self.new_page(&host, tab.context).await {
+            let page = match self.new_page(&host, tab.context, tab.owner).await {
                 Ok(page) => page,
                 Err(error) => {
                     tracing::warn!(tab = %tab.handle, %error, "cannot reopen a tab");
@@ -213,11 +217,13 @@ impl Inner {
         &self,
         host: &Arc<dyn ViewHost>,
         context: Option<ContextId>,
+        owner: Option<String>,
     ) -> crate::Result<Arc<Page>> {
         let view = host
             .create_view(CreateViewOptions {
                 context,
                 background: true,
+                owner,
             })
             .await?;
         match self.attach_page(Arc::clone(host), view.clone()).await {

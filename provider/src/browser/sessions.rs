@@ -59,6 +59,8 @@ impl Browser {
                 notices: Vec::new(),
             },
         );
+        drop(registry);
+        self.inner.tell_host_sessions();
         Ok(id)
     }
 
@@ -81,9 +83,14 @@ impl Browser {
         self.inner
             .tabs_changed
             .send_modify(|generation| *generation += 1);
+        self.inner.tell_host_sessions();
         // Kept tabs stay open and become the person's; the rest close.
-        for tab in state.tabs.iter().filter(|t| !t.keep) {
-            self.inner.host().destroy_view(tab.page.view()).await?;
+        for tab in &state.tabs {
+            if tab.keep {
+                self.inner.host().release_view(tab.page.view()).await?;
+            } else {
+                self.inner.host().destroy_view(tab.page.view()).await?;
+            }
         }
         // Disposing an isolated context would close kept tabs too.
         if let Some(context) = &state.context
@@ -252,6 +259,7 @@ impl Browser {
                 host.create_view(CreateViewOptions {
                     context,
                     background: false,
+                    owner: Some(session.to_string()),
                 }),
             )
             .await?;
@@ -290,6 +298,39 @@ impl Inner {
     }
 
     /// Records `page` as a tab of `session`.
+    /// Tells the host which agent sessions exist (the extension shows them).
+    fn tell_host_sessions(&self) {
+        let mut sessions: Vec<SessionId> = self.lock().sessions.keys().cloned().collect();
+        sessions.sort_by_key(|s| s.0.trim_start_matches('s').parse::<u64>().unwrap_or(0));
+        let names: Vec<String> = sessions.iter().map(ToString::to_string).collect();
+        self.host().sessions_changed(&names);
+    }
+
+    /// A view the person shared with `session` (in their own browser)
+    /// becomes that session's active tab; it goes back to the person, not
+    /// closed, when the session ends.
+    async fn adopt_shared(self: &Arc<Self>, session: &SessionId, view: ViewId) {
+        if self.lock().session(session).is_err() {
+            tracing::debug!(%session, "a tab was shared with a session that ended");
+            let _ = self.host().release_view(&view).await;
+            return;
+        }
+        match self.attach_page(self.host(), view.clone()).await {
+            Ok(page) => match self.adopt(session, page, true) {
+                Ok(tab) => {
+                    if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle)
+                    {
+                        slot.keep = true;
+                    }
+                    tracing::info!(%session, tab = %tab.handle, "the person shared a tab");
+                    tracing::info!(target: crate::AUDIT, event = "tab_shared", %session, tab = %tab.handle);
+                }
+                Err(error) => tracing::debug!(%error, "could not adopt a shared tab"),
+            },
+            Err(error) => tracing::warn!(%error, "could not prepare a shared tab"),
+        }
+    }
+
     pub(super) fn adopt(
         self: &Arc<Self>,
         session: &SessionId,
@@ -375,6 +416,12 @@ pub(super) async fn follow_views(
         let Some(inner) = inner.upgrade() else { return };
         match event {
             ViewEvent::Opened(info) => {
+                if let Some(session) = info.shared_with.clone() {
+                    inner
+                        .adopt_shared(&SessionId(session), info.id.clone())
+                        .await;
+                    continue;
+                }
                 let Some(opener) = info.opener.as_ref() else {
                     continue;
                 };
@@ -406,6 +453,16 @@ pub(super) async fn follow_views(
                 inner
                     .tabs_changed
                     .send_modify(|generation| *generation += 1);
+            }
+            ViewEvent::PersonStopped => {
+                let epoch = inner.control.take();
+                tracing::info!(epoch, "the person stopped the agents from their browser");
+                tracing::info!(target: crate::AUDIT, event = "takeover", epoch, from = "extension");
+            }
+            ViewEvent::PersonResumed => {
+                let epoch = inner.control.give_back();
+                tracing::info!(epoch, "the person let the agents go on from their browser");
+                tracing::info!(target: crate::AUDIT, event = "return", epoch, from = "extension");
             }
             ViewEvent::DownloadRefused { .. } => {}
         }

@@ -141,6 +141,17 @@ pub async fn websocket(url: &str) -> Result<Transport> {
         .map_err(|e| BrowserError::NotConnected {
             reason: format!("cannot connect to {url}: {e}"),
         })?;
+    Ok(over_websocket(stream))
+}
+
+/// Runs a transport over an open WebSocket (ours as a client, or one a
+/// peer opened to us, such as the extension bridge).
+///
+/// Must be called inside a tokio runtime.
+pub fn over_websocket<S>(stream: tokio_tungstenite::WebSocketStream<S>) -> Transport
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (mut sink, mut source) = stream.split();
 
     let (in_tx, incoming) = mpsc::unbounded_channel();
@@ -157,7 +168,7 @@ pub async fn websocket(url: &str) -> Result<Transport> {
             let text = match frame {
                 None => {
                     break Inbound::Closed {
-                        reason: "the browser closed the WebSocket".into(),
+                        reason: "the peer closed the WebSocket".into(),
                         by_us: false,
                     };
                 }
@@ -171,7 +182,7 @@ pub async fn websocket(url: &str) -> Result<Transport> {
                 Some(Ok(Message::Binary(bytes))) => String::from_utf8_lossy(&bytes).into_owned(),
                 Some(Ok(Message::Close(_))) => {
                     break Inbound::Closed {
-                        reason: "the browser closed the WebSocket".into(),
+                        reason: "the peer closed the WebSocket".into(),
                         by_us: false,
                     };
                 }
@@ -201,9 +212,9 @@ pub async fn websocket(url: &str) -> Result<Transport> {
         let _ = sink.send(Message::Close(None)).await;
     });
 
-    Ok(Transport {
+    Transport {
         incoming,
         outgoing,
         shutdown,
-    })
+    }
 }

@@ -374,6 +374,7 @@ fn view_info(target: TargetInfo) -> ViewInfo {
         title: target.title,
         opener: target.opener_id.map(ViewId),
         context: target.browser_context_id.map(ContextId),
+        shared_with: None,
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod chromium;
 mod endpoint;
+pub mod extension;
 mod launch;
 mod supervisor;
 
@@ -22,6 +23,7 @@ use tokio::sync::mpsc;
 
 pub use chromium::ChromiumHost;
 pub use endpoint::resolve_endpoint;
+pub use extension::{ExtensionHost, ExtensionOptions};
 pub use launch::{BROWSER_ENV, LaunchOptions, ProfileDir, find_browser, is_headless_shell};
 pub use supervisor::{BrowserState, Launcher, Restart, RestartPolicy, Supervisor};
 
@@ -69,6 +71,9 @@ pub struct ViewInfo {
     pub opener: Option<ViewId>,
     /// Its isolated context, if any.
     pub context: Option<ContextId>,
+    /// The agent session a person shared this view with, in a host where
+    /// views are the person's own (the extension host); `None` elsewhere.
+    pub shared_with: Option<String>,
 }
 
 /// An out-of-process frame inside a view.
@@ -90,6 +95,9 @@ pub struct CreateViewOptions {
     pub context: Option<ContextId>,
     /// Create it without bringing it to the front.
     pub background: bool,
+    /// The agent session it is for, when it is an agent's: a host in the
+    /// person's own browser groups and labels it so.
+    pub owner: Option<String>,
 }
 
 /// A change in the set of views, for following popups and closed tabs.
@@ -99,8 +107,14 @@ pub enum ViewEvent {
     Opened(ViewInfo),
     /// A view's URL or title changed.
     Changed(ViewInfo),
-    /// A view went away.
+    /// A view went away (or, in the person's own browser, stopped being
+    /// shared with agents).
     Closed(ViewId),
+    /// The person stopped the agents from the host's own controls (the
+    /// extension's Stop): the same as taking control in the column.
+    PersonStopped,
+    /// The person let the agents go on from the host's own controls.
+    PersonResumed,
     /// A page tried to download a file; downloads are refused.
     DownloadRefused {
         /// The frame that started it (a view's main frame id is the view id).
@@ -159,6 +173,17 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     /// or its connection is gone for good).
     fn is_connected(&self) -> bool {
         true
+    }
+    /// The agent is done with a view it does not close (a tab the person
+    /// shared, returned when its session ends). Nothing to do by default.
+    async fn release_view(&self, view: &ViewId) -> Result<()> {
+        let _ = view;
+        Ok(())
+    }
+    /// The agent sessions open now, for a host that shows them to the
+    /// person (the extension's popup). Nothing to do by default.
+    fn sessions_changed(&self, sessions: &[String]) {
+        let _ = sessions;
     }
     /// What the host keeps track of, for leak checks (nothing by default).
     fn census(&self) -> HostCensus {

@@ -1,0 +1,365 @@
+// The service worker: holds the bridge to browser-shell, keeps the grants,
+// routes the shell's commands to tabs through chrome.debugger, and answers
+// the popup. Chrome may stop it at any time; everything it must remember
+// lives in chrome.storage (see grants.js) and it reconnects on its own.
+
+import { Bridge } from "./bridge.js";
+import { Debuggers } from "./debugger.js";
+import { Grants, protectedReason, siteOf } from "./grants.js";
+import { BridgeError } from "./protocol.js";
+
+const TAB_SESSION = /^tab-(\d+)$/;
+const GROUP_COLORS = ["blue", "purple", "cyan", "orange", "pink", "green", "red", "yellow"];
+
+const grants = new Grants();
+/** What the shell told us: its sessions, who holds control, what agents do. */
+const shell = { sessions: [], control: "agent", activity: {} };
+/** Tabs opened by a shared tab: offered to the person, not shared. */
+const offers = new Map();
+
+const debuggers = new Debuggers({
+  onEvent(tabId, childSession, method, params) {
+    const record = grants.visible(tabId);
+    if (!record || record.suspended) return;
+    bridge.send({ method, params, sessionId: childSession ?? `tab-${tabId}` });
+  },
+  onDetach(tabId, reason) {
+    if (!grants.visible(tabId)) return;
+    bridge.send({ method: "Extension.debuggerDetached", params: { tabId, reason } });
+  },
+});
+
+const bridge = new Bridge({
+  onMessage: (message) => route(message),
+  onState: () => {
+    updateBadge();
+    notifyPopup();
+  },
+  onWelcome: (welcome) => {
+    if (grants.shell !== welcome.shell) {
+      // A different shell (it restarted): its sessions are new, so are the grants.
+      for (const tabId of grants.tabs.keys()) debuggers.detach(tabId);
+      grants.tabs.clear();
+      grants.sessions.clear();
+      grants.shell = welcome.shell;
+      grants.save();
+    }
+    setSessions(welcome.sessions ?? []);
+  },
+});
+
+const ready = grants.load().then(() => bridge.ensure());
+
+chrome.runtime.onStartup.addListener(() => ready);
+chrome.alarms.create("bridge", { periodInMinutes: 0.5 });
+chrome.alarms.onAlarm.addListener(() => ready.then(() => bridge.ensure()));
+
+// ---- commands from the shell ------------------------------------------
+
+async function route(message) {
+  if (message.method === undefined || message.id === undefined) return;
+  try {
+    const result = await answer(message);
+    bridge.send({ id: message.id, result: result ?? {} });
+  } catch (error) {
+    const text = error instanceof BridgeError ? `${error.code}: ${error.message}` : String(error?.message ?? error);
+    bridge.send({ id: message.id, error: { code: error?.cdpCode ?? -32000, message: text } });
+  }
+}
+
+async function answer({ method, params = {}, sessionId }) {
+  await ready;
+  if (sessionId !== undefined) return forward(sessionId, method, params);
+  switch (method) {
+    case "Extension.getVersion":
+      return {
+        product: (navigator.userAgent.match(/(Chrome|Edg)\/[\d.]+/) ?? ["Chrome"])[0],
+        extensionVersion: chrome.runtime.getManifest().version,
+      };
+    case "Extension.listTabs":
+      return { tabs: await visibleTabs() };
+    case "Extension.createTab":
+      return createTab(params);
+    case "Extension.closeTab":
+      await reachable(params.tabId);
+      await chrome.tabs.remove(params.tabId).catch(() => {});
+      return {};
+    case "Extension.activateTab": {
+      await reachable(params.tabId);
+      const tab = await chrome.tabs.update(params.tabId, { active: true });
+      await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+      return {};
+    }
+    case "Extension.releaseTab":
+      await release(params.tabId, "returned by the agent");
+      return {};
+    case "Extension.keepTab": {
+      const record = grants.visible(params.tabId);
+      if (record) {
+        record.kept = true;
+        grants.save();
+      }
+      return {};
+    }
+    case "Extension.setSessions":
+      setSessions(params.sessions ?? []);
+      return {};
+    case "Extension.setControl":
+      shell.control = params.holder === "person" ? "person" : "agent";
+      notifyPopup();
+      return {};
+    case "Extension.setActivity":
+      shell.activity[params.session] = String(params.text ?? "").slice(0, 200);
+      notifyPopup();
+      return {};
+    default:
+      throw new BridgeError("INVALID_ARGUMENT", `unknown method ${method}`);
+  }
+}
+
+/** A CDP command for a tab (or one of its frames), checked against the grants. */
+async function forward(sessionId, method, params) {
+  const tabMatch = TAB_SESSION.exec(sessionId);
+  const tabId = tabMatch ? Number(tabMatch[1]) : debuggers.tabOfChild(sessionId);
+  if (tabId === undefined) throw new BridgeError("TAB_NOT_FOUND", "no such tab or frame");
+  const record = await reachable(tabId);
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+  const blocked = protectedReason(tab.pendingUrl || tab.url);
+  if (blocked) throw new BridgeError("PAGE_PROTECTED", blocked);
+  if (method === "Page.navigate" && typeof params.url === "string") {
+    // The agent's own navigation takes the share with it.
+    record.site = siteOf(params.url);
+    grants.save();
+  }
+  return debuggers.send(tabId, tabMatch ? null : sessionId, method, params);
+}
+
+/** The grant of a tab an agent may reach now. */
+async function reachable(tabId) {
+  const record = grants.visible(tabId);
+  if (!record) throw new BridgeError("NOT_SHARED", "this tab is not shared with agents");
+  if (record.suspended) {
+    throw new BridgeError(
+      "NOT_SHARED",
+      "the tab went to another site since it was shared; the person must share it again",
+    );
+  }
+  return record;
+}
+
+async function visibleTabs() {
+  const tabs = [];
+  for (const [tabId, record] of grants.tabs) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab) {
+      grants.forget(tabId);
+      continue;
+    }
+    tabs.push(describe(tab, record));
+  }
+  return tabs;
+}
+
+function describe(tab, record) {
+  return {
+    tabId: tab.id,
+    url: tab.pendingUrl || tab.url || "",
+    title: tab.title ?? "",
+    openerTabId: tab.openerTabId ?? null,
+    session: record.session,
+    agentOpened: record.agentOpened,
+    suspended: record.suspended,
+  };
+}
+
+async function createTab({ session, background, url }) {
+  if (!shell.sessions.some((s) => s.id === session)) {
+    throw new BridgeError("SESSION_NOT_FOUND", `no agent session ${session}`);
+  }
+  const target = url && !protectedReason(url) ? url : "about:blank";
+  const tab = await chrome.tabs.create({ url: target, active: !background });
+  grants.adopt(tab.id, session, target);
+  await groupTab(tab.id, session).catch((error) => console.warn("tab group:", error));
+  return { tabId: tab.id };
+}
+
+/** Agent tabs live in a tab group named after their session. */
+async function groupTab(tabId, session) {
+  const known = grants.sessions.get(session) ?? { label: session, groupId: null };
+  let groupId = known.groupId;
+  if (groupId !== null) {
+    const exists = await chrome.tabGroups.get(groupId).catch(() => null);
+    if (!exists) groupId = null;
+  }
+  groupId = await chrome.tabs.group(groupId === null ? { tabIds: [tabId] } : { tabIds: [tabId], groupId });
+  const index = shell.sessions.findIndex((s) => s.id === session);
+  await chrome.tabGroups.update(groupId, {
+    title: `agent ${known.label}`,
+    color: GROUP_COLORS[Math.max(index, 0) % GROUP_COLORS.length],
+  });
+  grants.sessions.set(session, { ...known, groupId });
+  grants.save();
+}
+
+/** Ends an agent's hold on a tab: the share ends, the debugger lets go. */
+async function release(tabId, reason) {
+  if (!grants.forget(tabId)) return;
+  await debuggers.detach(tabId);
+  bridge.send({ method: "Extension.tabRemoved", params: { tabId, reason } });
+  notifyPopup();
+}
+
+function setSessions(sessions) {
+  shell.sessions = sessions
+    .filter((s) => s && typeof s.id === "string")
+    .map((s) => ({ id: s.id, label: String(s.label ?? s.id) }));
+  const live = new Set(shell.sessions.map((s) => s.id));
+  for (const s of shell.sessions) {
+    const known = grants.sessions.get(s.id);
+    grants.sessions.set(s.id, { label: s.label, groupId: known?.groupId ?? null });
+  }
+  for (const id of [...grants.sessions.keys()]) if (!live.has(id)) grants.sessions.delete(id);
+  // A share ends with its session.
+  for (const [tabId, record] of [...grants.tabs]) {
+    if (!live.has(record.session)) release(tabId, "its session ended");
+  }
+  grants.save();
+  notifyPopup();
+}
+
+// ---- the person's tabs ------------------------------------------------
+
+chrome.tabs.onCreated.addListener(async (tab) => {
+  await ready;
+  if (tab.openerTabId === undefined) return;
+  const opener = grants.visible(tab.openerTabId);
+  if (!opener) return;
+  if (opener.agentOpened) {
+    // A popup of an agent's tab is the agent's too.
+    grants.adopt(tab.id, opener.session, tab.pendingUrl || tab.url);
+    groupTab(tab.id, opener.session).catch(() => {});
+    bridge.send({ method: "Extension.tabShared", params: describe(tab, grants.visible(tab.id)) });
+  } else {
+    // A popup of a shared tab is offered to the person, never shared implicitly.
+    offers.set(tab.id, opener.session);
+    notifyPopup();
+  }
+});
+
+chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  await ready;
+  const record = grants.visible(tabId);
+  if (!record) return;
+  if (change.url && !record.follow && !record.suspended && siteOf(change.url) !== record.site) {
+    record.suspended = true;
+    grants.save();
+    notifyPopup();
+  }
+  if (change.url || change.title !== undefined || change.status) {
+    bridge.send({ method: "Extension.tabUpdated", params: describe(tab, record) });
+  }
+});
+
+chrome.tabs.onRemoved.addListener(async (tabId) => {
+  await ready;
+  offers.delete(tabId);
+  if (!grants.forget(tabId)) return;
+  debuggers.forgetTab(tabId);
+  bridge.send({ method: "Extension.tabRemoved", params: { tabId, reason: "closed" } });
+  notifyPopup();
+});
+
+// ---- the popup and the pairing page -----------------------------------
+
+chrome.runtime.onMessage.addListener((message, sender, reply) => {
+  if (sender.id !== chrome.runtime.id) return false;
+  ready
+    .then(() => fromPerson(message))
+    .then(
+      (result) => reply({ ok: true, ...result }),
+      (error) => reply({ ok: false, error: String(error?.message ?? error) }),
+    );
+  return true;
+});
+
+async function fromPerson(message) {
+  switch (message.type) {
+    case "status":
+      return { status: await status() };
+    case "share": {
+      const tab = await chrome.tabs.get(message.tabId);
+      const blocked = protectedReason(tab.url);
+      if (blocked) throw new Error(blocked);
+      if (!shell.sessions.some((s) => s.id === message.session)) throw new Error("that agent session ended");
+      offers.delete(tab.id);
+      const record = grants.share(tab, message.session, message.follow);
+      bridge.send({ method: "Extension.tabShared", params: describe(tab, record) });
+      notifyPopup();
+      return {};
+    }
+    case "unshare":
+      await release(message.tabId, "the person stopped sharing it");
+      return {};
+    case "follow": {
+      const record = grants.visible(message.tabId);
+      if (record) {
+        record.follow = Boolean(message.follow);
+        grants.save();
+      }
+      return {};
+    }
+    case "stop":
+      bridge.send({ method: "Extension.stop", params: {} });
+      shell.control = "person";
+      notifyPopup();
+      return {};
+    case "resume":
+      bridge.send({ method: "Extension.resume", params: {} });
+      shell.control = "agent";
+      notifyPopup();
+      return {};
+    case "disconnect":
+      bridge.disconnect();
+      return {};
+    case "connect":
+    case "paired":
+      await bridge.connect();
+      return {};
+    default:
+      throw new Error(`unknown request ${message.type}`);
+  }
+}
+
+async function status() {
+  const tabs = await chrome.tabs.query({});
+  return {
+    bridge: { state: bridge.state, detail: bridge.detail },
+    sessions: shell.sessions,
+    control: shell.control,
+    activity: shell.activity,
+    tabs: tabs.map((tab) => {
+      const record = grants.visible(tab.id);
+      return {
+        tabId: tab.id,
+        title: tab.title ?? "",
+        url: tab.url ?? "",
+        protected: protectedReason(tab.url),
+        session: record?.session ?? null,
+        agentOpened: record?.agentOpened ?? false,
+        follow: record?.follow ?? false,
+        suspended: record?.suspended ?? false,
+        offeredBy: offers.get(tab.id) ?? null,
+      };
+    }),
+  };
+}
+
+function notifyPopup() {
+  chrome.runtime.sendMessage({ type: "changed" }).catch(() => {});
+}
+
+function updateBadge() {
+  const text = { connected: "", connecting: "…", unpaired: "!", refused: "!", disconnected: "off" }[bridge.state];
+  chrome.action.setBadgeText({ text: text ?? "" }).catch(() => {});
+}

@@ -1,0 +1,140 @@
+// CDP through chrome.debugger: attached lazily, on a tab's first command;
+// out-of-process frames through Chrome's child sessions.
+
+import { BridgeError } from "./protocol.js";
+
+const PROTOCOL = "1.3";
+
+export class Debuggers {
+  /**
+   * `onEvent(tabId, sessionId, method, params)` gets every CDP event of an
+   * attached tab; `onDetach(tabId, reason)` when Chrome takes a tab away.
+   */
+  constructor({ onEvent, onDetach }) {
+    /** tabId → Promise of the attachment */
+    this.attached = new Map();
+    /** child session id → tabId */
+    this.children = new Map();
+    /** Tabs whose debugger went away, with why, until the next attach. */
+    this.lost = new Map();
+    chrome.debugger.onEvent.addListener((source, method, params) => {
+      if (source.tabId === undefined) return;
+      if (method === "Target.attachedToTarget" && params?.sessionId) {
+        this.children.set(params.sessionId, source.tabId);
+      } else if (method === "Target.detachedFromTarget" && params?.sessionId) {
+        this.children.delete(params.sessionId);
+      }
+      onEvent(source.tabId, source.sessionId ?? null, method, params ?? {});
+    });
+    chrome.debugger.onDetach.addListener((source, reason) => {
+      if (source.tabId === undefined) return;
+      this.forgetTab(source.tabId);
+      this.lost.set(source.tabId, reason);
+      onDetach(source.tabId, reason);
+    });
+  }
+
+  /** The tab a child session belongs to. */
+  tabOfChild(sessionId) {
+    return this.children.get(sessionId);
+  }
+
+  /** Sends one command, attaching first when needed. */
+  async send(tabId, childSession, method, params) {
+    await this.attach(tabId);
+    const target = childSession ? { tabId, sessionId: childSession } : { tabId };
+    try {
+      return (await chrome.debugger.sendCommand(target, method, params ?? {})) ?? {};
+    } catch (error) {
+      throw translate(error, tabId, this.lost.get(tabId));
+    }
+  }
+
+  /** Attaches once; concurrent callers share the attempt. */
+  attach(tabId) {
+    let attaching = this.attached.get(tabId);
+    if (!attaching) {
+      attaching = attachTo(tabId);
+      this.attached.set(tabId, attaching);
+      attaching.then(
+        () => this.lost.delete(tabId),
+        () => this.attached.delete(tabId),
+      );
+    }
+    return attaching;
+  }
+
+  /** Lets go of a tab (its share ended). */
+  async detach(tabId) {
+    const was = this.attached.get(tabId);
+    this.forgetTab(tabId);
+    if (!was) return;
+    try {
+      await was;
+      await chrome.debugger.detach({ tabId });
+    } catch {
+      // Gone already.
+    }
+  }
+
+  forgetTab(tabId) {
+    this.attached.delete(tabId);
+    for (const [child, tab] of this.children) if (tab === tabId) this.children.delete(child);
+  }
+}
+
+async function attachTo(tabId) {
+  try {
+    await chrome.debugger.attach({ tabId }, PROTOCOL);
+  } catch (error) {
+    const message = String(error?.message ?? error);
+    if (/already attached/i.test(message)) {
+      // Ours from before this worker stopped: the attachment outlived it.
+      const targets = await chrome.debugger.getTargets();
+      const mine = targets.find((t) => t.tabId === tabId && t.attached);
+      if (mine) {
+        try {
+          await chrome.debugger.detach({ tabId });
+          await chrome.debugger.attach({ tabId }, PROTOCOL);
+          return;
+        } catch {
+          // Someone else's.
+        }
+      }
+      throw new BridgeError(
+        "DEBUGGER_DETACHED",
+        "another debugger (DevTools or another extension) holds this tab; close it and call again",
+      );
+    }
+    if (/no tab with/i.test(message)) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+    if (/cannot access|cannot attach/i.test(message)) {
+      throw new BridgeError("PAGE_PROTECTED", `Chrome does not let extensions drive this page (${message})`);
+    }
+    throw new BridgeError("PROTOCOL_ERROR", `cannot attach to the tab: ${message}`);
+  }
+}
+
+function translate(error, tabId, lostReason) {
+  if (error instanceof BridgeError) return error;
+  const message = String(error?.message ?? error);
+  if (/not attached|detached/i.test(message)) {
+    return new BridgeError(
+      "DEBUGGER_DETACHED",
+      `the tab's debugger went away (${lostReason ?? message}); call again once DevTools is closed`,
+    );
+  }
+  if (/no tab with/i.test(message)) return new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+  // A CDP error from the page: Chrome hands it on as its JSON text.
+  try {
+    const parsed = JSON.parse(message);
+    if (parsed && typeof parsed.message === "string") {
+      const failure = new Error(parsed.message);
+      failure.cdpCode = parsed.code;
+      return failure;
+    }
+  } catch {
+    // Plain text.
+  }
+  void tabId;
+  return new Error(message);
+}

@@ -1,0 +1,696 @@
+//! [`ExtensionHost`]: the view host in the person's own Chrome, through
+//! the browser-shell extension (`assets/extension`, seeds 000–002).
+//!
+//! The extension connects to the shell's bridge ([`bridge`]) and proves the
+//! pairing ([`protocol`], [`pairing`]); from then on the socket carries
+//! CDP-shaped messages, so a [`Connection`] runs over it. Views are Chrome
+//! tabs (`tab-<id>`): only the ones the person shared with an agent
+//! session or an agent opened are ever listed, addressed or heard from —
+//! the extension enforces that, and answers `NOT_SHARED` otherwise. CDP
+//! goes through `chrome.debugger`, attached on a tab's first command.
+//!
+//! The extension's service worker may stop and come back at any time; the
+//! host outlives its connections. Views and their event streams stay; a
+//! call made while no extension is connected fails with `NOT_CONNECTED`
+//! saying why, and one in flight when the connection drops fails the same
+//! way (it is never replayed).
+//!
+//! A person's profile has no isolated contexts: every session shares its
+//! cookies. [`ExtensionHost::create_context`] says so instead of faking one.
+
+pub mod bridge;
+pub mod pairing;
+pub mod protocol;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+use super::{
+    ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent, ViewHost, ViewId, ViewInfo,
+};
+use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
+use crate::error::{BrowserError, Result};
+use bridge::{Authenticated, BridgeConfig, Listener};
+use protocol::{MAX_PENDING_COMMANDS, SessionLabel};
+
+/// Bound for the extension's own bookkeeping calls (tabs, sessions).
+const EXTENSION_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the host says while no extension is connected.
+const NOT_CONNECTED: &str = "the person's Chrome is not connected: it is closed, the browser-shell extension is not installed or not paired (run `browser-shell extension pair`), or the person pressed Disconnect";
+
+/// One tab as the extension describes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TabDescription {
+    tab_id: i64,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    opener_tab_id: Option<i64>,
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    agent_opened: bool,
+}
+
+impl TabDescription {
+    fn view(&self) -> ViewId {
+        view_of(self.tab_id)
+    }
+
+    fn info(&self) -> ViewInfo {
+        ViewInfo {
+            id: self.view(),
+            url: self.url.clone(),
+            title: self.title.clone(),
+            opener: self
+                .opener_tab_id
+                .filter(|_| self.agent_opened)
+                .map(view_of),
+            context: None,
+            shared_with: if self.agent_opened {
+                None
+            } else {
+                self.session.clone()
+            },
+        }
+    }
+}
+
+fn view_of(tab: i64) -> ViewId {
+    ViewId(format!("tab-{tab}"))
+}
+
+fn tab_of(view: &ViewId) -> Result<i64> {
+    view.0
+        .strip_prefix("tab-")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| BrowserError::TabNotFound {
+            tab: view.0.clone(),
+        })
+}
+
+/// The extension connected now, if any.
+#[derive(Debug, Clone)]
+struct Link {
+    connection: Connection,
+    /// Counts connections, for logs and to tell a dropped one from its successor.
+    generation: u64,
+}
+
+/// What the host knows about one view.
+#[derive(Debug, Default)]
+struct ViewState {
+    info: Option<ViewInfo>,
+    subscribers: Vec<mpsc::UnboundedSender<Arc<CdpEvent>>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    link: watch::Sender<Option<Link>>,
+    views: Mutex<HashMap<ViewId, ViewState>>,
+    watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
+    sessions: watch::Sender<Vec<SessionLabel>>,
+    pending: Arc<Semaphore>,
+    command_timeout: Duration,
+    version: Mutex<String>,
+}
+
+/// The person's own Chrome, driven through the browser-shell extension.
+#[derive(Debug)]
+pub struct ExtensionHost {
+    shared: Arc<Shared>,
+    listener: Listener,
+}
+
+/// How to start an [`ExtensionHost`].
+#[derive(Debug, Clone)]
+pub struct ExtensionOptions {
+    /// The bridge's address, pairing and accepted extension ids.
+    pub bridge: BridgeConfig,
+    /// Default bound for CDP commands.
+    pub command_timeout: Duration,
+}
+
+impl ExtensionHost {
+    /// Starts listening for the extension. The host works from the start:
+    /// calls fail with `NOT_CONNECTED` until the extension connects.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when the bridge's address cannot be bound.
+    pub async fn start(options: ExtensionOptions) -> Result<Self> {
+        let shared = Arc::new(Shared {
+            link: watch::Sender::new(None),
+            views: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(Vec::new()),
+            sessions: watch::Sender::new(Vec::new()),
+            pending: Arc::new(Semaphore::new(MAX_PENDING_COMMANDS)),
+            command_timeout: options.command_timeout,
+            version: Mutex::new("Chrome (not connected yet)".into()),
+        });
+        let (accepted, mut connections) = mpsc::unbounded_channel();
+        let listener =
+            bridge::listen(options.bridge, shared.sessions.subscribe(), accepted).await?;
+        let weak = Arc::downgrade(&shared);
+        tokio::spawn(async move {
+            let mut generation = 0;
+            while let Some(authenticated) = connections.recv().await {
+                let Some(shared) = weak.upgrade() else { return };
+                generation += 1;
+                shared.adopt_connection(authenticated, generation);
+            }
+        });
+        Ok(Self { shared, listener })
+    }
+
+    /// Where the bridge listens.
+    pub fn address(&self) -> std::net::SocketAddr {
+        self.listener.address
+    }
+
+    /// Waits until an extension is connected, at most `within`.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when none connected in time.
+    pub async fn connected(&self, within: Duration) -> Result<()> {
+        let mut link = self.shared.link.subscribe();
+        tokio::time::timeout(within, link.wait_for(Option::is_some))
+            .await
+            .map(|_| ())
+            .map_err(|_| BrowserError::not_connected(NOT_CONNECTED))
+    }
+
+    /// Follows whether an extension is connected.
+    pub fn watch_connected(&self) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(self.shared.link.borrow().is_some());
+        let mut link = self.shared.link.subscribe();
+        tokio::spawn(async move {
+            while link.changed().await.is_ok() {
+                let connected = link.borrow().is_some();
+                if tx.send(connected).is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+
+    /// Tells the extension what an agent session is doing now (its popup shows it).
+    pub fn set_activity(&self, session: &str, text: &str) {
+        self.shared.notify(
+            "Extension.setActivity",
+            json!({"session": session, "text": text}),
+        );
+    }
+
+    /// Tells the extension who holds control (its popup shows Stop or Resume).
+    pub fn set_control(&self, person: bool) {
+        let holder = if person { "person" } else { "agent" };
+        self.shared
+            .notify("Extension.setControl", json!({"holder": holder}));
+    }
+
+    async fn extension_call(&self, method: &str, params: Value) -> Result<Value> {
+        self.shared
+            .call(None, method, params, EXTENSION_CALL_TIMEOUT)
+            .await
+    }
+}
+
+impl Shared {
+    fn connection(&self) -> Result<Connection> {
+        self.link
+            .borrow()
+            .as_ref()
+            .map(|link| link.connection.clone())
+            .ok_or_else(|| BrowserError::not_connected(NOT_CONNECTED))
+    }
+
+    /// One command through the extension, within the cap on pending ones.
+    async fn call(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let connection = self.connection()?;
+        let started = tokio::time::Instant::now();
+        let permit = tokio::time::timeout(timeout, Arc::clone(&self.pending).acquire_owned())
+            .await
+            .map_err(|_| {
+                BrowserError::timeout(
+                    format!("CDP {method} (waiting for one of {MAX_PENDING_COMMANDS} slots)"),
+                    timeout,
+                )
+            })?
+            .map_err(|_| BrowserError::not_connected("the host is shutting down"))?;
+        let left = timeout.saturating_sub(started.elapsed());
+        let result = connection
+            .send_with_timeout(session, method, params, left)
+            .await;
+        drop(permit);
+        result.map_err(|error| translate(error, &connection))
+    }
+
+    /// A command whose answer nobody waits for (popup bookkeeping).
+    fn notify(&self, method: &str, params: Value) {
+        let Ok(connection) = self.connection() else {
+            return;
+        };
+        let method = method.to_owned();
+        tokio::spawn(async move {
+            if let Err(error) = connection
+                .send_with_timeout(None, &method, params, EXTENSION_CALL_TIMEOUT)
+                .await
+            {
+                tracing::debug!(%error, method, "the extension did not take a notice");
+            }
+        });
+    }
+
+    fn emit(&self, event: ViewEvent) {
+        self.watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|watcher| watcher.send(event.clone()).is_ok());
+    }
+
+    fn views(&self) -> std::sync::MutexGuard<'_, HashMap<ViewId, ViewState>> {
+        self.views.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A view the extension showed us (shared, opened by an agent): known
+    /// from now on; `true` when it is new.
+    fn know(&self, info: ViewInfo) -> bool {
+        let mut views = self.views();
+        let state = views.entry(info.id.clone()).or_default();
+        let new = state.info.is_none();
+        state.info = Some(info);
+        new
+    }
+
+    /// A view the agents may no longer reach: its event streams end.
+    fn forget(&self, view: &ViewId) -> bool {
+        self.views().remove(view).is_some()
+    }
+
+    /// A newly authenticated extension replaces the previous connection.
+    fn adopt_connection(self: &Arc<Self>, authenticated: Authenticated, generation: u64) {
+        let Authenticated {
+            transport,
+            extension_version,
+            peer,
+            permit,
+        } = authenticated;
+        let connection = Connection::start(transport, self.command_timeout);
+        tracing::info!(%peer, generation, extension_version, "the browser-shell extension connected");
+        tracing::info!(target: crate::AUDIT, event = "extension_connected", %peer, generation);
+        let previous = self.link.send_replace(Some(Link {
+            connection: connection.clone(),
+            generation,
+        }));
+        if let Some(previous) = previous {
+            previous.connection.close();
+        }
+        let events = connection.subscribe(EventFilter::All);
+        let shared = Arc::clone(self);
+        tokio::spawn(async move {
+            let _permit = permit;
+            shared.reconcile(&connection).await;
+            shared.pump(events).await;
+            let reason = connection.closed().await;
+            let current = shared
+                .link
+                .borrow()
+                .as_ref()
+                .is_some_and(|link| link.generation == generation);
+            if current {
+                shared.link.send_replace(None);
+            }
+            tracing::warn!(generation, %reason, "the browser-shell extension disconnected");
+            tracing::info!(target: crate::AUDIT, event = "extension_disconnected", generation);
+        });
+    }
+
+    /// After a (re)connection: the browser's version, and the views the
+    /// extension shows now against the ones we knew.
+    async fn reconcile(&self, connection: &Connection) {
+        if let Ok(version) = connection
+            .send_with_timeout(
+                None,
+                "Extension.getVersion",
+                json!({}),
+                EXTENSION_CALL_TIMEOUT,
+            )
+            .await
+            && let Some(product) = version.get("product").and_then(Value::as_str)
+        {
+            *self.version.lock().unwrap_or_else(|p| p.into_inner()) = product.to_owned();
+        }
+        let sessions = self.sessions.borrow().clone();
+        let _ = connection
+            .send_with_timeout(
+                None,
+                "Extension.setSessions",
+                json!({"sessions": sessions}),
+                EXTENSION_CALL_TIMEOUT,
+            )
+            .await;
+        let Ok(listed) = connection
+            .send_with_timeout(
+                None,
+                "Extension.listTabs",
+                json!({}),
+                EXTENSION_CALL_TIMEOUT,
+            )
+            .await
+        else {
+            return;
+        };
+        let tabs: Vec<TabDescription> = listed
+            .get("tabs")
+            .cloned()
+            .and_then(|tabs| serde_json::from_value(tabs).ok())
+            .unwrap_or_default();
+        let now: Vec<ViewId> = tabs.iter().map(TabDescription::view).collect();
+        let gone: Vec<ViewId> = self
+            .views()
+            .keys()
+            .filter(|view| !now.contains(view))
+            .cloned()
+            .collect();
+        for view in gone {
+            self.forget(&view);
+            self.emit(ViewEvent::Closed(view));
+        }
+        for tab in tabs {
+            let info = tab.info();
+            if self.know(info.clone()) {
+                self.emit(ViewEvent::Opened(info));
+            }
+        }
+    }
+
+    /// Routes the connection's events until it closes: the extension's own
+    /// to view events, CDP events to their view's subscribers.
+    async fn pump(&self, mut events: EventStream) {
+        while let Some(event) = events.recv().await {
+            if let Some(name) = event.method.strip_prefix("Extension.") {
+                self.extension_event(name, &event.params);
+                continue;
+            }
+            let Some(session) = &event.session_id else {
+                continue;
+            };
+            let view = ViewId(session.0.clone());
+            if let Some(state) = self.views().get_mut(&view) {
+                state
+                    .subscribers
+                    .retain(|subscriber| subscriber.send(Arc::clone(&event)).is_ok());
+            }
+        }
+    }
+
+    fn extension_event(&self, name: &str, params: &Value) {
+        let tab = || serde_json::from_value::<TabDescription>(params.clone()).ok();
+        match name {
+            "tabShared" => {
+                if let Some(tab) = tab() {
+                    let info = tab.info();
+                    self.know(info.clone());
+                    self.emit(ViewEvent::Opened(info));
+                }
+            }
+            "tabUpdated" => {
+                if let Some(tab) = tab() {
+                    let info = tab.info();
+                    if self.views().contains_key(&info.id) {
+                        self.know(info.clone());
+                        self.emit(ViewEvent::Changed(info));
+                    }
+                }
+            }
+            "tabRemoved" => {
+                if let Some(tab) = params.get("tabId").and_then(Value::as_i64) {
+                    let view = view_of(tab);
+                    let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
+                    tracing::info!(%view, reason, "a tab left the agents");
+                    if self.forget(&view) {
+                        self.emit(ViewEvent::Closed(view));
+                    }
+                }
+            }
+            "debuggerDetached" => {
+                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
+                tracing::warn!(?params, reason, "the debugger of a driven tab was detached");
+            }
+            "stop" => self.emit(ViewEvent::PersonStopped),
+            "resume" => self.emit(ViewEvent::PersonResumed),
+            "heartbeat" => {}
+            other => tracing::debug!(event = other, "an extension event we do not know"),
+        }
+    }
+}
+
+/// The extension answers refusals as `CODE: text`; those become our codes.
+fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
+    let BrowserError::Protocol { method, message } = &error else {
+        if matches!(error, BrowserError::NotConnected { .. }) && !connection.is_open() {
+            return BrowserError::not_connected(format!(
+                "the connection to the person's Chrome dropped during the call (the extension's worker stopped or Chrome quit); it was not repeated: {error}"
+            ));
+        }
+        return error;
+    };
+    let Some((code, detail)) = message.split_once(": ") else {
+        return error;
+    };
+    let detail = detail.to_owned();
+    match code {
+        "NOT_SHARED" => BrowserError::NotShared { detail },
+        "DEBUGGER_DETACHED" => BrowserError::DebuggerDetached { detail },
+        "PAGE_PROTECTED" => BrowserError::PageProtected { detail },
+        "TAB_NOT_FOUND" => BrowserError::TabNotFound { tab: detail },
+        "SESSION_NOT_FOUND" => BrowserError::SessionNotFound { session: detail },
+        "INVALID_ARGUMENT" => BrowserError::invalid(method.clone(), detail),
+        _ => error,
+    }
+}
+
+#[async_trait]
+impl ViewHost for ExtensionHost {
+    async fn create_view(&self, options: CreateViewOptions) -> Result<ViewId> {
+        let Some(session) = options.owner else {
+            return Err(BrowserError::invalid(
+                "tab",
+                "in the person's own Chrome, the person opens their tabs in Chrome itself",
+            ));
+        };
+        if options.context.is_some() {
+            return Err(no_contexts());
+        }
+        let created = self
+            .extension_call(
+                "Extension.createTab",
+                json!({"session": session, "background": options.background}),
+            )
+            .await?;
+        let tab = created
+            .get("tabId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| BrowserError::Protocol {
+                method: "Extension.createTab".into(),
+                message: "no tabId in the answer".into(),
+            })?;
+        let info = ViewInfo {
+            id: view_of(tab),
+            url: "about:blank".into(),
+            title: String::new(),
+            opener: None,
+            context: None,
+            shared_with: None,
+        };
+        self.shared.know(info.clone());
+        Ok(info.id)
+    }
+
+    async fn destroy_view(&self, view: &ViewId) -> Result<()> {
+        let tab = tab_of(view)?;
+        match self
+            .extension_call("Extension.closeTab", json!({"tabId": tab}))
+            .await
+        {
+            Ok(_) | Err(BrowserError::NotShared { .. } | BrowserError::TabNotFound { .. }) => {
+                if self.shared.forget(view) {
+                    self.shared.emit(ViewEvent::Closed(view.clone()));
+                }
+                Ok(())
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn show_view(&self, view: &ViewId) -> Result<()> {
+        let tab = tab_of(view)?;
+        self.extension_call("Extension.activateTab", json!({"tabId": tab}))
+            .await
+            .map(|_| ())
+    }
+
+    async fn release_view(&self, view: &ViewId) -> Result<()> {
+        let tab = tab_of(view)?;
+        let released = self
+            .extension_call("Extension.releaseTab", json!({"tabId": tab}))
+            .await;
+        if self.shared.forget(view) {
+            self.shared.emit(ViewEvent::Closed(view.clone()));
+        }
+        match released {
+            Ok(_) | Err(BrowserError::NotConnected { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn send_command(
+        &self,
+        view: &ViewId,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
+        tab_of(view)?;
+        let session = SessionId(view.0.clone());
+        self.shared
+            .call(Some(&session), method, params, timeout)
+            .await
+    }
+
+    async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut views = self.shared.views();
+        let Some(state) = views.get_mut(view) else {
+            return Err(BrowserError::NotShared {
+                detail: format!("{view} is not shared with agents"),
+            });
+        };
+        state.subscribers.push(tx);
+        Ok(rx)
+    }
+
+    async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
+        // Out-of-process frames through chrome.debugger's child sessions
+        // are not followed yet: cross-origin iframes are left out.
+        let _ = view;
+        Ok(Vec::new())
+    }
+
+    async fn send_frame_command(
+        &self,
+        view: &ViewId,
+        frame: &str,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let _ = (view, params, timeout);
+        Err(BrowserError::Protocol {
+            method: method.into(),
+            message: format!("frame {frame} is not followed through the extension"),
+        })
+    }
+
+    async fn list_views(&self) -> Result<Vec<ViewInfo>> {
+        // The extension's own list when it is connected (it is the
+        // authority on shares); what we knew last otherwise.
+        if let Ok(listed) = self.extension_call("Extension.listTabs", json!({})).await {
+            let tabs: Vec<TabDescription> = listed
+                .get("tabs")
+                .cloned()
+                .and_then(|tabs| serde_json::from_value(tabs).ok())
+                .unwrap_or_default();
+            return Ok(tabs.iter().map(TabDescription::info).collect());
+        }
+        Ok(self
+            .shared
+            .views()
+            .values()
+            .filter_map(|state| state.info.clone())
+            .collect())
+    }
+
+    fn watch_views(&self) -> mpsc::UnboundedReceiver<ViewEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(tx);
+        rx
+    }
+
+    async fn create_context(&self) -> Result<ContextId> {
+        Err(no_contexts())
+    }
+
+    async fn destroy_context(&self, context: &ContextId) -> Result<()> {
+        let _ = context;
+        Ok(())
+    }
+
+    fn command_timeout(&self) -> Duration {
+        self.shared.command_timeout
+    }
+
+    fn browser_version(&self) -> String {
+        self.shared
+            .version
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn is_connected(&self) -> bool {
+        self.shared.link.borrow().is_some()
+    }
+
+    fn sessions_changed(&self, sessions: &[String]) {
+        let labels: Vec<SessionLabel> = sessions
+            .iter()
+            .map(|id| SessionLabel {
+                id: id.clone(),
+                label: id.clone(),
+            })
+            .collect();
+        self.shared.sessions.send_replace(labels.clone());
+        self.shared
+            .notify("Extension.setSessions", json!({"sessions": labels}));
+    }
+
+    fn census(&self) -> HostCensus {
+        let views = self.shared.views();
+        let connection = self.shared.connection().ok();
+        HostCensus {
+            sessions: views.len(),
+            frames: 0,
+            subscribers: views.values().map(|v| v.subscribers.len()).sum(),
+            pending: connection.map_or(0, |c| c.pending_commands()),
+        }
+    }
+}
+
+fn no_contexts() -> BrowserError {
+    BrowserError::invalid(
+        "isolated",
+        "the person's own Chrome has no isolated contexts: every agent session shares its cookies and logins",
+    )
+}

@@ -1,0 +1,217 @@
+//! The bridge protocol (seed 001), shell side: the handshake messages and
+//! the proofs both sides compute. `assets/extension/protocol.js` is the
+//! other half; the two must agree byte for byte.
+//!
+//! ```text
+//! extension → shell  hello      {version, extensionId, extensionVersion, nonce}
+//! shell → extension  challenge  {nonce, proof = HMAC(secret, "…|server|id|cn|sn")}
+//! extension → shell  proof      {proof = HMAC(secret, "…|client|id|cn|sn")}
+//! shell → extension  welcome    {shell, sessions}        (or refused {reason})
+//! ```
+//!
+//! After the welcome, messages are CDP-shaped (commands with ids, answers,
+//! events), so a [`crate::cdp::Connection`] runs over the socket.
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// The protocol version this shell speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest message either side accepts.
+pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Commands the shell may have waiting on the extension at once.
+pub const MAX_PENDING_COMMANDS: usize = 64;
+
+/// Extension connections (handshaking or connected) at once.
+pub const MAX_CONNECTIONS: usize = 4;
+
+/// The id of the extension in `assets/extension` (fixed by its manifest's `key`).
+pub const EXTENSION_ID: &str = "fmmpmjfbfbolhenibabebgogdehficei";
+
+/// Who signs a proof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The shell, in its challenge.
+    Server,
+    /// The extension, in its proof.
+    Client,
+}
+
+/// The extension's first message.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type", rename = "hello")]
+pub struct Hello {
+    /// Its protocol version.
+    pub version: u32,
+    /// Its id (must match the `Origin` it connected from).
+    pub extension_id: String,
+    /// Its own version, for `doctor` and logs.
+    #[serde(default)]
+    pub extension_version: String,
+    /// 256 random bits, hex.
+    pub nonce: String,
+}
+
+/// The shell's answer to a good hello.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename = "challenge")]
+pub struct Challenge {
+    /// 256 random bits of the shell's, hex.
+    pub nonce: String,
+    /// The shell's proof that it holds the secret.
+    pub proof: String,
+}
+
+/// The extension's proof.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename = "proof")]
+pub struct Proof {
+    /// HMAC over the client text, hex.
+    pub proof: String,
+}
+
+/// The shell accepts the connection.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename = "welcome")]
+pub struct Welcome {
+    /// This shell process, so the extension drops grants of a previous one.
+    pub shell: String,
+    /// The agent sessions open now.
+    pub sessions: Vec<SessionLabel>,
+}
+
+/// The shell refuses the connection, saying why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename = "refused")]
+pub struct Refused {
+    /// One line.
+    pub reason: String,
+}
+
+/// An agent session as the person sees it in the extension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionLabel {
+    /// The session id.
+    pub id: String,
+    /// What the person reads.
+    pub label: String,
+}
+
+/// The text a proof signs: the role, bound to the version, the extension
+/// id and both nonces.
+pub fn proof_text(
+    role: Role,
+    extension_id: &str,
+    client_nonce: &str,
+    server_nonce: &str,
+) -> String {
+    let role = match role {
+        Role::Server => "server",
+        Role::Client => "client",
+    };
+    format!(
+        "browser-shell bridge v{PROTOCOL_VERSION}|{role}|{extension_id}|{client_nonce}|{server_nonce}"
+    )
+}
+
+/// HMAC-SHA-256 of `text` under `secret`, as lowercase hex.
+pub fn proof(secret: &[u8], text: &str) -> String {
+    hex(&hmac_over(secret, text).finalize().into_bytes())
+}
+
+/// Whether `claimed` (hex) is the proof of `text`, compared in constant time.
+pub fn verify(secret: &[u8], text: &str, claimed: &str) -> bool {
+    let Some(claimed) = unhex(claimed) else {
+        return false;
+    };
+    hmac_over(secret, text).verify_slice(&claimed).is_ok()
+}
+
+fn hmac_over(secret: &[u8], text: &str) -> Hmac<Sha256> {
+    // HMAC takes keys of any length; this cannot fail.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
+        .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+    mac.update(text.as_bytes());
+    mac
+}
+
+/// Whether a nonce is 256 bits of lowercase hex.
+pub fn is_nonce(text: &str) -> bool {
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Lowercase hex as bytes.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            let pair = text.get(i..i + 2)?;
+            if pair.bytes().any(|b| b.is_ascii_uppercase()) {
+                return None;
+            }
+            u8::from_str_radix(pair, 16).ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proofs_are_bound_to_role_id_and_both_nonces() {
+        let secret = [7u8; 32];
+        let (cn, sn) = ("a".repeat(64), "b".repeat(64));
+        let server = proof(&secret, &proof_text(Role::Server, EXTENSION_ID, &cn, &sn));
+        assert!(verify(
+            &secret,
+            &proof_text(Role::Server, EXTENSION_ID, &cn, &sn),
+            &server
+        ));
+        for other in [
+            proof_text(Role::Client, EXTENSION_ID, &cn, &sn),
+            proof_text(Role::Server, "abcdefghijklmnopabcdefghijklmnop", &cn, &sn),
+            proof_text(Role::Server, EXTENSION_ID, &sn, &cn),
+        ] {
+            assert!(!verify(&secret, &other, &server), "{other}");
+        }
+        assert!(!verify(
+            &[8u8; 32],
+            &proof_text(Role::Server, EXTENSION_ID, &cn, &sn),
+            &server
+        ));
+        assert!(!verify(&secret, "x", "not hex"));
+    }
+
+    #[test]
+    fn the_proof_matches_what_the_extension_computes() {
+        // HMAC-SHA-256 test vector (RFC 4231, case 2) through our hex helpers.
+        assert_eq!(
+            proof(b"Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn nonces_are_64_lowercase_hex_digits() {
+        assert!(is_nonce(&"0f".repeat(32)));
+        assert!(!is_nonce(&"0F".repeat(32)));
+        assert!(!is_nonce("00"));
+        assert_eq!(unhex("00ff"), Some(vec![0, 255]));
+        assert_eq!(unhex("0"), None);
+    }
+}
