@@ -174,8 +174,10 @@ function describe(tab, record) {
 }
 
 async function createTab({ session, background, url }) {
+  if (typeof session !== "string" || !session) throw new BridgeError("INVALID_ARGUMENT", "no session");
   if (!shell.sessions.some((s) => s.id === session)) {
-    throw new BridgeError("SESSION_NOT_FOUND", `no agent session ${session}`);
+    // The shell's word on its sessions may still be on its way.
+    shell.sessions.push({ id: session, label: session });
   }
   const target = url && !protectedReason(url) ? url : "about:blank";
   const tab = await chrome.tabs.create({ url: target, active: !background });
@@ -220,9 +222,12 @@ function setSessions(sessions) {
     grants.sessions.set(s.id, { label: s.label, groupId: known?.groupId ?? null });
   }
   for (const id of [...grants.sessions.keys()]) if (!live.has(id)) grants.sessions.delete(id);
-  // A share ends with its session.
+  // A share ends with its session; the agent's own tabs close with it
+  // (the shell closes them first; this is for a shell that went away).
   for (const [tabId, record] of [...grants.tabs]) {
-    if (!live.has(record.session)) release(tabId, "its session ended");
+    if (live.has(record.session)) continue;
+    release(tabId, "its session ended");
+    if (record.agentOpened && !record.kept) chrome.tabs.remove(tabId).catch(() => {});
   }
   grants.save();
   notifyPopup();
@@ -232,6 +237,7 @@ function setSessions(sessions) {
 
 chrome.tabs.onCreated.addListener(async (tab) => {
   await ready;
+  notifyPopup();
   if (tab.openerTabId === undefined) return;
   const opener = grants.visible(tab.openerTabId);
   if (!opener) return;
@@ -250,6 +256,7 @@ chrome.tabs.onCreated.addListener(async (tab) => {
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
   await ready;
   const record = grants.visible(tabId);
+  if (change.url || change.title !== undefined) notifyPopup();
   if (!record) return;
   if (change.url && !record.follow && !record.suspended && siteOf(change.url) !== record.site) {
     record.suspended = true;
@@ -264,6 +271,7 @@ chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener(async (tabId) => {
   await ready;
   offers.delete(tabId);
+  notifyPopup();
   if (!grants.forget(tabId)) return;
   debuggers.forgetTab(tabId);
   bridge.send({ method: "Extension.tabRemoved", params: { tabId, reason: "closed" } });

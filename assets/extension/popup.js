@@ -44,6 +44,7 @@ async function render() {
   );
 
   $("tabs").replaceChildren(...tabs.map((tab) => tabRow(tab, sessions)));
+  document.body.dataset.ready = "1";
 }
 
 function tabRow(tab, sessions) {

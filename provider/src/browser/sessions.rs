@@ -83,7 +83,6 @@ impl Browser {
         self.inner
             .tabs_changed
             .send_modify(|generation| *generation += 1);
-        self.inner.tell_host_sessions();
         // Kept tabs stay open and become the person's; the rest close.
         for tab in &state.tabs {
             if tab.keep {
@@ -92,6 +91,7 @@ impl Browser {
                 self.inner.host().destroy_view(tab.page.view()).await?;
             }
         }
+        self.inner.tell_host_sessions();
         // Disposing an isolated context would close kept tabs too.
         if let Some(context) = &state.context
             && !state.tabs.iter().any(|t| t.keep)

@@ -35,6 +35,12 @@ use crate::error::{BrowserError, Result};
 pub struct ViewId(pub(crate) String);
 
 impl ViewId {
+    /// A view by the id its host gave it (for hosts, and for tests that
+    /// address a view they know).
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
     /// The underlying id, for logs and for hosts that need it.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -143,6 +149,11 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
         params: Value,
         timeout: Duration,
     ) -> Result<Value>;
+    /// The id of the view's main frame (what CDP events name it by). For a
+    /// page target it is the target's own id.
+    async fn main_frame(&self, view: &ViewId) -> Result<String> {
+        Ok(view.as_str().to_owned())
+    }
     /// Subscribes to the view's CDP events. The stream ends when the view closes.
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream>;
     /// The view's out-of-process frames (cross-origin iframes at any depth),

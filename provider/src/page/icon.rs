@@ -79,7 +79,7 @@ async fn load(page: &Page, url: &str, budget: &Budget) -> Option<Vec<u8>> {
         .call(
             budget,
             &NetworkLoadNetworkResource {
-                frame_id: page.view().as_str().to_owned(),
+                frame_id: page.main_frame().to_owned(),
                 url: url.to_owned(),
                 options: LoadNetworkResourceOptions {
                     disable_cache: false,

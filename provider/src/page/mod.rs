@@ -80,6 +80,9 @@ pub struct Page {
     host: Arc<dyn ViewHost>,
     /// The view itself.
     view: ViewId,
+    /// Its main frame's id (the view's own id for page targets; asked of
+    /// the page where views are named otherwise, as tabs are).
+    main_frame: String,
     /// Dialogs answered since the last [`Page::take_dialogs`].
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
     /// Its main thread stopped answering (a script that loops): a new
@@ -145,6 +148,7 @@ impl Page {
         }
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
+        let main_frame = host.main_frame(&view).await?;
         let dialogs = Arc::new(Mutex::new(Vec::new()));
         let dialogs_answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
         tokio::spawn(answer_dialogs(
@@ -157,6 +161,7 @@ impl Page {
         Ok(Self {
             host,
             view,
+            main_frame,
             dialogs,
             dialogs_answered,
             unresponsive: std::sync::atomic::AtomicBool::new(false),
@@ -226,6 +231,11 @@ impl Page {
     /// The view this page drives.
     pub fn view(&self) -> &ViewId {
         &self.view
+    }
+
+    /// The id CDP events give the page's main frame.
+    pub fn main_frame(&self) -> &str {
+        &self.main_frame
     }
 
     /// The host, for operations that need more than a command.
@@ -317,7 +327,7 @@ impl Page {
         cursor: u64,
         bound: std::time::Duration,
     ) -> Option<network::RequestEntry> {
-        let main = self.view.as_str();
+        let main = self.main_frame.as_str();
         let mut in_flight = self.watch_in_flight();
         let waited = tokio::time::timeout(bound, async {
             loop {

@@ -295,7 +295,7 @@ struct LoadTracker {
 impl LoadTracker {
     fn new(page: &Page, expected_loader: Option<String>) -> Self {
         Self {
-            main_frame: page.view().as_str().to_owned(),
+            main_frame: page.main_frame().to_owned(),
             loader: expected_loader,
             committed: false,
             new_document: false,

@@ -104,7 +104,7 @@ impl World {
                 frame,
                 budget,
                 &PageCreateIsolatedWorld {
-                    frame_id: frame.unwrap_or(page.view().as_str()).to_owned(),
+                    frame_id: frame.unwrap_or(page.main_frame()).to_owned(),
                     world_name: WORLD_NAME.to_owned(),
                 },
             )

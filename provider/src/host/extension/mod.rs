@@ -323,6 +323,7 @@ impl Shared {
             previous.connection.close();
         }
         let events = connection.subscribe(EventFilter::All);
+        tokio::spawn(sync_sessions(self.sessions.subscribe(), connection.clone()));
         let shared = Arc::clone(self);
         tokio::spawn(async move {
             let _permit = permit;
@@ -427,8 +428,12 @@ impl Shared {
             "tabShared" => {
                 if let Some(tab) = tab() {
                     let info = tab.info();
-                    self.know(info.clone());
-                    self.emit(ViewEvent::Opened(info));
+                    // Shared again (after it left its site): the same tab.
+                    if self.know(info.clone()) {
+                        self.emit(ViewEvent::Opened(info));
+                    } else {
+                        self.emit(ViewEvent::Changed(info));
+                    }
                 }
             }
             "tabUpdated" => {
@@ -458,6 +463,28 @@ impl Shared {
             "resume" => self.emit(ViewEvent::PersonResumed),
             "heartbeat" => {}
             other => tracing::debug!(event = other, "an extension event we do not know"),
+        }
+    }
+}
+
+/// Tells the extension every change of the agent sessions, one after the
+/// other (an older list arriving last would end a newer session's shares).
+async fn sync_sessions(mut sessions: watch::Receiver<Vec<SessionLabel>>, connection: Connection) {
+    while sessions.changed().await.is_ok() {
+        let list = sessions.borrow_and_update().clone();
+        let sent = connection
+            .send_with_timeout(
+                None,
+                "Extension.setSessions",
+                json!({"sessions": list}),
+                EXTENSION_CALL_TIMEOUT,
+            )
+            .await;
+        if let Err(error) = sent {
+            if !connection.is_open() {
+                return;
+            }
+            tracing::debug!(%error, "the extension did not take the sessions");
         }
     }
 }
@@ -575,6 +602,24 @@ impl ViewHost for ExtensionHost {
             .await
     }
 
+    async fn main_frame(&self, view: &ViewId) -> Result<String> {
+        let tree = self
+            .send_command(
+                view,
+                "Page.getFrameTree",
+                json!({}),
+                self.shared.command_timeout,
+            )
+            .await?;
+        tree.pointer("/frameTree/frame/id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| BrowserError::Protocol {
+                method: "Page.getFrameTree".into(),
+                message: "no main frame in the answer".into(),
+            })
+    }
+
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut views = self.shared.views();
@@ -671,9 +716,8 @@ impl ViewHost for ExtensionHost {
                 label: id.clone(),
             })
             .collect();
-        self.shared.sessions.send_replace(labels.clone());
-        self.shared
-            .notify("Extension.setSessions", json!({"sessions": labels}));
+        // Sent in order by the connection's session task (see `sync_sessions`).
+        self.shared.sessions.send_replace(labels);
     }
 
     fn census(&self) -> HostCensus {

@@ -112,7 +112,7 @@ fn navigation_started(
     events: &mut EventStream,
     seen: &mut Vec<std::sync::Arc<CdpEvent>>,
 ) -> bool {
-    let main = page.view().as_str();
+    let main = page.main_frame();
     drain(events, seen);
     seen.iter()
         .any(|event| is_main_frame_navigation(event, main))

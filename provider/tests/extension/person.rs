@@ -1,0 +1,237 @@
+//! "The person's Chrome": Debian's full Chromium with the browser-shell
+//! extension loaded and a profile of its own, and the person's hands on it
+//! through that browser's own debugging port (opening tabs, pressing the
+//! extension's buttons, stopping its service worker).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use browser_provider::cdp::{Connection, SessionId, transport};
+use serde_json::{Value, json};
+
+/// Where the unpacked extension is.
+pub fn extension_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")
+}
+
+/// The extension's id, from its manifest key.
+pub const EXTENSION_ID: &str = browser_provider::host::extension::protocol::EXTENSION_ID;
+
+/// The person's browser and their hands on it.
+pub struct Person {
+    _process: tokio::process::Child,
+    _profile: tempfile::TempDir,
+    /// The browser's own CDP connection (the person's, not the agent's).
+    pub cdp: Connection,
+    /// The extension's popup, open in a tab of its own.
+    popup: SessionId,
+}
+
+impl Person {
+    /// Starts Chromium with the extension and opens its popup in a tab.
+    pub async fn start() -> Self {
+        let profile = tempfile::tempdir().expect("profile dir");
+        let extension = extension_dir().canonicalize().expect("extension dir");
+        let process = tokio::process::Command::new(
+            std::env::var("BROWSER_SHELL_PERSON_CHROME")
+                .unwrap_or_else(|_| "/usr/bin/chromium".into()),
+        )
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--remote-debugging-port=0",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--password-store=basic",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--load-extension={}", extension.display()))
+        .arg(format!(
+            "--disable-extensions-except={}",
+            extension.display()
+        ))
+        .arg("about:blank")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start chromium");
+        let port_file = profile.path().join("DevToolsActivePort");
+        let text = wait_for(Duration::from_secs(20), "DevToolsActivePort", || {
+            std::fs::read_to_string(&port_file)
+                .ok()
+                .filter(|t| t.lines().count() >= 2)
+        })
+        .await;
+        let mut lines = text.lines();
+        let port = lines.next().expect("port");
+        let path = lines.next().expect("path");
+        let transport = transport::websocket(&format!("ws://127.0.0.1:{port}{path}"))
+            .await
+            .expect("the person's CDP");
+        let cdp = Connection::start(transport, Duration::from_secs(10));
+        let popup_url = format!("chrome-extension://{EXTENSION_ID}/popup.html");
+        let mut person = Self {
+            _process: process,
+            _profile: profile,
+            cdp,
+            popup: SessionId(String::new()),
+        };
+        let (_, popup) = person.open_tab(&popup_url).await;
+        person.popup = popup;
+        person
+    }
+
+    /// Opens a tab the way the person would; its target and a CDP session on it.
+    pub async fn open_tab(&self, url: &str) -> (String, SessionId) {
+        let created = self
+            .cdp
+            .send(None, "Target.createTarget", json!({"url": url}))
+            .await
+            .expect("create a tab");
+        let target = created["targetId"].as_str().expect("target id").to_owned();
+        let attached = self
+            .cdp
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target, "flatten": true}),
+            )
+            .await
+            .expect("attach");
+        let session = SessionId(attached["sessionId"].as_str().expect("session").to_owned());
+        (target, session)
+    }
+
+    /// Evaluates an expression (promises awaited) in a page the person has open.
+    /// A page still loading (its first document replaced) is asked again.
+    pub async fn eval(&self, session: &SessionId, expression: &str) -> Value {
+        let started = tokio::time::Instant::now();
+        let result = loop {
+            let sent = self
+                .cdp
+                .send(
+                    Some(session),
+                    "Runtime.evaluate",
+                    json!({"expression": expression, "awaitPromise": true, "returnByValue": true}),
+                )
+                .await;
+            match sent {
+                Err(error)
+                    if error.to_string().contains("context was destroyed")
+                        && started.elapsed() < Duration::from_secs(10) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                other => break other.expect("evaluate"),
+            }
+        };
+        if let Some(exception) = result.get("exceptionDetails") {
+            panic!("{expression} threw: {exception}");
+        }
+        result["result"]["value"].clone()
+    }
+
+    /// Evaluates in the extension's popup (the person's view of the extension).
+    pub async fn in_popup(&self, expression: &str) -> Value {
+        self.eval(&self.popup, expression).await
+    }
+
+    /// Chrome's tab id of the first tab showing `url`.
+    pub async fn tab_id(&self, url: &str) -> i64 {
+        let expression = format!(
+            "chrome.tabs.query({{}}).then(tabs => (tabs.find(t => t.url === {url:?}) || {{}}).id ?? null)"
+        );
+        let started = tokio::time::Instant::now();
+        loop {
+            if let Some(id) = self.in_popup(&expression).await.as_i64() {
+                return id;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "no tab shows {url}"
+            );
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Presses a button in the popup, waiting (bounded) for it to be there.
+    /// `row` picks a tab row by the text it shows; `selector` the button in it.
+    pub async fn press_in_popup(&self, row: Option<&str>, selector: &str) {
+        let expression = format!(
+            r#"new Promise((resolve, reject) => {{
+                const started = Date.now();
+                const attempt = () => {{
+                    const row = {row};
+                    const scope = row === null ? document
+                        : [...document.querySelectorAll('#tabs li')].find(li => li.textContent.includes(row));
+                    const button = document.body.dataset.ready && scope && scope.querySelector({selector:?});
+                    if (button && button.offsetParent !== null) {{ button.click(); resolve(true); return; }}
+                    if (Date.now() - started > 8000) {{ reject(new Error('no ' + {selector:?} + ' in the popup: ' + document.body.innerText)); return; }}
+                    setTimeout(attempt, 25);
+                }};
+                attempt();
+            }})"#,
+            row = serde_json::to_string(&row).unwrap_or_default(),
+        );
+        self.in_popup(&expression).await;
+    }
+
+    /// Opens the pairing link and presses Allow, as the person would.
+    pub async fn pair(&self, link: &str) {
+        let (_, page) = self.open_tab(link).await;
+        let expression = r#"new Promise((resolve, reject) => {
+            const started = Date.now();
+            const attempt = () => {
+                const allow = document.getElementById('allow');
+                if (allow && !allow.disabled) { allow.click(); resolve(true); return; }
+                if (Date.now() - started > 10000) { reject(new Error('no Allow button')); return; }
+                setTimeout(attempt, 25);
+            };
+            attempt();
+        })"#;
+        self.eval(&page, expression).await;
+    }
+
+    /// The extension's service worker target, when it runs.
+    pub async fn service_worker(&self) -> Option<String> {
+        let targets = self
+            .cdp
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .expect("targets");
+        targets["targetInfos"]
+            .as_array()?
+            .iter()
+            .find(|t| {
+                t["type"] == "service_worker"
+                    && t["url"].as_str().is_some_and(|u| {
+                        u.starts_with(&format!("chrome-extension://{EXTENSION_ID}/"))
+                    })
+            })
+            .and_then(|t| t["targetId"].as_str().map(str::to_owned))
+    }
+}
+
+/// Polls `probe` until it gives a value, at most `within`.
+pub async fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = tokio::time::Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{what} did not come within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

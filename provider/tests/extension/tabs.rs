@@ -1,0 +1,351 @@
+//! Tabs through the extension: grants, the person's login, agent tabs,
+//! Stop, and a shared tab leaving its site.
+
+use std::time::Duration;
+
+use browser_provider::browser::NavigationRequest;
+use browser_provider::control::Holder;
+use browser_provider::host::{ViewHost, ViewId};
+use browser_provider::page::act::{Action, Target};
+use browser_provider::page::content::{ContentFormat, ContentRequest};
+use browser_provider::page::screenshot::ScreenshotRequest;
+use browser_provider::snapshot::Scope;
+use browser_provider::{BrowserError, SessionId};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::Ctx;
+
+fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
+    match result {
+        Ok(value) => panic!("expected an error, got {value:?}"),
+        Err(error) => error.code(),
+    }
+}
+
+async fn snapshot(ctx: &Ctx, session: &SessionId) -> Result<String, BrowserError> {
+    ctx.env
+        .browser
+        .snapshot(session, &Scope::Page, &CancellationToken::new())
+        .await
+        .map(|s| s.text)
+}
+
+fn ref_of(snapshot: &str, needle: &str) -> Target {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line
+        .find("[ref=")
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        + 5;
+    Target::Ref(line[start..].split(']').next().unwrap().to_owned())
+}
+
+fn click() -> Action {
+    Action::Click {
+        button: Default::default(),
+        count: 1,
+        modifiers: vec![],
+    }
+}
+
+/// Waits (bounded) until the session has `count` tabs.
+async fn tabs_become(ctx: &Ctx, session: &SessionId, count: usize) {
+    let started = tokio::time::Instant::now();
+    loop {
+        let tabs = ctx.env.browser.list_tabs(session).await.unwrap();
+        if tabs.len() == count {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the session has {tabs:?}, not {count} tabs"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The person shares the tab showing `url` with `session` from the popup.
+async fn share(ctx: &Ctx, url: &str, session: &SessionId) {
+    ctx.env
+        .person
+        .press_in_popup(Some(url), &format!("button[data-share=\"{session}\"]"))
+        .await;
+    tabs_become(ctx, session, 1).await;
+}
+
+pub async fn an_unshared_tab_is_invisible_and_unreachable(ctx: Ctx) {
+    let url = ctx.url("account.html?unshared");
+    let (_, _) = ctx.env.person.open_tab(&url).await;
+    let tab = ctx.env.person.tab_id(&url).await;
+    let session = ctx.session().await;
+    let browser = &ctx.env.browser;
+
+    assert!(browser.list_tabs(&session).await.unwrap().is_empty());
+    let views = ctx.env.host.list_views().await.unwrap();
+    assert!(
+        views.iter().all(|v| v.url != url),
+        "an unshared tab is listed: {views:?}"
+    );
+    let view = ViewId::new(format!("tab-{tab}"));
+    let sent = ctx
+        .env
+        .host
+        .send_command(
+            &view,
+            "Runtime.evaluate",
+            json!({"expression": "document.cookie"}),
+            Duration::from_secs(5),
+        )
+        .await;
+    assert_eq!(code(sent), "NOT_SHARED");
+    assert_eq!(code(ctx.env.host.subscribe(&view).await), "NOT_SHARED");
+    assert_eq!(code(ctx.env.host.show_view(&view).await), "NOT_SHARED");
+    browser.close_session(&session).await.unwrap();
+}
+
+pub async fn a_shared_tab_is_driven_with_the_person_s_login(ctx: Ctx) {
+    let person = &ctx.env.person;
+    person
+        .cdp
+        .send(
+            None,
+            "Storage.setCookies",
+            json!({"cookies": [{"name": "session", "value": "Ada", "url": ctx.env.base}]}),
+        )
+        .await
+        .unwrap();
+    let url = ctx.url("account.html?shared");
+    person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+
+    let browser = &ctx.env.browser;
+    let cancel = CancellationToken::new();
+    let text = snapshot(&ctx, &session).await.unwrap();
+    assert!(text.contains("Signed in as Ada"), "{text}");
+    browser
+        .act(
+            &session,
+            &ref_of(&text, "Note"),
+            &Action::Fill {
+                text: "from the agent".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let report = browser
+        .act(&session, &ref_of(&text, "Save"), &click(), &cancel)
+        .await
+        .unwrap();
+    let after = snapshot(&ctx, &session).await.unwrap();
+    assert!(
+        after.contains("Saved: from the agent"),
+        "{report:?}\n{after}"
+    );
+
+    // The share ends with the session; the person's tab stays open.
+    browser.close_session(&session).await.unwrap();
+    let tab = person.tab_id(&url).await;
+    let views = ctx.env.host.list_views().await.unwrap();
+    assert!(
+        views.iter().all(|v| v.id.as_str() != format!("tab-{tab}")),
+        "{views:?}"
+    );
+}
+
+pub async fn agent_tabs_open_in_a_group_and_do_everything(ctx: Ctx) {
+    let session = ctx.session().await;
+    let browser = &ctx.env.browser;
+    let cancel = CancellationToken::new();
+    let url = ctx.url("form.html");
+    let (_, outcome) = browser.open(&session, &url, false, &cancel).await.unwrap();
+    assert_eq!(outcome.title, "Sign-up form");
+
+    let text = snapshot(&ctx, &session).await.unwrap();
+    browser
+        .act(
+            &session,
+            &ref_of(&text, "Full name"),
+            &Action::Type {
+                text: "Ada".into(),
+                submit: false,
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let value = browser
+        .execute(
+            &session,
+            "return document.getElementById('name').value",
+            vec![],
+            None,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(&value, browser_provider::page::execute::ExecuteResult::Value { value, .. } if value == &json!("Ada")),
+        "{value:?}"
+    );
+
+    let shot = browser
+        .screenshot(&session, ScreenshotRequest::default(), &cancel)
+        .await
+        .unwrap();
+    assert!(shot.data.starts_with(b"\x89PNG"), "a PNG");
+    let content = browser
+        .content(
+            &session,
+            ContentRequest {
+                format: ContentFormat::Markdown,
+                selector: None,
+                max_chars: 0,
+            },
+            None,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert!(content.content.contains("Sign up"), "{}", content.content);
+    browser
+        .navigate(
+            &session,
+            NavigationRequest::Url(&ctx.url("article.html")),
+            &cancel,
+        )
+        .await
+        .unwrap();
+
+    // The person sees the tab in a group named after the session.
+    let groups = ctx
+        .env
+        .person
+        .in_popup("chrome.tabGroups.query({}).then(g => g.map(x => x.title))")
+        .await;
+    assert!(
+        groups
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == &json!(format!("agent {session}"))),
+        "{groups}"
+    );
+
+    // The agent's tabs close with its session.
+    browser.close_session(&session).await.unwrap();
+    let article = ctx.url("article.html");
+    let expression =
+        format!("chrome.tabs.query({{}}).then(t => t.some(x => x.url === {article:?}))");
+    let started = tokio::time::Instant::now();
+    while ctx.env.person.in_popup(&expression).await == json!(true) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the agent's tab stayed open"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
+    let session = ctx.session().await;
+    let browser = &ctx.env.browser;
+    let cancel = CancellationToken::new();
+    browser
+        .open(&session, &ctx.url("form.html"), false, &cancel)
+        .await
+        .unwrap();
+    let text = snapshot(&ctx, &session).await.unwrap();
+
+    ctx.env.person.press_in_popup(None, "#stop").await;
+    let mut control = browser.watch_control();
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("Stop takes control within 5 s")
+    .unwrap();
+    let refused = browser
+        .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
+        .await;
+    assert_eq!(code(refused), "HUMAN_INTERVENED");
+    // Reading stays allowed.
+    snapshot(&ctx, &session).await.unwrap();
+
+    ctx.env.person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+    browser
+        .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
+        .await
+        .unwrap();
+    browser.close_session(&session).await.unwrap();
+}
+
+pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let url = ctx.url("account.html?leaves");
+    let (_, page) = person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+    snapshot(&ctx, &session).await.unwrap();
+
+    // The person follows a link to another site in that tab.
+    let elsewhere = ctx.url("article.html").replace("127.0.0.1", "localhost");
+    person
+        .cdp
+        .send(Some(&page), "Page.navigate", json!({"url": elsewhere}))
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let refused = loop {
+        match snapshot(&ctx, &session).await {
+            Err(error) => break error,
+            Ok(_) => {
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "the tab is still shared"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    assert_eq!(refused.code(), "NOT_SHARED", "{refused}");
+
+    // Shared again by the person: the agent reads the new page.
+    person
+        .press_in_popup(
+            Some("left its site"),
+            &format!("button[data-share=\"{session}\"]"),
+        )
+        .await;
+    let started = tokio::time::Instant::now();
+    let text = loop {
+        match snapshot(&ctx, &session).await {
+            Ok(text) => break text,
+            Err(error) => {
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "still refused: {error}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    assert!(
+        text.contains("Owls") || text.contains("localhost"),
+        "{text}"
+    );
+    ctx.env.browser.close_session(&session).await.unwrap();
+}
