@@ -17,6 +17,17 @@ use browser_provider::snapshot::render::RenderLimits;
 use browser_provider::{BrowserConfig, BrowserError, Result};
 use serde::{Deserialize, Serialize};
 
+/// Which browser agents work in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BrowserKind {
+    /// A Chromium the shell launches (or the endpoint `connect` names).
+    #[default]
+    Launch,
+    /// The person's own Chrome, through the paired browser-shell extension.
+    Extension,
+}
+
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -60,6 +71,10 @@ pub struct Config {
     pub device_scale_factor: Option<f64>,
     /// Use a running browser at this endpoint instead of launching one.
     pub connect: Option<String>,
+    /// `launch` (default) or `extension`: the person's own Chrome.
+    pub browser: BrowserKind,
+    /// The extension bridge's port on 127.0.0.1 for `browser-shell extension pair`.
+    pub extension_port: u16,
     /// Secrets for agents to type by name (a TOML file only you can read).
     pub secrets_file: Option<PathBuf>,
     /// The secrets themselves (from `secretsFile` and the environment);
@@ -89,6 +104,8 @@ impl Default for Config {
             profile_dir: None,
             device_scale_factor: None,
             connect: None,
+            browser: BrowserKind::Launch,
+            extension_port: browser_provider::host::extension::pairing::DEFAULT_PORT,
             secrets_file: None,
             secrets: browser_tools::secrets::Secrets::default(),
         }
@@ -125,6 +142,20 @@ impl Config {
         for (key, bad) in positive {
             if bad {
                 return Err(BrowserError::invalid(key, "is too small"));
+            }
+        }
+        if self.browser == BrowserKind::Extension {
+            if self.connect.is_some() {
+                return Err(BrowserError::invalid(
+                    "browser",
+                    "extension and connect exclude each other: the extension is the way into the person's Chrome",
+                ));
+            }
+            if self.isolated {
+                return Err(BrowserError::invalid(
+                    "isolated",
+                    "the person's own Chrome has no isolated contexts: every agent session shares its cookies; leave isolated off with the extension",
+                ));
             }
         }
         if let Some(scale) = self.device_scale_factor

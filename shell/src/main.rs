@@ -15,6 +15,7 @@ mod config;
 mod demo;
 mod desktop;
 mod doctor;
+mod extension;
 mod http;
 mod instance;
 mod mcp;
@@ -123,6 +124,11 @@ enum Command {
     /// directory, a running instance, the config file. Exit status 0 when
     /// all is well.
     Doctor,
+    /// The person's own Chrome: pair this shell with the browser-shell
+    /// extension there, or find the extension to load it. Agents then work
+    /// in the tabs the person shares with them: `mcp --browser extension`.
+    #[command(subcommand)]
+    Extension(extension::ExtensionCommand),
     /// Print the completion script for a shell.
     ///
     /// Example: browser-shell completions bash > ~/.local/share/bash-completion/completions/browser-shell
@@ -235,6 +241,25 @@ enum Command {
     },
 }
 
+/// `browser-shell extension pair|path`: prints what the person needs.
+fn extension_command(
+    command: &extension::ExtensionCommand,
+    options: &options::BrowserOptions,
+) -> ExitCode {
+    let answer = match command {
+        extension::ExtensionCommand::Pair { port } => options
+            .resolve()
+            .and_then(|config| extension::pair(port.unwrap_or(config.extension_port))),
+        extension::ExtensionCommand::Path => {
+            extension::extension_dir().map(|dir| dir.display().to_string())
+        }
+    };
+    match answer {
+        Ok(text) => print_bytes(format!("{text}\n").as_bytes()),
+        Err(error) => fail(&error),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(error) = init_logging(cli.browser.audit_log.as_deref()) {
@@ -293,6 +318,7 @@ async fn run(cli: Cli) -> ExitCode {
         }
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,
+        Command::Extension(command) => return extension_command(command, &cli.browser),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(

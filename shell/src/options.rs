@@ -17,10 +17,15 @@ use crate::config::Config;
 /// `--connect` without an endpoint: the running browser-shell.
 pub const RUNNING_SHELL: &str = "running";
 
+/// `--browser extension`: the person's own Chrome (a path `./extension` is a path).
+pub const EXTENSION: &str = "extension";
+
 /// How to get a browser and which URLs it may open.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BrowserOptions {
-    /// Chromium executable. Default: $BROWSER_SHELL_CHROMIUM; then, without a
+    /// Chromium executable, or `extension`: work in the person's own Chrome
+    /// through the paired browser-shell extension (see `browser-shell
+    /// extension pair`). Default: $BROWSER_SHELL_CHROMIUM; then, without a
     /// window, the headless shell (/usr/lib/chromium/chromium-headless-shell,
     /// chromium-headless-shell on PATH); then chromium, chromium-browser,
     /// google-chrome, google-chrome-stable on PATH.
@@ -103,26 +108,43 @@ pub enum Audience {
     AgentsOnly,
 }
 
-/// A running browser, kept running by its supervisor.
+/// A running browser: one the shell keeps running, or the person's own.
 #[derive(Debug)]
 pub struct Started {
     /// Sessions and operations.
     pub browser: Browser,
-    /// Relaunches (or reconnects to) the browser when it goes away; kept
-    /// to shut it down in order.
-    supervisor: Arc<Supervisor>,
+    /// What holds the browser.
+    engine: Engine,
+}
+
+/// What holds the browser behind a [`Started`].
+#[derive(Debug)]
+enum Engine {
+    /// A supervisor relaunches (or reconnects to) the browser when it goes
+    /// away; kept to shut it down in order.
+    Supervised(Arc<Supervisor>),
+    /// The person's Chrome through the extension: nothing of ours to stop
+    /// but the bridge.
+    Extension(Arc<browser_provider::host::ExtensionHost>),
 }
 
 impl Started {
     /// The supervisor (for the CDP endpoint, which follows the browser
-    /// across restarts).
-    pub fn supervisor(&self) -> &Arc<Supervisor> {
-        &self.supervisor
+    /// across restarts); `None` in the person's own Chrome.
+    pub fn supervisor(&self) -> Option<&Arc<Supervisor>> {
+        match &self.engine {
+            Engine::Supervised(supervisor) => Some(supervisor),
+            Engine::Extension(_) => None,
+        }
     }
 
-    /// Closes the browser (or the connection to it) and removes a temporary profile.
+    /// Closes the browser (or the connection to it) and removes a temporary
+    /// profile; in the person's own Chrome, stops listening for the extension.
     pub async fn shutdown(self) {
-        self.supervisor.shutdown().await;
+        match self.engine {
+            Engine::Supervised(supervisor) => supervisor.shutdown().await,
+            Engine::Extension(host) => drop(host),
+        }
     }
 }
 
@@ -133,8 +155,12 @@ impl BrowserOptions {
     pub fn to_args(&self) -> Vec<std::ffi::OsString> {
         let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
         let mut args: Vec<std::ffi::OsString> = Vec::new();
-        if let Some(path) = &self.browser {
-            args.extend(["--browser".into(), absolute(path).into()]);
+        match &self.browser {
+            Some(word) if word.as_os_str() == EXTENSION => {
+                args.extend(["--browser".into(), EXTENSION.into()]);
+            }
+            Some(path) => args.extend(["--browser".into(), absolute(path).into()]),
+            None => {}
         }
         if let Some(endpoint) = &self.connect {
             args.extend(["--connect".into(), endpoint.into()]);
@@ -175,8 +201,12 @@ impl BrowserOptions {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
-        if let Some(path) = &self.browser {
-            config.browser_path = Some(path.clone());
+        match &self.browser {
+            Some(word) if word.as_os_str() == EXTENSION => {
+                config.browser = crate::config::BrowserKind::Extension;
+            }
+            Some(path) => config.browser_path = Some(path.clone()),
+            None => {}
         }
         if let Some(endpoint) = &self.connect {
             config.connect = Some(endpoint.clone());
@@ -212,6 +242,9 @@ impl Started {
     /// Launches (or connects to) the browser the configuration names, and
     /// keeps it running from then on.
     pub async fn start(config: &Config, audience: Audience) -> Result<Self> {
+        if config.browser == crate::config::BrowserKind::Extension {
+            return Self::in_persons_chrome(config).await;
+        }
         let policy = config.browser_config().policy;
         let launcher = match &config.connect {
             Some(endpoint) if endpoint == RUNNING_SHELL => {
@@ -278,7 +311,26 @@ impl Started {
         }
         Ok(Self {
             browser,
-            supervisor,
+            engine: Engine::Supervised(supervisor),
+        })
+    }
+
+    /// The person's own Chrome through the paired extension. The shell
+    /// works from the start; calls say `NOT_CONNECTED` until the extension
+    /// connects (it does by itself once Chrome runs).
+    async fn in_persons_chrome(config: &Config) -> Result<Self> {
+        let host = crate::extension::start_host(Duration::from_secs(30)).await?;
+        if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
+            tracing::warn!(
+                "the host lists are checked for navigations agents start, but the person's \
+                 Chrome is theirs: its network is not under the shell's control ({rules})"
+            );
+        }
+        let browser = Browser::new(host.clone(), config.browser_config());
+        crate::extension::follow_browser(&host, &browser);
+        Ok(Self {
+            browser,
+            engine: Engine::Extension(host),
         })
     }
 }

@@ -32,8 +32,14 @@ pub async fn serve(
     cancel: &CancellationToken,
 ) -> browser_provider::Result<()> {
     if people.cdp_endpoint {
+        let supervisor = started.supervisor().ok_or_else(|| {
+            browser_provider::BrowserError::invalid(
+                "cdp-endpoint",
+                "the CDP endpoint is not offered in the person's own Chrome: it would reach past the tabs they share",
+            )
+        })?;
         let endpoint = cdp_endpoint::start(
-            Arc::clone(started.supervisor()),
+            Arc::clone(supervisor),
             started.browser.clone(),
             people.cdp_scope,
             cancel,

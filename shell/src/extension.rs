@@ -1,0 +1,208 @@
+//! The person's own Chrome: `browser-shell extension pair|path`, where the
+//! pairing and the unpacked extension live, and starting the extension host
+//! for `--browser extension`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use browser_provider::host::extension::bridge::BridgeConfig;
+use browser_provider::host::extension::pairing::{self, Pairing};
+use browser_provider::host::extension::protocol::EXTENSION_ID;
+use browser_provider::host::{ExtensionHost, ExtensionOptions};
+use browser_provider::{Browser, BrowserError, Result};
+
+/// Overrides the configuration directory (tests, or several setups).
+pub const CONFIG_DIR_VARIABLE: &str = "BROWSER_SHELL_CONFIG_DIR";
+
+/// Overrides where the unpacked extension is looked for.
+pub const EXTENSION_DIR_VARIABLE: &str = "BROWSER_SHELL_EXTENSION_DIR";
+
+/// Where the package installs the unpacked extension.
+pub const INSTALLED_EXTENSION_DIR: &str = "/usr/share/browser-shell/extension";
+
+/// `browser-shell extension …`
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ExtensionCommand {
+    /// Pair this shell with the browser-shell extension in your Chrome:
+    /// prints a one-time link; open it in that Chrome and press Allow.
+    /// A new pairing replaces the previous one (its Chrome must pair again).
+    ///
+    /// Example: browser-shell extension pair
+    Pair {
+        /// The bridge's port on 127.0.0.1 (default: the configured
+        /// extensionPort, 47821). Both sides keep it.
+        #[arg(long, value_name = "PORT")]
+        port: Option<u16>,
+    },
+    /// Print where the unpacked extension is, to load it in Chrome
+    /// (chrome://extensions → Developer mode → Load unpacked).
+    Path,
+}
+
+/// The user's configuration directory: `$BROWSER_SHELL_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/browser-shell`, else `~/.config/browser-shell`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when none of them names a directory.
+pub fn config_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(CONFIG_DIR_VARIABLE) {
+        return Ok(PathBuf::from(dir));
+    }
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .map(|home| home.join(".config"))
+        })
+        .map(|dir| dir.join("browser-shell"))
+        .ok_or_else(|| {
+            BrowserError::invalid(
+                "config directory",
+                format!("neither XDG_CONFIG_HOME nor HOME is set; set {CONFIG_DIR_VARIABLE}"),
+            )
+        })
+}
+
+/// Where the pairing is kept.
+///
+/// # Errors
+/// As [`config_dir`].
+pub fn pairing_path() -> Result<PathBuf> {
+    Ok(pairing::pairing_file(&config_dir()?))
+}
+
+/// Where the unpacked extension is: `$BROWSER_SHELL_EXTENSION_DIR`, the
+/// package's copy, or the source tree's `assets/extension`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when none holds a `manifest.json`.
+pub fn extension_dir() -> Result<PathBuf> {
+    let candidates: Vec<PathBuf> = [
+        std::env::var_os(EXTENSION_DIR_VARIABLE).map(PathBuf::from),
+        Some(PathBuf::from(INSTALLED_EXTENSION_DIR)),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    candidates
+        .iter()
+        .find(|dir| dir.join("manifest.json").is_file())
+        .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+        .ok_or_else(|| {
+            BrowserError::invalid(
+                "extension",
+                format!(
+                    "the unpacked extension is not in any of {}; install the package or set {EXTENSION_DIR_VARIABLE}",
+                    candidates
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
+}
+
+/// Makes a new pairing and returns what to tell the person.
+///
+/// # Errors
+/// What writing the pairing file fails with.
+pub fn pair(port: u16) -> Result<String> {
+    let path = pairing_path()?;
+    let pairing = Pairing::generate(port)?;
+    pairing.save(&path)?;
+    tracing::info!(target: browser_provider::AUDIT, event = "extension_paired", port);
+    Ok(format!(
+        "Open this link in the Chrome you want agents to work in, and press Allow\n\
+         (the browser-shell extension must be loaded there: `browser-shell extension path`):\n\n\
+         {}\n\n\
+         Kept in {} (readable by you only). Agents then use it with `--browser extension`.",
+        pairing.link(),
+        path.display()
+    ))
+}
+
+/// The pairing, or a clear error saying how to make one.
+///
+/// # Errors
+/// `NOT_CONNECTED` when there is none yet; `INVALID_ARGUMENT` for a broken file.
+pub fn load_pairing() -> Result<Pairing> {
+    let path = pairing_path()?;
+    Pairing::load(&path)?.ok_or_else(|| {
+        BrowserError::not_connected(format!(
+            "this shell is not paired with a Chrome yet ({} does not exist): run `browser-shell extension pair` and open its link in your Chrome",
+            path.display()
+        ))
+    })
+}
+
+/// Starts the extension host on the paired port.
+///
+/// # Errors
+/// `NOT_CONNECTED` when not paired or the port is taken.
+pub async fn start_host(command_timeout: Duration) -> Result<Arc<ExtensionHost>> {
+    let pairing = load_pairing()?;
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
+    let shell = format!("{}-{}", std::process::id(), now_millis());
+    let host = ExtensionHost::start(ExtensionOptions {
+        bridge: BridgeConfig {
+            address,
+            pairing,
+            extension_ids: vec![EXTENSION_ID.into()],
+            shell,
+        },
+        command_timeout,
+    })
+    .await
+    .map_err(|error| {
+        BrowserError::not_connected(format!(
+            "{error}; is another browser-shell with --browser extension running? Only one shell at a time can hold the bridge"
+        ))
+    })?;
+    Ok(Arc::new(host))
+}
+
+/// Keeps the extension's popup in step with the browser: who holds
+/// control and what each agent session is doing.
+pub fn follow_browser(host: &Arc<ExtensionHost>, browser: &Browser) {
+    let mut control = browser.watch_control();
+    let weak = Arc::downgrade(host);
+    tokio::spawn(async move {
+        while control.changed().await.is_ok() {
+            let person =
+                control.borrow_and_update().holder == browser_provider::control::Holder::Human;
+            let Some(host) = weak.upgrade() else { return };
+            host.set_control(person);
+        }
+    });
+    let mut activity = browser.watch_activity();
+    let weak = Arc::downgrade(host);
+    tokio::spawn(async move {
+        loop {
+            let event = match activity.recv().await {
+                Ok(event) => event,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            let Some(host) = weak.upgrade() else { return };
+            let text = match &event.outcome {
+                None => format!("{} {}", event.tool, event.summary),
+                Some(Ok(())) => format!("done: {} {}", event.tool, event.summary),
+                Some(Err(code)) => format!("{} failed: {code}", event.tool),
+            };
+            host.set_activity(event.session.as_str(), &text);
+        }
+    });
+}
+
+fn now_millis() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default()
+}
