@@ -92,7 +92,7 @@ pub fn extension_dir() -> Result<PathBuf> {
     candidates
         .iter()
         .find(|dir| dir.join("manifest.json").is_file())
-        .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+        .map(|dir| dir.canonicalize().unwrap_or_else(|_| dir.clone()))
         .ok_or_else(|| {
             BrowserError::invalid(
                 "extension",
