@@ -46,7 +46,7 @@ export class Debuggers {
     try {
       return (await chrome.debugger.sendCommand(target, method, params ?? {})) ?? {};
     } catch (error) {
-      throw translate(error, tabId, this.lost.get(tabId));
+      throw translate(error, this.lost.get(tabId));
     }
   }
 
@@ -114,7 +114,7 @@ async function attachTo(tabId) {
   }
 }
 
-function translate(error, tabId, lostReason) {
+function translate(error, lostReason) {
   if (error instanceof BridgeError) return error;
   const message = String(error?.message ?? error);
   if (/not attached|detached/i.test(message)) {
@@ -135,6 +135,5 @@ function translate(error, tabId, lostReason) {
   } catch {
     // Plain text.
   }
-  void tabId;
   return new Error(message);
 }

@@ -51,19 +51,20 @@ fn click() -> Action {
     }
 }
 
-/// Waits (bounded) until the session has `count` tabs.
+/// Waits (bounded) until the session has `count` tabs, woken by the tab strip's changes.
 async fn tabs_become(ctx: &Ctx, session: &SessionId, count: usize) {
-    let started = tokio::time::Instant::now();
+    let mut changes = ctx.env.browser.watch_tabs();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let tabs = ctx.env.browser.list_tabs(session).await.unwrap();
         if tabs.len() == count {
             return;
         }
+        let changed = tokio::time::timeout_at(deadline, changes.changed()).await;
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            matches!(changed, Ok(Ok(()))),
             "the session has {tabs:?}, not {count} tabs"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -237,19 +238,16 @@ pub async fn agent_tabs_open_in_a_group_and_do_everything(ctx: Ctx) {
         "{groups}"
     );
 
-    // The agent's tabs close with its session.
+    // The agent's tabs close with its session (closing waits for Chrome).
     browser.close_session(&session).await.unwrap();
     let article = ctx.url("article.html");
     let expression =
         format!("chrome.tabs.query({{}}).then(t => t.some(x => x.url === {article:?}))");
-    let started = tokio::time::Instant::now();
-    while ctx.env.person.in_popup(&expression).await == json!(true) {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the agent's tab stayed open"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert_eq!(
+        ctx.env.person.in_popup(&expression).await,
+        json!(false),
+        "the agent's tab stayed open"
+    );
 }
 
 pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
