@@ -6,19 +6,33 @@
 import { Bridge } from "./bridge.js";
 import { Debuggers } from "./debugger.js";
 import { Grants, protectedReason, siteOf } from "./grants.js";
+import { AgentInput, BINDING, INSTALL, WORLD, expectedReport } from "./hands.js";
 import { BridgeError } from "./protocol.js";
 
 const TAB_SESSION = /^tab-(\d+)$/;
 const GROUP_COLORS = ["blue", "purple", "cyan", "orange", "pink", "green", "red", "yellow"];
 
 const grants = new Grants();
-/** What the shell told us: its sessions, who holds control, what agents do. */
-const shell = { sessions: [], control: "agent", activity: {} };
+/**
+ * What the shell told us: its sessions, who holds control, what agents do;
+ * and why the person holds control, when they do.
+ */
+const shell = { sessions: [], control: "agent", activity: {}, stopped: "" };
 /** Tabs opened by a shared tab: offered to the person, not shared. */
 const offers = new Map();
 
+/** The agent's own input, to tell the person's apart from it. */
+const agentInput = new AgentInput();
+
 const debuggers = new Debuggers({
+  setUp: INSTALL,
   onEvent(tabId, childSession, method, params) {
+    if (method === "Runtime.bindingCalled" && params.name === BINDING) {
+      personInput(tabId, params.payload);
+      return;
+    }
+    // Our listener's world is ours alone.
+    if (method === "Runtime.executionContextCreated" && params.context?.name === WORLD) return;
     const record = grants.visible(tabId);
     if (!record || record.suspended) return;
     bridge.send({ method, params, sessionId: childSession ?? `tab-${tabId}` });
@@ -106,6 +120,7 @@ async function answer({ method, params = {}, sessionId }) {
       return {};
     case "Extension.setControl":
       shell.control = params.holder === "person" ? "person" : "agent";
+      if (shell.control === "agent") shell.stopped = "";
       notifyPopup();
       return {};
     case "Extension.setActivity":
@@ -132,7 +147,29 @@ async function forward(sessionId, method, params) {
     record.site = siteOf(params.url);
     grants.save();
   }
+  const report = expectedReport(method, params);
+  if (report) agentInput.expect(tabId, report);
   return debuggers.send(tabId, tabMatch ? null : sessionId, method, params);
+}
+
+/**
+ * A click or key press in a driven tab that is not the agent's: the person
+ * took over, as if they had pressed Stop; agents' calls answer
+ * HUMAN_INTERVENED until the person lets them go on.
+ */
+function personInput(tabId, kind) {
+  if (!agentInput.isPersons(tabId, kind)) return;
+  if (shell.control !== "agent" || !grants.visible(tabId)) return;
+  const what = kind === "key" ? "typed" : "clicked";
+  stopAgents(`you ${what} in a tab an agent drives`, { tabId, input: kind });
+}
+
+/** The person holds control from now on; the shell hears why. */
+function stopAgents(why, detail = {}) {
+  shell.control = "person";
+  shell.stopped = why;
+  bridge.send({ method: "Extension.stop", params: { reason: why, ...detail } });
+  notifyPopup();
 }
 
 /** The grant of a tab an agent may reach now. */
@@ -274,6 +311,7 @@ chrome.tabs.onRemoved.addListener(async (tabId) => {
   notifyPopup();
   if (!grants.forget(tabId)) return;
   debuggers.forgetTab(tabId);
+  agentInput.forget(tabId);
   bridge.send({ method: "Extension.tabRemoved", params: { tabId, reason: "closed" } });
   notifyPopup();
 });
@@ -318,13 +356,12 @@ async function fromPerson(message) {
       return {};
     }
     case "stop":
-      bridge.send({ method: "Extension.stop", params: {} });
-      shell.control = "person";
-      notifyPopup();
+      stopAgents("you pressed Stop");
       return {};
     case "resume":
       bridge.send({ method: "Extension.resume", params: {} });
       shell.control = "agent";
+      shell.stopped = "";
       notifyPopup();
       return {};
     case "disconnect":
@@ -345,6 +382,7 @@ async function status() {
     bridge: { state: bridge.state, detail: bridge.detail },
     sessions: shell.sessions,
     control: shell.control,
+    stopped: shell.stopped,
     activity: shell.activity,
     tabs: tabs.map((tab) => {
       const record = grants.visible(tab.id);

@@ -8,9 +8,11 @@ const PROTOCOL = "1.3";
 export class Debuggers {
   /**
    * `onEvent(tabId, sessionId, method, params)` gets every CDP event of an
-   * attached tab; `onDetach(tabId, reason)` when Chrome takes a tab away.
+   * attached tab; `onDetach(tabId, reason)` when Chrome takes a tab away;
+   * `setUp` is a list of `[method, params]` sent after every attach.
    */
-  constructor({ onEvent, onDetach }) {
+  constructor({ onEvent, onDetach, setUp = [] }) {
+    this.setUp = setUp;
     /** tabId → Promise of the attachment */
     this.attached = new Map();
     /** child session id → tabId */
@@ -54,7 +56,7 @@ export class Debuggers {
   attach(tabId) {
     let attaching = this.attached.get(tabId);
     if (!attaching) {
-      attaching = attachTo(tabId);
+      attaching = attachTo(tabId).then(() => this.prepare(tabId));
       this.attached.set(tabId, attaching);
       attaching.then(
         () => this.lost.delete(tabId),
@@ -62,6 +64,17 @@ export class Debuggers {
       );
     }
     return attaching;
+  }
+
+  /** Sends the set-up commands; a tab that refuses one is still driven. */
+  async prepare(tabId) {
+    for (const [method, params] of this.setUp) {
+      try {
+        await chrome.debugger.sendCommand({ tabId }, method, params);
+      } catch (error) {
+        console.warn(`set-up ${method} failed in tab ${tabId}:`, error);
+      }
+    }
   }
 
   /** Lets go of a tab (its share ended). */

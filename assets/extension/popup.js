@@ -16,7 +16,7 @@ function element(tag, props = {}, children = []) {
 async function render() {
   const reply = await ask({ type: "status" });
   if (!reply?.ok) return;
-  const { bridge, sessions, control, activity, tabs } = reply.status;
+  const { bridge, sessions, control, stopped, activity, tabs } = reply.status;
   const pill = $("bridge");
   pill.textContent = { connected: "connected", connecting: "connecting…", unpaired: "not paired",
     refused: "refused", disconnected: "not connected" }[bridge.state] ?? bridge.state;
@@ -27,7 +27,7 @@ async function render() {
 
   $("control").hidden = sessions.length === 0;
   $("holder").textContent = control === "person"
-    ? "You stopped the agents. They cannot act until you let them go on."
+    ? `The agents stopped (${stopped || "you stopped them"}). They cannot act until you let them go on.`
     : "Agents may act in the tabs below that are shared with them.";
   $("stop").hidden = control === "person";
   $("resume").hidden = control !== "person";

@@ -74,6 +74,7 @@ pub fn agent_options(config: &Config) -> AgentOptions {
         output_dir: config.output_dir.clone(),
         lease: std::time::Duration::from_millis(config.session_lease_ms),
         secrets: config.secrets.clone(),
+        persons_browser: config.browser == crate::config::BrowserKind::Extension,
     }
 }
 

@@ -38,7 +38,19 @@ pub struct AgentOptions {
     pub lease: Duration,
     /// Secrets the agent may type by name; their values never reach it.
     pub secrets: Secrets,
+    /// The browser is the person's own Chrome (through the extension): the
+    /// model is told what it sees there and who may stop it.
+    pub persons_browser: bool,
 }
+
+/// What a model is told when it works in the person's own Chrome.
+const PERSONS_BROWSER: &str = "This is the person's own Chrome: you see only the tabs the \
+person shared with you and the tabs you open (Chrome groups them under your session's name). \
+It has the person's logins, and every agent session shares its cookies. The person may stop \
+you at any moment (Stop in the browser-shell extension, or their own click or key in a tab you \
+drive): your calls then fail with HUMAN_INTERVENED until they let you go on. NOT_SHARED means \
+the person has not shared that tab with you, or it went to another site since; ask them to \
+share it.";
 
 impl Default for AgentOptions {
     fn default() -> Self {
@@ -50,6 +62,7 @@ impl Default for AgentOptions {
             output_dir: None,
             lease: Duration::from_secs(600),
             secrets: Secrets::default(),
+            persons_browser: false,
         }
     }
 }
@@ -378,16 +391,21 @@ impl AgentOptions {
     /// `base` instructions for the model, plus the names (never the
     /// values) of the secrets it may type.
     pub fn instructions(&self, base: &str) -> String {
-        let names = self.secrets.names();
-        if names.is_empty() {
-            return base.to_owned();
+        let mut text = base.to_owned();
+        if self.persons_browser {
+            text.push(' ');
+            text.push_str(PERSONS_BROWSER);
         }
-        format!(
-            "{base} Secrets the person gave you to type without seeing them (browser_act type or \
-             fill with secret: NAME instead of text): {}. Their values never appear in results; \
-             «secret:NAME» stands in for them.",
-            names.join(", ")
-        )
+        let names = self.secrets.names();
+        if !names.is_empty() {
+            text.push_str(&format!(
+                " Secrets the person gave you to type without seeing them (browser_act type or \
+                 fill with secret: NAME instead of text): {}. Their values never appear in \
+                 results; «secret:NAME» stands in for them.",
+                names.join(", ")
+            ));
+        }
+        text
     }
 }
 
@@ -497,5 +515,18 @@ mod tests {
         let long = "é".repeat(SHOWN_RESULT_BYTES);
         let shown = shown_result(&long, None);
         assert!(shown.len() < SHOWN_RESULT_BYTES + 40 && shown.ends_with("bytes in all)"));
+    }
+
+    #[test]
+    fn the_model_hears_when_it_is_in_the_person_s_own_chrome() {
+        let plain = AgentOptions::default().instructions("Base.");
+        assert_eq!(plain, "Base.");
+        let persons = AgentOptions {
+            persons_browser: true,
+            ..AgentOptions::default()
+        }
+        .instructions("Base.");
+        assert!(persons.starts_with("Base. This is the person's own Chrome"));
+        assert!(persons.contains("HUMAN_INTERVENED") && persons.contains("NOT_SHARED"));
     }
 }

@@ -454,10 +454,10 @@ pub(super) async fn follow_views(
                     .tabs_changed
                     .send_modify(|generation| *generation += 1);
             }
-            ViewEvent::PersonStopped => {
+            ViewEvent::PersonStopped { reason } => {
                 let epoch = inner.control.take();
-                tracing::info!(epoch, "the person stopped the agents from their browser");
-                tracing::info!(target: crate::AUDIT, event = "takeover", epoch, from = "extension");
+                tracing::info!(epoch, %reason, "the person stopped the agents from their browser");
+                tracing::info!(target: crate::AUDIT, event = "takeover", epoch, from = "extension", %reason);
             }
             ViewEvent::PersonResumed => {
                 let epoch = inner.control.give_back();

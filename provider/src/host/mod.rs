@@ -117,8 +117,12 @@ pub enum ViewEvent {
     /// shared with agents).
     Closed(ViewId),
     /// The person stopped the agents from the host's own controls (the
-    /// extension's Stop): the same as taking control in the column.
-    PersonStopped,
+    /// extension's Stop, or their own click or key in a driven tab): the
+    /// same as taking control in the column.
+    PersonStopped {
+        /// What the person did, in their words ("you pressed Stop").
+        reason: String,
+    },
     /// The person let the agents go on from the host's own controls.
     PersonResumed,
     /// A page tried to download a file; downloads are refused.

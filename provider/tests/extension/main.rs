@@ -76,6 +76,7 @@ fn main() {
         tabs::agent_tabs_open_in_a_group_and_do_everything,
         tabs::stop_in_the_extension_interrupts_the_agent,
         tabs::a_shared_tab_that_leaves_its_site_is_not_shared,
+        tabs::the_person_s_own_input_stops_the_agent,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
     ];

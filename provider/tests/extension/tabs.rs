@@ -9,6 +9,7 @@ use browser_provider::host::{ViewHost, ViewId};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::screenshot::ScreenshotRequest;
+use browser_provider::page::wait;
 use browser_provider::snapshot::Scope;
 use browser_provider::{BrowserError, SessionId};
 use serde_json::json;
@@ -346,4 +347,132 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
         "{text}"
     );
     ctx.env.browser.close_session(&session).await.unwrap();
+}
+
+/// The extension's word on who holds control (after every message before it).
+async fn control_in_extension(ctx: &Ctx) -> String {
+    let status = ctx
+        .env
+        .person
+        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.control)")
+        .await;
+    status.as_str().unwrap_or_default().to_owned()
+}
+
+pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let url = ctx.url("form.html?hands");
+    let (_, page) = person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+    let browser = &ctx.env.browser;
+    let cancel = CancellationToken::new();
+    let text = snapshot(&ctx, &session).await.unwrap();
+
+    // The agent's own clicks and keys are not the person's.
+    browser
+        .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
+        .await
+        .unwrap();
+    browser.type_text(&session, "Ada", &cancel).await.unwrap();
+    browser
+        .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
+        .await
+        .unwrap();
+    snapshot(&ctx, &session).await.unwrap();
+    assert_eq!(control_in_extension(&ctx).await, "agent");
+    assert_eq!(browser.control().holder, Holder::Agent);
+
+    // While the agent waits for something, the person presses a key in the tab.
+    let waiting = {
+        let browser = browser.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            browser
+                .wait(
+                    &session,
+                    &wait::Condition::Text {
+                        text: "never on this page".into(),
+                        gone: false,
+                    },
+                    Duration::from_secs(20),
+                    &CancellationToken::new(),
+                )
+                .await
+        })
+    };
+    let mut control = browser.watch_control();
+    for kind in ["keyDown", "keyUp"] {
+        person
+            .cdp
+            .send(
+                Some(&page),
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "x", "code": "KeyX", "text": if kind == "keyDown" { "x" } else { "" }}),
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("the person's key takes control within 5 s")
+    .unwrap();
+    let interrupted = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the wait ends when the person intervenes")
+        .unwrap();
+    assert_eq!(code(interrupted), "HUMAN_INTERVENED");
+    assert_eq!(control_in_extension(&ctx).await, "person");
+    let stopped = person
+        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
+        .await;
+    assert_eq!(stopped, "you typed in a tab an agent drives");
+    let refused = browser
+        .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
+        .await;
+    assert_eq!(code(refused), "HUMAN_INTERVENED");
+
+    // The person lets the agent go on; a click of theirs does the same again.
+    person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+    browser
+        .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
+        .await
+        .unwrap();
+    for kind in ["mousePressed", "mouseReleased"] {
+        person
+            .cdp
+            .send(
+                Some(&page),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": 5, "y": 5, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("the person's click takes control within 5 s")
+    .unwrap();
+    person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+    browser.close_session(&session).await.unwrap();
 }

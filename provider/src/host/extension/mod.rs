@@ -459,7 +459,12 @@ impl Shared {
                 let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
                 tracing::warn!(?params, reason, "the debugger of a driven tab was detached");
             }
-            "stop" => self.emit(ViewEvent::PersonStopped),
+            "stop" => {
+                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("Stop");
+                self.emit(ViewEvent::PersonStopped {
+                    reason: reason.chars().take(200).collect(),
+                });
+            }
             "resume" => self.emit(ViewEvent::PersonResumed),
             "heartbeat" => {}
             other => tracing::debug!(event = other, "an extension event we do not know"),
