@@ -13,6 +13,7 @@ export class Debuggers {
    */
   constructor({ onEvent, onDetach, setUp = [] }) {
     this.setUp = setUp;
+    this.onDetach = onDetach;
     /** tabId → Promise of the attachment */
     this.attached = new Map();
     /** child session id → tabId */
@@ -48,7 +49,15 @@ export class Debuggers {
     try {
       return (await chrome.debugger.sendCommand(target, method, params ?? {})) ?? {};
     } catch (error) {
-      throw translate(error, this.lost.get(tabId));
+      const failure = translate(error, this.lost.get(tabId));
+      if (failure.code === "DEBUGGER_DETACHED" && this.attached.has(tabId)) {
+        // Gone without a word from Chrome: the next command attaches again,
+        // and the shell hears that what it set up on the tab is gone.
+        this.forgetTab(tabId);
+        this.lost.set(tabId, "the debugger went away");
+        this.onDetach(tabId, "the debugger went away");
+      }
+      throw failure;
     }
   }
 

@@ -119,15 +119,35 @@ impl Inner {
     /// # Errors
     /// Those of [`Inner::await_browser`]; `TAB_NOT_FOUND`; `PAGE_CRASHED`
     /// until the tab is reloaded or navigated.
-    pub(super) async fn usable_tab(&self, session: &SessionId) -> Result<Tab> {
+    pub(super) async fn usable_tab(self: &Arc<Self>, session: &SessionId) -> Result<Tab> {
         self.await_browser().await?;
         let tab = self.active_tab(session)?;
-        if tab.page.health() == PageHealth::Crashed {
-            return Err(BrowserError::PageCrashed {
+        match tab.page.health() {
+            PageHealth::Crashed => Err(BrowserError::PageCrashed {
                 tab: tab.handle.to_string(),
                 in_flight: false,
-            });
+            }),
+            PageHealth::Detached { reason } => self.drive_again(tab, &reason).await,
+            PageHealth::Alive | PageHealth::BrowserGone { .. } => Ok(tab),
         }
+    }
+
+    /// A tab whose debugger was taken away, driven again: a new page on the
+    /// same view in the same slot (refs from before no longer work). Fails
+    /// as the host says while the tab is not free.
+    async fn drive_again(self: &Arc<Self>, mut tab: Tab, reason: &str) -> Result<Tab> {
+        tracing::info!(tab = %tab.handle, reason, "driving a tab again after its debugger was taken away");
+        let page = Arc::new(
+            self.attach_page(Arc::clone(tab.page.host()), tab.page.view().clone())
+                .await?,
+        );
+        if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle) {
+            slot.page = Arc::clone(&page);
+        }
+        if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
+            self.follow_loads(&page);
+        }
+        tab.page = page;
         Ok(tab)
     }
 
@@ -145,6 +165,11 @@ impl Inner {
             error = tab.page.failure(tab.handle.as_str()) => return Err(error),
         };
         match result {
+            // The host lost the tab's debugger: its next use drives it again.
+            Err(BrowserError::DebuggerDetached { detail }) => {
+                tab.page.mark_detached(&detail);
+                Err(BrowserError::DebuggerDetached { detail })
+            }
             // The browser died under the call: say why.
             Err(_) => self.explained(tab.page.host(), result).await,
             ok => ok,

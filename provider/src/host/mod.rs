@@ -94,6 +94,11 @@ pub struct FrameInfo {
     pub url: String,
 }
 
+/// The event a host sends a view's subscribers when the view's debugging
+/// session was taken away (params: `reason`): pages drive the view again
+/// with a new page on their next use.
+pub const DEBUGGER_DETACHED_EVENT: &str = "Host.debuggerDetached";
+
 /// How to create a view.
 #[derive(Debug, Clone, Default)]
 pub struct CreateViewOptions {

@@ -71,6 +71,14 @@ pub enum PageHealth {
         /// Why the browser went away.
         cause: String,
     },
+    /// Its debugging session was taken away (in the person's Chrome: the
+    /// person cancelled Chrome's debugging bar, or the tab went where
+    /// extensions may not drive); everything enabled on it is gone, so the
+    /// next use drives the tab again with a new page.
+    Detached {
+        /// Why, as the host said it.
+        reason: String,
+    },
 }
 
 /// A view prepared for operations.
@@ -198,6 +206,20 @@ impl Page {
         });
     }
 
+    /// Marks the page as having lost its debugging session (a call was
+    /// refused so): the next use drives the tab again with a new page.
+    pub fn mark_detached(&self, reason: &str) {
+        self.health.send_if_modified(|now| {
+            let detached = matches!(now, PageHealth::Alive | PageHealth::Crashed);
+            if detached {
+                *now = PageHealth::Detached {
+                    reason: reason.to_owned(),
+                };
+            }
+            detached
+        });
+    }
+
     /// Resolves when the page stops working (its browser went away, or it
     /// crashes while the caller waits) with the error for a call that was
     /// running on it; never resolves while it works. A page that had
@@ -217,6 +239,13 @@ impl Page {
                     return BrowserError::PageCrashed {
                         tab: tab.to_owned(),
                         in_flight: true,
+                    };
+                }
+                PageHealth::Detached { reason } => {
+                    return BrowserError::DebuggerDetached {
+                        detail: format!(
+                            "the tab's debugger was taken away during the call ({reason}); it was not repeated; the next call drives the tab again once it is free"
+                        ),
                     };
                 }
                 PageHealth::Alive => crashed_before = false,
@@ -594,6 +623,24 @@ async fn follow_health(
                         *now = PageHealth::Crashed;
                     }
                     crashed
+                });
+            }
+            // Said by hosts whose debugging sessions can be taken away
+            // (the extension host), never by Chromium itself.
+            crate::host::DEBUGGER_DETACHED_EVENT => {
+                let reason = event
+                    .params
+                    .get("reason")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("no reason given")
+                    .to_owned();
+                tracing::info!(%reason, "a page's debugger was taken away");
+                health.send_if_modified(|now| {
+                    let detached = !matches!(now, PageHealth::BrowserGone { .. });
+                    if detached {
+                        *now = PageHealth::Detached { reason };
+                    }
+                    detached
                 });
             }
             "Page.frameNavigated" | "Page.loadEventFired" | "Page.domContentEventFired" => {

@@ -77,6 +77,7 @@ fn main() {
         tabs::stop_in_the_extension_interrupts_the_agent,
         tabs::a_shared_tab_that_leaves_its_site_is_not_shared,
         tabs::the_person_s_own_input_stops_the_agent,
+        tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
     ];

@@ -201,6 +201,35 @@ impl Person {
         self.eval(&page, expression).await;
     }
 
+    /// Evaluates in the extension's service worker (promises awaited), as
+    /// if from its own DevTools.
+    pub async fn in_service_worker(&self, expression: &str) -> Value {
+        let worker = self
+            .service_worker()
+            .await
+            .expect("the extension's worker runs");
+        let attached = self
+            .cdp
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": worker, "flatten": true}),
+            )
+            .await
+            .expect("attach to the worker");
+        let session = SessionId(attached["sessionId"].as_str().expect("session").to_owned());
+        let value = self.eval(&session, expression).await;
+        let _ = self
+            .cdp
+            .send(
+                None,
+                "Target.detachFromTarget",
+                json!({"sessionId": session.0}),
+            )
+            .await;
+        value
+    }
+
     /// The extension's service worker target, when it runs.
     pub async fn service_worker(&self) -> Option<String> {
         let targets = self

@@ -476,3 +476,163 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     .unwrap();
     browser.close_session(&session).await.unwrap();
 }
+
+/// The person ticks "follow this tab" for the tab showing `url` in the popup.
+async fn follow(ctx: &Ctx, url: &str) {
+    let person = &ctx.env.person;
+    person
+        .press_in_popup(Some(url), "input[type=checkbox]")
+        .await;
+    // The popup's messages are answered in order: this one after the tick.
+    let tab = person.tab_id(url).await;
+    let following = person
+        .in_popup(&format!(
+            "chrome.runtime.sendMessage({{type: 'status'}}).then(r => r.status.tabs.find(t => t.tabId === {tab}).follow)"
+        ))
+        .await;
+    assert_eq!(following, true, "the tab follows");
+}
+
+pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let url = ctx.url("account.html?detach");
+    let (_, page) = person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+    follow(&ctx, &url).await;
+    let browser = &ctx.env.browser;
+    snapshot(&ctx, &session).await.unwrap();
+
+    // The person takes the tab where no extension may drive (Chrome takes
+    // the debugger away) while the agent waits in it.
+    let waiting = {
+        let browser = browser.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            browser
+                .wait(
+                    &session,
+                    &wait::Condition::Text {
+                        text: "never on this page".into(),
+                        gone: false,
+                    },
+                    Duration::from_secs(20),
+                    &CancellationToken::new(),
+                )
+                .await
+        })
+    };
+    person
+        .cdp
+        .send(
+            Some(&page),
+            "Page.navigate",
+            json!({"url": "chrome://version"}),
+        )
+        .await
+        .unwrap();
+    let interrupted = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the wait ends when the debugger goes")
+        .unwrap();
+    let error = interrupted.expect_err("the wait cannot go on");
+    // Which the wait hears first is a race: its next poll meeting the
+    // protected page, or Chrome taking the debugger away.
+    assert!(
+        ["PAGE_PROTECTED", "DEBUGGER_DETACHED"].contains(&error.code()),
+        "{error}"
+    );
+    assert_eq!(code(snapshot(&ctx, &session).await), "PAGE_PROTECTED");
+
+    // Back on a web page, the tab is free: the agent drives it again.
+    person
+        .cdp
+        .send(Some(&page), "Page.navigate", json!({"url": url}))
+        .await
+        .unwrap();
+    let text = within(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
+    assert!(text.contains("heading \"Account\""), "{text}");
+    console_is_captured(&ctx, &session, "after the protected page").await;
+
+    // The extension's own debugger session lost without a word from Chrome
+    // (detached from its worker): one call says so, the next drives again,
+    // with everything the page had enabled enabled again.
+    let tab = person.tab_id(&url).await;
+    person
+        .in_service_worker(&format!(
+            "chrome.debugger.detach({{tabId: {tab}}}).then(() => true)"
+        ))
+        .await;
+    assert_eq!(code(snapshot(&ctx, &session).await), "DEBUGGER_DETACHED");
+    let text = snapshot(&ctx, &session).await.unwrap();
+    assert!(text.contains("heading \"Account\""), "{text}");
+    console_is_captured(&ctx, &session, "after the lost session").await;
+    browser
+        .act(
+            &session,
+            &ref_of(&text, "Save"),
+            &click(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    browser.close_session(&session).await.unwrap();
+}
+
+/// The tab's console is captured again: what a script logs now is read.
+async fn console_is_captured(ctx: &Ctx, session: &SessionId, words: &str) {
+    let browser = &ctx.env.browser;
+    let mut news = browser.watch_console(session).unwrap();
+    browser
+        .execute(
+            session,
+            &format!("console.log({words:?}); 1"),
+            vec![],
+            None,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            news.borrow_and_update();
+            let read = browser
+                .console(
+                    session,
+                    0,
+                    browser_provider::page::console::Level::Debug,
+                    100,
+                )
+                .unwrap();
+            if read.entries.iter().any(|e| e.text.contains(words)) {
+                return;
+            }
+            news.changed().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the console shows {words:?} within 5 s"));
+}
+
+/// Calls `attempt` until it succeeds, at most `bound` (for a page that is
+/// loading after the person's own navigation: no event of ours says when
+/// the extension sees it).
+async fn within<T, F, Fut>(bound: Duration, mut attempt: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BrowserError>>,
+{
+    let deadline = tokio::time::Instant::now() + bound;
+    loop {
+        match attempt().await {
+            Ok(value) => return value,
+            Err(error) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "still failing after {bound:?}: {error}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+}

@@ -414,11 +414,16 @@ impl Shared {
                 continue;
             };
             let view = ViewId(session.0.clone());
-            if let Some(state) = self.views().get_mut(&view) {
-                state
-                    .subscribers
-                    .retain(|subscriber| subscriber.send(Arc::clone(&event)).is_ok());
-            }
+            self.deliver(&view, &event);
+        }
+    }
+
+    /// Hands an event to everyone following `view`.
+    fn deliver(&self, view: &ViewId, event: &Arc<CdpEvent>) {
+        if let Some(state) = self.views().get_mut(view) {
+            state
+                .subscribers
+                .retain(|subscriber| subscriber.send(Arc::clone(event)).is_ok());
         }
     }
 
@@ -456,11 +461,28 @@ impl Shared {
                 }
             }
             "debuggerDetached" => {
-                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
-                tracing::warn!(?params, reason, "the debugger of a driven tab was detached");
+                let Some(tab) = params.get("tabId").and_then(Value::as_i64) else {
+                    return;
+                };
+                let reason = params
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                tracing::warn!(tab, reason, "the debugger of a driven tab was taken away");
+                let view = view_of(tab);
+                // Its page drives it again (a new page) on its next use.
+                let event = Arc::new(CdpEvent {
+                    method: super::DEBUGGER_DETACHED_EVENT.into(),
+                    params: json!({"reason": explain_detach(reason)}),
+                    session_id: Some(SessionId(view.0.clone())),
+                });
+                self.deliver(&view, &event);
             }
             "stop" => {
-                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("Stop");
+                let reason = params
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Stop");
                 self.emit(ViewEvent::PersonStopped {
                     reason: reason.chars().take(200).collect(),
                 });
@@ -469,6 +491,17 @@ impl Shared {
             "heartbeat" => {}
             other => tracing::debug!(event = other, "an extension event we do not know"),
         }
+    }
+}
+
+/// Chrome's reason for taking a tab's debugger away, in words for the agent.
+fn explain_detach(reason: &str) -> String {
+    match reason {
+        "canceled_by_user" => "the person closed Chrome's debugging bar".into(),
+        "target_closed" => {
+            "the tab went to a page extensions may not drive, or its page was replaced".into()
+        }
+        other => other.chars().take(200).collect(),
     }
 }
 
