@@ -10,6 +10,7 @@
 mod support;
 
 mod bridge;
+mod faults;
 mod person;
 mod tabs;
 
@@ -80,6 +81,7 @@ fn main() {
         tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
+        faults::chrome_quitting_fails_the_call_and_it_comes_back,
     ];
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.
@@ -122,41 +124,7 @@ fn start() -> Arc<Env> {
     let (person, host, browser, base, pairing) = runtime.block_on(async {
         let base = support::serve_fixtures().await;
         let person = Person::start().await;
-        // The bridge on a port of its own for this run; the pairing names it.
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = probe.local_addr().unwrap().port();
-        drop(probe);
-        let pairing = Pairing::generate(port).unwrap();
-        let host = Arc::new(
-            ExtensionHost::start(ExtensionOptions {
-                bridge: BridgeConfig {
-                    address: SocketAddr::from(([127, 0, 0, 1], port)),
-                    pairing: pairing.clone(),
-                    extension_ids: vec![person::EXTENSION_ID.into()],
-                    shell: "test-shell".into(),
-                },
-                command_timeout: Duration::from_secs(10),
-            })
-            .await
-            .expect("start the extension host"),
-        );
-        person.pair(&pairing.link()).await;
-        if host.connected(Duration::from_secs(15)).await.is_err() {
-            let targets = person
-                .cdp
-                .send(None, "Target.getTargets", serde_json::json!({}))
-                .await;
-            let storage = person
-                .in_popup("chrome.storage.local.get().then(x => JSON.stringify(x))")
-                .await;
-            let status = person
-                .in_popup(
-                    "chrome.runtime.sendMessage({type:'status'}).then(x => JSON.stringify(x))",
-                )
-                .await;
-            panic!("the extension did not connect once paired:\n{targets:?}\n{storage}\n{status}");
-        }
-        let browser = Browser::new(host.clone(), BrowserConfig::default());
+        let (host, browser, pairing) = paired(&person).await;
         (person, host, browser, base, pairing)
     });
     Arc::new(Env {
@@ -167,4 +135,42 @@ fn start() -> Arc<Env> {
         base,
         pairing,
     })
+}
+
+/// A host and browser of their own on a free port, paired with `person`'s
+/// extension through its pairing page, once the extension connected.
+pub async fn paired(person: &Person) -> (Arc<ExtensionHost>, Browser, Pairing) {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let pairing = Pairing::generate(port).unwrap();
+    let host = Arc::new(
+        ExtensionHost::start(ExtensionOptions {
+            bridge: BridgeConfig {
+                address: SocketAddr::from(([127, 0, 0, 1], port)),
+                pairing: pairing.clone(),
+                extension_ids: vec![person::EXTENSION_ID.into()],
+                shell: format!("test-shell-{port}"),
+            },
+            command_timeout: Duration::from_secs(10),
+        })
+        .await
+        .expect("start the extension host"),
+    );
+    person.pair(&pairing.link()).await;
+    if host.connected(Duration::from_secs(15)).await.is_err() {
+        let targets = person
+            .cdp
+            .send(None, "Target.getTargets", serde_json::json!({}))
+            .await;
+        let storage = person
+            .in_popup("chrome.storage.local.get().then(x => JSON.stringify(x))")
+            .await;
+        let status = person
+            .in_popup("chrome.runtime.sendMessage({type:'status'}).then(x => JSON.stringify(x))")
+            .await;
+        panic!("the extension did not connect once paired:\n{targets:?}\n{storage}\n{status}");
+    }
+    let browser = Browser::new(host.clone(), BrowserConfig::default());
+    (host, browser, pairing)
 }

@@ -20,8 +20,10 @@ pub const EXTENSION_ID: &str = browser_provider::host::extension::protocol::EXTE
 
 /// The person's browser and their hands on it.
 pub struct Person {
-    _process: tokio::process::Child,
-    _profile: tempfile::TempDir,
+    process: tokio::process::Child,
+    /// The profile, when this person owns it (a test that quits and
+    /// restarts Chrome keeps its own).
+    owned_profile: Option<tempfile::TempDir>,
     /// The browser's own CDP connection (the person's, not the agent's).
     pub cdp: Connection,
     /// The extension's popup, open in a tab of its own.
@@ -29,10 +31,22 @@ pub struct Person {
 }
 
 impl Person {
-    /// Starts Chromium with the extension and opens its popup in a tab.
+    /// Starts Chromium with the extension and a fresh profile, and opens
+    /// the extension's popup in a tab.
     pub async fn start() -> Self {
         let profile = tempfile::tempdir().expect("profile dir");
+        let mut person = Self::launch(profile.path()).await;
+        person.owned_profile = Some(profile);
+        person
+    }
+
+    /// Starts Chromium with the extension on the profile in `profile`
+    /// (again, after it quit: what the extension stored is still there).
+    pub async fn launch(profile: &std::path::Path) -> Self {
         let extension = extension_dir().canonicalize().expect("extension dir");
+        let port_file = profile.join("DevToolsActivePort");
+        // A file left by the last run names a port nobody listens on.
+        let _ = std::fs::remove_file(&port_file);
         let process = tokio::process::Command::new(
             std::env::var("BROWSER_SHELL_PERSON_CHROME")
                 .unwrap_or_else(|_| "/usr/bin/chromium".into()),
@@ -51,7 +65,7 @@ impl Person {
             "--password-store=basic",
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
         ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--load-extension={}", extension.display()))
         .arg(format!(
             "--disable-extensions-except={}",
@@ -63,7 +77,6 @@ impl Person {
         .kill_on_drop(true)
         .spawn()
         .expect("start chromium");
-        let port_file = profile.path().join("DevToolsActivePort");
         let text = wait_for(Duration::from_secs(20), "DevToolsActivePort", || {
             std::fs::read_to_string(&port_file)
                 .ok()
@@ -79,14 +92,19 @@ impl Person {
         let cdp = Connection::start(transport, Duration::from_secs(10));
         let popup_url = format!("chrome-extension://{EXTENSION_ID}/popup.html");
         let mut person = Self {
-            _process: process,
-            _profile: profile,
+            process,
+            owned_profile: None,
             cdp,
             popup: SessionId(String::new()),
         };
         let (_, popup) = person.open_tab(&popup_url).await;
         person.popup = popup;
         person
+    }
+
+    /// Chrome goes away at once, as when it crashes or is killed.
+    pub async fn kill(mut self) {
+        self.process.kill().await.expect("kill chromium");
     }
 
     /// Opens a tab the way the person would; its target and a CDP session on it.

@@ -117,6 +117,9 @@ struct ViewState {
 #[derive(Debug)]
 struct Shared {
     link: watch::Sender<Option<Link>>,
+    /// The newest connection's generation: an older one still settling
+    /// in when a newer came gives way to it.
+    newest: std::sync::atomic::AtomicU64,
     views: Mutex<HashMap<ViewId, ViewState>>,
     watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
     sessions: watch::Sender<Vec<SessionLabel>>,
@@ -150,6 +153,7 @@ impl ExtensionHost {
     pub async fn start(options: ExtensionOptions) -> Result<Self> {
         let shared = Arc::new(Shared {
             link: watch::Sender::new(None),
+            newest: std::sync::atomic::AtomicU64::new(0),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
             sessions: watch::Sender::new(Vec::new()),
@@ -315,10 +319,9 @@ impl Shared {
         let connection = Connection::start(transport, self.command_timeout);
         tracing::info!(%peer, generation, extension_version, "the browser-shell extension connected");
         tracing::info!(target: crate::AUDIT, event = "extension_connected", %peer, generation);
-        let previous = self.link.send_replace(Some(Link {
-            connection: connection.clone(),
-            generation,
-        }));
+        self.newest
+            .store(generation, std::sync::atomic::Ordering::SeqCst);
+        let previous = self.link.send_replace(None);
         if let Some(previous) = previous {
             previous.connection.close();
         }
@@ -327,7 +330,24 @@ impl Shared {
         let shared = Arc::clone(self);
         tokio::spawn(async move {
             let _permit = permit;
+            // Connected (for calls and for `connected()`) once the views
+            // agree with what the extension shows now: a tab of a Chrome
+            // that quit is gone before anyone calls again.
             shared.reconcile(&connection).await;
+            let published = shared.link.send_if_modified(|link| {
+                let newest = shared.newest.load(std::sync::atomic::Ordering::SeqCst) == generation;
+                if newest {
+                    *link = Some(Link {
+                        connection: connection.clone(),
+                        generation,
+                    });
+                }
+                newest
+            });
+            if !published {
+                connection.close();
+                return;
+            }
             shared.pump(events).await;
             let reason = connection.closed().await;
             let current = shared
@@ -530,7 +550,11 @@ async fn sync_sessions(mut sessions: watch::Receiver<Vec<SessionLabel>>, connect
 /// The extension answers refusals as `CODE: text`; those become our codes.
 fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
     let BrowserError::Protocol { method, message } = &error else {
-        if matches!(error, BrowserError::NotConnected { .. }) && !connection.is_open() {
+        let dropped = matches!(
+            error,
+            BrowserError::NotConnected { .. } | BrowserError::BrowserCrashed { .. }
+        );
+        if dropped && !connection.is_open() {
             return BrowserError::not_connected(format!(
                 "the connection to the person's Chrome dropped during the call (the extension's worker stopped or Chrome quit); it was not repeated: {error}"
             ));
@@ -634,6 +658,13 @@ impl ViewHost for ExtensionHost {
         timeout: Duration,
     ) -> Result<Value> {
         tab_of(view)?;
+        if !self.shared.views().contains_key(view) {
+            return Err(BrowserError::NotShared {
+                detail: format!(
+                    "{view} is not shared with agents (or no longer: it closed, the person stopped sharing it, or their Chrome restarted)"
+                ),
+            });
+        }
         let session = SessionId(view.0.clone());
         self.shared
             .call(Some(&session), method, params, timeout)

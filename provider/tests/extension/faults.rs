@@ -1,0 +1,97 @@
+//! The person's Chrome going away and coming back, with its own browser,
+//! host and pairing (the other tests' Chrome stays up).
+
+use std::time::Duration;
+
+use browser_provider::browser::SessionOptions;
+use browser_provider::page::wait;
+use browser_provider::snapshot::Scope;
+use tokio_util::sync::CancellationToken;
+
+use crate::Ctx;
+use crate::person::Person;
+
+pub async fn chrome_quitting_fails_the_call_and_it_comes_back(ctx: Ctx) {
+    let profile = tempfile::tempdir().unwrap();
+    let person = Person::launch(profile.path()).await;
+    let (host, browser, _pairing) = crate::paired(&person).await;
+    let session = browser
+        .open_session(SessionOptions::default())
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    browser
+        .open(&session, &ctx.url("form.html?quits"), false, &cancel)
+        .await
+        .unwrap();
+
+    // Chrome goes away while the agent waits in its tab.
+    let waiting = {
+        let browser = browser.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            browser
+                .wait(
+                    &session,
+                    &wait::Condition::Text {
+                        text: "never on this page".into(),
+                        gone: false,
+                    },
+                    Duration::from_secs(20),
+                    &CancellationToken::new(),
+                )
+                .await
+        })
+    };
+    let mut connected = host.watch_connected();
+    person.kill().await;
+    let failed = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the wait ends when Chrome goes")
+        .unwrap()
+        .expect_err("the wait cannot go on");
+    assert_eq!(failed.code(), "NOT_CONNECTED", "{failed}");
+    assert!(failed.to_string().contains("Chrome"), "{failed}");
+    tokio::time::timeout(Duration::from_secs(5), connected.wait_for(|c| !c))
+        .await
+        .expect("the host sees the bridge go")
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let refused = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .expect_err("no Chrome, no snapshot");
+    assert_eq!(refused.code(), "NOT_CONNECTED", "{refused}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "refused at once, not after a timeout"
+    );
+
+    // The person starts Chrome again: the extension still holds the
+    // pairing and connects by itself; the agent's tab went with the old
+    // Chrome, a new one works.
+    let person = Person::launch(profile.path()).await;
+    host.connected(Duration::from_secs(30))
+        .await
+        .expect("the extension reconnects when Chrome comes back");
+    let mut tabs = browser.watch_tabs();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while browser.census().tabs > 0 {
+            tabs.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the tab of the old Chrome is gone");
+    browser
+        .open(&session, &ctx.url("form.html?back"), false, &cancel)
+        .await
+        .unwrap();
+    let text = browser
+        .snapshot(&session, &Scope::Page, &cancel)
+        .await
+        .unwrap()
+        .text;
+    assert!(text.contains("Full name"), "{text}");
+    browser.close_session(&session).await.unwrap();
+    person.kill().await;
+}
