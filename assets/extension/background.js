@@ -64,6 +64,12 @@ const bridge = new Bridge({
 
 const ready = grants.load().then(() => bridge.ensure());
 
+// The doorbell (doorbell.js) starts this worker again as soon as it stops.
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === "doorbell") ready.then(() => bridge.ensure());
+});
+openDoorbell().catch((error) => console.warn("no doorbell:", error));
+
 chrome.runtime.onStartup.addListener(() => ready);
 chrome.alarms.create("bridge", { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => ready.then(() => bridge.ensure()));
@@ -403,6 +409,18 @@ async function status() {
 
 function notifyPopup() {
   chrome.runtime.sendMessage({ type: "changed" }).catch(() => {});
+}
+
+/** Opens the doorbell document unless it is open already. */
+async function openDoorbell() {
+  const url = chrome.runtime.getURL("doorbell.html");
+  const open = await chrome.runtime.getContexts({ contextTypes: ["OFFSCREEN_DOCUMENT"], documentUrls: [url] });
+  if (open.length > 0) return;
+  await chrome.offscreen.createDocument({
+    url,
+    reasons: ["WORKERS"],
+    justification: "wakes the extension's worker when Chrome stops it, so its connection to browser-shell comes back at once",
+  });
 }
 
 function updateBadge() {

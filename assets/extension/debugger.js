@@ -65,7 +65,7 @@ export class Debuggers {
   attach(tabId) {
     let attaching = this.attached.get(tabId);
     if (!attaching) {
-      attaching = attachTo(tabId).then(() => this.prepare(tabId));
+      attaching = attachTo(tabId).then((fresh) => (fresh ? this.prepare(tabId) : undefined));
       this.attached.set(tabId, attaching);
       attaching.then(
         () => this.lost.delete(tabId),
@@ -105,28 +105,28 @@ export class Debuggers {
   }
 }
 
+/**
+ * Attaches to a tab; true for a new attachment, false for one of ours that
+ * outlived the last worker (everything set up on it is still there).
+ */
 async function attachTo(tabId) {
   try {
     await chrome.debugger.attach({ tabId }, PROTOCOL);
+    return true;
   } catch (error) {
     const message = String(error?.message ?? error);
     if (/already attached/i.test(message)) {
-      // Ours from before this worker stopped: the attachment outlived it.
-      const targets = await chrome.debugger.getTargets();
-      const mine = targets.find((t) => t.tabId === tabId && t.attached);
-      if (mine) {
-        try {
-          await chrome.debugger.detach({ tabId });
-          await chrome.debugger.attach({ tabId }, PROTOCOL);
-          return;
-        } catch {
-          // Someone else's.
-        }
+      // Ours from before this worker stopped answers commands; another
+      // debugger's does not.
+      try {
+        await chrome.debugger.sendCommand({ tabId }, "Target.getTargetInfo", {});
+        return false;
+      } catch {
+        throw new BridgeError(
+          "DEBUGGER_DETACHED",
+          "another debugger (DevTools or another extension) holds this tab; close it and call again",
+        );
       }
-      throw new BridgeError(
-        "DEBUGGER_DETACHED",
-        "another debugger (DevTools or another extension) holds this tab; close it and call again",
-      );
     }
     if (/no tab with/i.test(message)) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
     if (/cannot access|cannot attach/i.test(message)) {

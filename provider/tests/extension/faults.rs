@@ -62,9 +62,12 @@ pub async fn chrome_quitting_fails_the_call_and_it_comes_back(ctx: Ctx) {
         .await
         .expect_err("no Chrome, no snapshot");
     assert_eq!(refused.code(), "NOT_CONNECTED", "{refused}");
+    // Soon after the drop a call waits a moment for the extension to come
+    // back (a restarting worker does); a Chrome that quit does not.
     assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "refused at once, not after a timeout"
+        started.elapsed() < Duration::from_secs(4),
+        "refused after a short wait, not a timeout: {:?}",
+        started.elapsed()
     );
 
     // The person starts Chrome again: the extension still holds the

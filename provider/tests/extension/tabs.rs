@@ -580,7 +580,7 @@ pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: C
 }
 
 /// The tab's console is captured again: what a script logs now is read.
-async fn console_is_captured(ctx: &Ctx, session: &SessionId, words: &str) {
+pub async fn console_is_captured(ctx: &Ctx, session: &SessionId, words: &str) {
     let browser = &ctx.env.browser;
     let mut news = browser.watch_console(session).unwrap();
     browser

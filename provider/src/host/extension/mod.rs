@@ -42,6 +42,13 @@ use protocol::{MAX_PENDING_COMMANDS, SessionLabel};
 /// Bound for the extension's own bookkeeping calls (tabs, sessions).
 const EXTENSION_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// After the bridge drops, calls wait this long for the extension to come
+/// back (its worker restarting takes a moment) instead of failing at once…
+const COMEBACK_WAIT: Duration = Duration::from_secs(3);
+
+/// …for this long after the drop; later (Chrome quit for good) they fail at once.
+const COMEBACK_WINDOW: Duration = Duration::from_secs(15);
+
 /// What the host says while no extension is connected.
 const NOT_CONNECTED: &str = "the person's Chrome is not connected: it is closed, the browser-shell extension is not installed or not paired (run `browser-shell extension pair`), or the person pressed Disconnect";
 
@@ -120,6 +127,8 @@ struct Shared {
     /// The newest connection's generation: an older one still settling
     /// in when a newer came gives way to it.
     newest: std::sync::atomic::AtomicU64,
+    /// When the last connection dropped (calls then wait a moment for it).
+    dropped_at: Mutex<Option<tokio::time::Instant>>,
     views: Mutex<HashMap<ViewId, ViewState>>,
     watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
     sessions: watch::Sender<Vec<SessionLabel>>,
@@ -154,6 +163,7 @@ impl ExtensionHost {
         let shared = Arc::new(Shared {
             link: watch::Sender::new(None),
             newest: std::sync::atomic::AtomicU64::new(0),
+            dropped_at: Mutex::new(None),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
             sessions: watch::Sender::new(Vec::new()),
@@ -239,6 +249,26 @@ impl Shared {
             .ok_or_else(|| BrowserError::not_connected(NOT_CONNECTED))
     }
 
+    /// The connection; shortly after a drop, the next one once the
+    /// extension is back (a command not yet sent is sent then, never one
+    /// that was in flight).
+    async fn connection_or_comeback(&self) -> Result<Connection> {
+        if let Ok(connection) = self.connection() {
+            return Ok(connection);
+        }
+        let dropped = *self.dropped_at.lock().unwrap_or_else(|p| p.into_inner());
+        if !dropped.is_some_and(|at| at.elapsed() < COMEBACK_WINDOW) {
+            return Err(BrowserError::not_connected(NOT_CONNECTED));
+        }
+        let mut link = self.link.subscribe();
+        match tokio::time::timeout(COMEBACK_WAIT, link.wait_for(Option::is_some)).await {
+            Ok(Ok(_)) => self.connection(),
+            _ => Err(BrowserError::not_connected(format!(
+                "{NOT_CONNECTED} (it did not come back within {COMEBACK_WAIT:?} of dropping)"
+            ))),
+        }
+    }
+
     /// One command through the extension, within the cap on pending ones.
     async fn call(
         &self,
@@ -247,8 +277,8 @@ impl Shared {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        let connection = self.connection()?;
         let started = tokio::time::Instant::now();
+        let connection = self.connection_or_comeback().await?;
         let permit = tokio::time::timeout(timeout, Arc::clone(&self.pending).acquire_owned())
             .await
             .map_err(|_| {
@@ -357,6 +387,10 @@ impl Shared {
                 .is_some_and(|link| link.generation == generation);
             if current {
                 shared.link.send_replace(None);
+                *shared
+                    .dropped_at
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(tokio::time::Instant::now());
             }
             tracing::warn!(generation, %reason, "the browser-shell extension disconnected");
             tracing::info!(target: crate::AUDIT, event = "extension_disconnected", generation);
