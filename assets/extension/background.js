@@ -66,7 +66,9 @@ const ready = grants.load().then(() => bridge.ensure());
 
 // The doorbell (doorbell.js) starts this worker again as soon as it stops.
 chrome.runtime.onConnect.addListener((port) => {
-  if (port.name === "doorbell") ready.then(() => bridge.ensure());
+  if (port.name !== "doorbell" || port.sender?.id !== chrome.runtime.id) return;
+  port.postMessage("up");
+  ready.then(() => bridge.ensure());
 });
 openDoorbell().catch((error) => console.warn("no doorbell:", error));
 

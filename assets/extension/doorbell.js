@@ -7,13 +7,10 @@
 
 const FIRST_DELAY_MS = 50;
 const LONGEST_DELAY_MS = 5000;
-/** A port that lived this long means the worker was fine: start over quickly. */
-const HEALTHY_MS = 10000;
 
 let delay = FIRST_DELAY_MS;
 
 function ring() {
-  const opened = Date.now();
   let port;
   try {
     port = chrome.runtime.connect({ name: "doorbell" });
@@ -21,10 +18,13 @@ function ring() {
     // The extension is being reloaded or removed.
     return;
   }
+  // The worker answers "up" once it runs: the next stop rings quickly again.
+  port.onMessage.addListener(() => {
+    delay = FIRST_DELAY_MS;
+  });
   port.onDisconnect.addListener(() => {
     // Reading lastError keeps Chrome from logging it as unchecked.
     void chrome.runtime.lastError;
-    if (Date.now() - opened > HEALTHY_MS) delay = FIRST_DELAY_MS;
     setTimeout(ring, delay);
     delay = Math.min(delay * 2, LONGEST_DELAY_MS);
   });
