@@ -14,6 +14,10 @@ use browser_provider::{Browser, Result};
 
 use crate::config::Config;
 
+/// How often a server looks again for a person's browser with remote
+/// debugging on while none is found (`--browser auto-connect`).
+const AUTO_CONNECT_RETRY: Duration = Duration::from_secs(2);
+
 /// `--connect` without an endpoint: the running browser-shell.
 pub const RUNNING_SHELL: &str = "running";
 
@@ -343,6 +347,35 @@ impl Started {
             browser,
             engine: Engine::Supervised(supervisor),
         })
+    }
+
+    /// [`Started::start`] for a server that answers its clients while the
+    /// browser starts: with auto-connect, a person's browser not found yet
+    /// (remote debugging off, or the browser not running) is looked for
+    /// again every [`AUTO_CONNECT_RETRY`] until it is, and `waiting` is
+    /// told each time, so calls meanwhile answer why (with the way to turn
+    /// remote debugging on). A browser that is found but refuses the
+    /// connection is not tried again: each try would ask the person anew.
+    ///
+    /// # Errors
+    /// As [`Started::start`], except nothing found with auto-connect.
+    pub async fn start_when_found(
+        config: &Config,
+        audience: Audience,
+        waiting: impl Fn(&browser_provider::BrowserError),
+    ) -> Result<Self> {
+        loop {
+            match Self::start(config, audience).await {
+                Err(error @ browser_provider::BrowserError::RemoteDebuggingOff { .. })
+                    if config.browser == crate::config::BrowserKind::AutoConnect =>
+                {
+                    tracing::debug!(%error, "no browser to attach to yet");
+                    waiting(&error);
+                    tokio::time::sleep(AUTO_CONNECT_RETRY).await;
+                }
+                started => return started,
+            }
+        }
     }
 
     /// The person's own Chrome through the paired extension. The shell

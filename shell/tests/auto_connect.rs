@@ -198,13 +198,14 @@ impl Drop for PersonsBrowser {
 }
 
 /// With no browser to attach to, every call answers `NOT_CONNECTED`
-/// naming what was searched and how to turn remote debugging on.
+/// naming what was searched and how to turn remote debugging on; once
+/// the person turns it on, the server finds the browser by itself.
 #[tokio::test]
-async fn without_a_browser_every_call_says_how_to_turn_remote_debugging_on() {
-    let empty = tempfile::tempdir().unwrap();
-    let off = empty.path().join("chrome-profile");
-    std::fs::create_dir_all(&off).unwrap();
-    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &off).await;
+async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is() {
+    let root = tempfile::tempdir().unwrap();
+    let profile = root.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &profile).await;
     let (answer, is_error) = client
         .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
         .await;
@@ -214,15 +215,13 @@ async fn without_a_browser_every_call_says_how_to_turn_remote_debugging_on() {
         answer.contains("chrome://inspect/#remote-debugging"),
         "{answer}"
     );
-    assert!(answer.contains(&off.display().to_string()), "{answer}");
+    assert!(answer.contains(&profile.display().to_string()), "{answer}");
     assert!(answer.contains("remote debugging is off"), "{answer}");
-    let status = client.finish().await;
-    assert!(!status.success(), "{status}");
 
-    // The command line says the same, with the exit status of a missing browser.
+    // A one-shot command says the same, with the exit status of a missing browser.
     let out = shell(
         &["fetch", "--browser", "auto-connect", "http://127.0.0.1:9/"],
-        &off,
+        &profile,
     )
     .output()
     .await
@@ -234,6 +233,38 @@ async fn without_a_browser_every_call_says_how_to_turn_remote_debugging_on() {
         stderr.contains("chrome://inspect/#remote-debugging"),
         "{stderr}"
     );
+
+    // The person turns remote debugging on (here: starts a browser with a
+    // debugging port): the server attaches by itself, within its retry
+    // period (the calls are polled, bounded).
+    let base = common::serve_fixtures().await;
+    let _person = PersonsBrowser::start(&profile, "about:blank");
+    PersonsBrowser::port(&profile).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (answer, is_error) = client
+            .call(
+                "browser_open",
+                json!({"url": format!("{base}/article.html")}),
+            )
+            .await;
+        if !is_error {
+            assert!(answer.contains("Field Guide to Owls"), "{answer}");
+            break;
+        }
+        assert!(answer.contains("NOT_CONNECTED"), "{answer}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still not attached: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(client.finish().await.success());
+
+    // A client that leaves while nothing is found ends the server (with the reason).
+    let elsewhere = root.path().join("never");
+    let client = Mcp::start(&["mcp", "--browser", "auto-connect"], &elsewhere).await;
+    assert!(!client.finish().await.success());
 }
 
 /// The CDP endpoint would hand the person's whole browser to its
