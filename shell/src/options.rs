@@ -108,7 +108,8 @@ pub struct BrowserOptions {
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
     /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
-    /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile). Flags
+    /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile,
+    /// browser = "launch" | "extension" | "auto-connect", extensionPort). Flags
     /// override it.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
