@@ -70,6 +70,15 @@ pub enum BrowserError {
         /// What the connection attempt or the closed connection reported.
         reason: String,
     },
+    /// `auto-connect` found no browser with remote debugging on: no user
+    /// data directory searched has a live `DevToolsActivePort`. Its code
+    /// is `NOT_CONNECTED`; its hint says how a person turns remote
+    /// debugging on.
+    #[error("no Chrome, Chromium or Edge with remote debugging on was found ({searched})")]
+    RemoteDebuggingOff {
+        /// What was searched and why each directory was passed over.
+        searched: String,
+    },
     /// The browser process or its connection died unexpectedly.
     #[error("the browser went away: {detail}")]
     BrowserCrashed {
@@ -284,7 +293,7 @@ impl BrowserError {
     /// The stable code of this error (DESIGN.md §7). Never changes meaning.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::NotConnected { .. } => "NOT_CONNECTED",
+            Self::NotConnected { .. } | Self::RemoteDebuggingOff { .. } => "NOT_CONNECTED",
             Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
             Self::BrowserRestarted { .. } => "BROWSER_RESTARTED",
             Self::PageCrashed { .. } => "PAGE_CRASHED",
@@ -322,6 +331,9 @@ impl BrowserError {
         match self {
             Self::NotConnected { .. } => {
                 "the browser is not reachable now: if it is restarting or reconnecting, call again in a moment; otherwise check the endpoint address"
+            }
+            Self::RemoteDebuggingOff { .. } => {
+                "turn remote debugging on in your browser: open chrome://inspect/#remote-debugging in Chrome 144+ (or Edge) and switch it on, or start the browser with --remote-debugging-port=0; allow the connection when the browser asks; a profile in another place: --profile DIR or BROWSER_SHELL_AUTO_CONNECT_DIRS"
             }
             Self::BrowserCrashed { .. } => {
                 "the browser exited and could not be brought back; restart browser-shell"

@@ -26,6 +26,11 @@ pub enum BrowserKind {
     Launch,
     /// The person's own Chrome, through the paired browser-shell extension.
     Extension,
+    /// The person's running Chrome, Chromium or Edge whose remote
+    /// debugging they turned on (`chrome://inspect/#remote-debugging`),
+    /// found through its `DevToolsActivePort` file; agents see only the
+    /// tabs they open there.
+    AutoConnect,
 }
 
 /// Every setting, with its default.
@@ -63,7 +68,9 @@ pub struct Config {
     pub headless: bool,
     /// The Chromium executable.
     pub browser_path: Option<PathBuf>,
-    /// A persistent profile directory (default: temporary).
+    /// A persistent profile directory (default: temporary). With
+    /// `browser = "auto-connect"`: the user data directory of the browser
+    /// to attach to, searched instead of the usual ones.
     pub profile_dir: Option<PathBuf>,
     /// Device pixels per CSS pixel the browser renders at (1 to 3): 2 makes
     /// the live picture sharp on a 2× screen. Agents' screenshots keep CSS
@@ -71,7 +78,9 @@ pub struct Config {
     pub device_scale_factor: Option<f64>,
     /// Use a running browser at this endpoint instead of launching one.
     pub connect: Option<String>,
-    /// `launch` (default) or `extension`: the person's own Chrome.
+    /// `launch` (default), `extension` (the person's own Chrome through
+    /// the extension) or `auto-connect` (the person's running browser with
+    /// remote debugging on).
     pub browser: BrowserKind,
     /// The extension bridge's port on 127.0.0.1 for `browser-shell extension pair`.
     pub extension_port: u16,
@@ -157,6 +166,13 @@ impl Config {
                     "the person's own Chrome has no isolated contexts: every agent session shares its cookies; leave isolated off with the extension",
                 ));
             }
+        }
+        if self.browser == BrowserKind::AutoConnect && self.connect.is_some() {
+            return Err(BrowserError::invalid(
+                "browser",
+                "auto-connect and connect exclude each other: auto-connect finds the person's browser by itself; \
+                 give an endpoint with connect alone",
+            ));
         }
         if let Some(scale) = self.device_scale_factor
             && !(1.0..=3.0).contains(&scale)
@@ -258,6 +274,23 @@ mod tests {
             "{printed}"
         );
         assert_eq!(toml::from_str::<Config>(&printed).unwrap(), config);
+    }
+
+    #[test]
+    fn auto_connect_is_a_browser_kind_that_excludes_connect() {
+        let config: Config =
+            toml::from_str("browser = \"auto-connect\"\nisolated = true\n").unwrap();
+        assert_eq!(config.browser, BrowserKind::AutoConnect);
+        // Isolated contexts work in a browser reached over CDP.
+        assert!(config.validate().is_ok());
+        assert!(config.to_toml().contains("browser = \"auto-connect\""));
+        let both = Config {
+            connect: Some("ws://127.0.0.1:9/devtools/browser/x".into()),
+            ..config
+        };
+        let error = both.validate().unwrap_err();
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        assert!(error.to_string().contains("exclude each other"), "{error}");
     }
 
     fn tempfile_dir() -> PathBuf {

@@ -80,6 +80,9 @@ pub async fn run(options: &BrowserOptions) -> ExitCode {
 
 /// The browser agents get (headless): which, its version, headless shell or not.
 async fn agents_browser(config: &Config) -> Finding {
+    if config.browser == crate::config::BrowserKind::AutoConnect {
+        return persons_browser_with_debugging(config).await;
+    }
     if let Some(endpoint) = &config.connect {
         return Finding::Note(format!("agents use the browser at {endpoint} (--connect)"));
     }
@@ -104,6 +107,16 @@ async fn agents_browser(config: &Config) -> Finding {
             }
         }
         Err(error) => Finding::Fix(error.to_string(), error.hint().to_owned()),
+    }
+}
+
+/// With `--browser auto-connect`: the person's browser found (which,
+/// where, which port), or what was searched, why each place failed, and
+/// how to turn remote debugging on.
+async fn persons_browser_with_debugging(config: &Config) -> Finding {
+    match crate::auto_connect::diagnose(config).await {
+        Ok(found) => Finding::Fine(found),
+        Err((problem, fix)) => Finding::Fix(problem, fix),
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod attach;
 mod auth;
+mod auto_connect;
 mod cdp_endpoint;
 mod cli_endpoint;
 mod client;
@@ -415,6 +416,15 @@ async fn run(cli: Cli) -> ExitCode {
             return fail(&error);
         }
     }
+    // The CDP endpoint would hand the person's whole browser (every tab of
+    // theirs) to its clients; refused before anything connects to it.
+    if config.browser == config::BrowserKind::AutoConnect && outcome.serves_cdp_endpoint() {
+        return fail(&browser_provider::BrowserError::invalid(
+            "cdp-endpoint",
+            "the CDP endpoint is not offered with --browser auto-connect: it would reach every tab \
+             of the person's browser, not only the agents' own",
+        ));
+    }
     // The desktop renders for the screen it is on, as GTK is told to.
     if matches!(outcome, Job::Desktop(_)) && config.device_scale_factor.is_none() {
         config.device_scale_factor = std::env::var("GDK_SCALE")
@@ -567,6 +577,14 @@ enum Job<'a> {
 }
 
 impl Job<'_> {
+    /// Whether a person's shell is asked to serve the CDP endpoint.
+    fn serves_cdp_endpoint(&self) -> bool {
+        match self {
+            Job::Relay(_, _, people) | Job::Desktop(people) => people.cdp_endpoint,
+            _ => false,
+        }
+    }
+
     /// The URL a person's shell opens first, if one was given.
     fn first_url(&self) -> Option<&str> {
         match self {
@@ -599,7 +617,9 @@ fn keep_desktop_profile(
     config: &mut config::Config,
     temporary: bool,
 ) -> browser_provider::Result<Option<profile::ProfileLock>> {
-    if config.connect.is_some() || temporary {
+    // A person's browser attached to (auto-connect) keeps its own profile:
+    // never claim or create one for it.
+    if config.connect.is_some() || temporary || config.browser == config::BrowserKind::AutoConnect {
         return Ok(None);
     }
     let dir = match &config.profile_dir {

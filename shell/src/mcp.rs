@@ -1,5 +1,7 @@
 //! `browser-shell mcp`: the browser tools for one agent over MCP on stdio.
 
+use std::sync::Arc;
+
 use browser_provider::{BrowserError, Result};
 use browser_tools::agent::AgentOptions;
 use browser_tools::mcp::{BrowserStarting, McpServer};
@@ -81,7 +83,8 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 /// Serves the tools on stdin/stdout, answering the client at once while
 /// the browser starts (its first call waits for it), until the client
 /// disconnects or we are interrupted; then the agent's tabs are closed and
-/// the browser with them.
+/// the browser with them. With auto-connect, a person's browser not found
+/// yet is looked for again until it is (calls meanwhile say why).
 ///
 /// # Errors
 /// The browser's launch errors (after the handshake: the client sees the
@@ -89,9 +92,21 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
     create_output_dir(config)?;
     let (server, browser) = McpServer::starting(agent_options(config));
-    let launch = {
+    let browser = Arc::new(browser);
+    // With auto-connect, the launch goes on until the person's browser is
+    // found; calls meanwhile answer why it is not there yet.
+    let not_found_yet = Arc::new(std::sync::Mutex::new(None::<BrowserError>));
+    let mut launch = {
         let config = config.clone();
-        tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
+        let browser = Arc::clone(&browser);
+        let not_found_yet = Arc::clone(&not_found_yet);
+        tokio::spawn(async move {
+            Started::start_when_found(&config, Audience::AgentsOnly, |error| {
+                browser.failed(error.clone());
+                *not_found_yet.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.clone());
+            })
+            .await
+        })
     };
     let service = server
         .clone()
@@ -100,38 +115,68 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
         .map_err(|e| BrowserError::NotConnected {
             reason: format!("the MCP client did not initialize: {e}"),
         });
-    let started = match launch.await {
-        Ok(started) => started,
-        Err(join) => Err(BrowserError::LaunchFailed {
-            detail: format!("the launch did not finish: {join}"),
-        }),
-    };
-    // A browser that cannot start is the answer to every call (the client
-    // shows it), until the client leaves.
-    match &started {
-        Ok(started) => browser.started(started.browser.clone()),
-        Err(error) => {
-            tracing::error!(%error, "the browser did not start");
-            browser.failed(error.clone());
-        }
-    }
+    let mut started: Option<Result<Started>> = None;
     let served = match service {
         Ok(service) => {
             tracing::info!("serving MCP on stdio");
             let stop = service.cancellation_token();
-            tokio::select! {
-                finished = service.waiting() => {
-                    if let Err(error) = finished {
-                        tracing::warn!(%error, "the MCP service ended with an error");
+            let waiting = service.waiting();
+            tokio::pin!(waiting);
+            loop {
+                tokio::select! {
+                    finished = &mut waiting => {
+                        if let Err(error) = finished {
+                            tracing::warn!(%error, "the MCP service ended with an error");
+                        }
+                        break;
+                    }
+                    () = cancel.cancelled() => {
+                        stop.cancel();
+                        break;
+                    }
+                    joined = &mut launch, if started.is_none() => {
+                        let result = joined.unwrap_or_else(|join| {
+                            Err(BrowserError::LaunchFailed {
+                                detail: format!("the launch did not finish: {join}"),
+                            })
+                        });
+                        // A browser that cannot start is the answer to every
+                        // call (the client shows it), until the client leaves.
+                        match &result {
+                            Ok(started) => browser.started(started.browser.clone()),
+                            Err(error) => {
+                                tracing::error!(%error, "the browser did not start");
+                                browser.failed(error.clone());
+                            }
+                        }
+                        started = Some(result);
                     }
                 }
-                () = cancel.cancelled() => stop.cancel(),
             }
             Ok(())
         }
         Err(error) => Err(error),
     };
     server.close().await;
+    let started = match started {
+        Some(started) => started,
+        None => {
+            // The client left (or never came) while the browser started or
+            // was looked for: a launch cut short kills what it started; one
+            // that just finished is shut down.
+            launch.abort();
+            match launch.await {
+                Ok(started) => started,
+                Err(_) => Err(not_found_yet
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .unwrap_or_else(|| {
+                        BrowserError::not_connected("the client left before the browser started")
+                    })),
+            }
+        }
+    };
     match started {
         Ok(started) => {
             started.shutdown().await;
@@ -144,7 +189,9 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
 /// Serves the tools over streamable HTTP on `address` (loopback, with a
 /// token) until interrupted. Listens and answers clients at once while the
 /// browser starts (their first calls wait for it). A browser that cannot
-/// start ends the server with that error.
+/// start ends the server with that error; with auto-connect, a person's
+/// browser not found yet is looked for again until it is (calls meanwhile
+/// say why).
 ///
 /// # Errors
 /// As [`crate::http::listen`]; the browser's launch errors;
@@ -156,14 +203,22 @@ pub async fn run_http(
 ) -> Result<()> {
     create_output_dir(config)?;
     let listening = crate::http::listen(address).await?;
+    let starting = Arc::new(BrowserStarting::new());
+    // With auto-connect, the launch goes on until the person's browser is
+    // found; calls meanwhile answer why it is not there yet.
     let mut launch = {
         let config = config.clone();
-        tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
+        let starting = Arc::clone(&starting);
+        tokio::spawn(async move {
+            Started::start_when_found(&config, Audience::AgentsOnly, |error| {
+                starting.failed(error.clone());
+            })
+            .await
+        })
     };
-    let starting = std::sync::Arc::new(BrowserStarting::new());
     let options = agent_options(config);
     let server_for_connection = {
-        let starting = std::sync::Arc::clone(&starting);
+        let starting = Arc::clone(&starting);
         move || starting.server(options.clone())
     };
     let serving = crate::http::serve(listening, server_for_connection, cancel);

@@ -14,18 +14,36 @@ use browser_provider::{Browser, Result};
 
 use crate::config::Config;
 
+/// How often a server looks again for a person's browser with remote
+/// debugging on while none is found (`--browser auto-connect`).
+const AUTO_CONNECT_RETRY: Duration = Duration::from_secs(2);
+
 /// `--connect` without an endpoint: the running browser-shell.
 pub const RUNNING_SHELL: &str = "running";
 
 /// `--browser extension`: the person's own Chrome (a path `./extension` is a path).
 pub const EXTENSION: &str = "extension";
 
+/// `--browser auto-connect`: the person's running browser with remote
+/// debugging on (a path `./auto-connect` is a path).
+pub const AUTO_CONNECT: &str = "auto-connect";
+
 /// How to get a browser and which URLs it may open.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BrowserOptions {
-    /// Chromium executable, or `extension`: work in the person's own Chrome
+    /// Chromium executable; or `extension`: work in the person's own Chrome
     /// through the paired browser-shell extension (see `browser-shell
-    /// extension pair`). Default: $BROWSER_SHELL_CHROMIUM; then, without a
+    /// extension pair`); or `auto-connect`: attach to the person's running
+    /// Chrome, Chromium or Edge whose remote debugging they turned on
+    /// (chrome://inspect/#remote-debugging in Chrome 144+, or started with
+    /// --remote-debugging-port), found through the DevToolsActivePort file
+    /// in its user data directory (the usual ones of this system; or only
+    /// --profile DIR; or $BROWSER_SHELL_AUTO_CONNECT_DIRS, a PATH-like list).
+    /// Agents see and drive only the tabs they open there; the person's
+    /// tabs stay invisible to them; --isolated gives each agent a context
+    /// without the person's cookies; --cdp-endpoint is refused. When the
+    /// browser quits and comes back, the shell attaches again.
+    /// Default: $BROWSER_SHELL_CHROMIUM; then, without a
     /// window, the headless shell (/usr/lib/chromium/chromium-headless-shell,
     /// chromium-headless-shell on PATH); then chromium, chromium-browser,
     /// google-chrome, google-chrome-stable on PATH.
@@ -51,7 +69,9 @@ pub struct BrowserOptions {
     /// Default: the desktop window keeps one in
     /// $XDG_DATA_HOME/browser-shell/profile (its agents share it, so a
     /// person's sign-in helps them; --isolated keeps them apart); other
-    /// commands use a temporary profile removed on exit.
+    /// commands use a temporary profile removed on exit. With
+    /// `--browser auto-connect`: the user data directory of the person's
+    /// browser to attach to (searched alone, never written to).
     #[arg(
         long,
         value_name = "DIR",
@@ -88,7 +108,8 @@ pub struct BrowserOptions {
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
     /// executeEnabled, isolated, sessionLeaseMs, allowedHosts, blockedHosts, outputDir,
-    /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile). Flags
+    /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile,
+    /// browser = "launch" | "extension" | "auto-connect", extensionPort). Flags
     /// override it.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
@@ -156,8 +177,8 @@ impl BrowserOptions {
         let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
         let mut args: Vec<std::ffi::OsString> = Vec::new();
         match &self.browser {
-            Some(word) if word.as_os_str() == EXTENSION => {
-                args.extend(["--browser".into(), EXTENSION.into()]);
+            Some(word) if word.as_os_str() == EXTENSION || word.as_os_str() == AUTO_CONNECT => {
+                args.extend(["--browser".into(), word.into()]);
             }
             Some(path) => args.extend(["--browser".into(), absolute(path).into()]),
             None => {}
@@ -204,6 +225,9 @@ impl BrowserOptions {
         match &self.browser {
             Some(word) if word.as_os_str() == EXTENSION => {
                 config.browser = crate::config::BrowserKind::Extension;
+            }
+            Some(word) if word.as_os_str() == AUTO_CONNECT => {
+                config.browser = crate::config::BrowserKind::AutoConnect;
             }
             Some(path) => config.browser_path = Some(path.clone()),
             None => {}
@@ -267,6 +291,16 @@ impl Started {
                     command_timeout: Duration::from_secs(30),
                 }
             }
+            None if config.browser == crate::config::BrowserKind::AutoConnect => {
+                if let Some(rules) = policy.host_resolver_rules() {
+                    tracing::warn!(
+                        "the host lists are checked for navigations agents start, but the \
+                         person's browser is theirs: its network is not under the shell's \
+                         control ({rules})"
+                    );
+                }
+                crate::auto_connect::launcher(config)
+            }
             None => Launcher::Launch(LaunchOptions {
                 executable: config.browser_path.clone(),
                 headless: config.headless,
@@ -305,7 +339,8 @@ impl Started {
         }
         let browser = Browser::supervised(Arc::clone(&supervisor), config.browser_config())?;
         // The start page (and a persistent profile's tabs) are the person's.
-        // A browser we connect to is someone else's: leave its tabs alone.
+        // A browser we connect to is someone else's: leave its tabs alone
+        // (with auto-connect, the person's own tabs stay invisible to agents).
         if launched && let Err(error) = browser.adopt_unowned_views().await {
             tracing::debug!(%error, "could not list the first tabs");
         }
@@ -313,6 +348,35 @@ impl Started {
             browser,
             engine: Engine::Supervised(supervisor),
         })
+    }
+
+    /// [`Started::start`] for a server that answers its clients while the
+    /// browser starts: with auto-connect, a person's browser not found yet
+    /// (remote debugging off, or the browser not running) is looked for
+    /// again every [`AUTO_CONNECT_RETRY`] until it is, and `waiting` is
+    /// told each time, so calls meanwhile answer why (with the way to turn
+    /// remote debugging on). A browser that is found but refuses the
+    /// connection is not tried again: each try would ask the person anew.
+    ///
+    /// # Errors
+    /// As [`Started::start`], except nothing found with auto-connect.
+    pub async fn start_when_found(
+        config: &Config,
+        audience: Audience,
+        waiting: impl Fn(&browser_provider::BrowserError),
+    ) -> Result<Self> {
+        loop {
+            match Self::start(config, audience).await {
+                Err(error @ browser_provider::BrowserError::RemoteDebuggingOff { .. })
+                    if config.browser == crate::config::BrowserKind::AutoConnect =>
+                {
+                    tracing::debug!(%error, "no browser to attach to yet");
+                    waiting(&error);
+                    tokio::time::sleep(AUTO_CONNECT_RETRY).await;
+                }
+                started => return started,
+            }
+        }
     }
 
     /// The person's own Chrome through the paired extension. The shell

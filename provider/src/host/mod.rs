@@ -5,8 +5,10 @@
 //! views through [`ViewHost`]: create, destroy, show, send a CDP command,
 //! subscribe to its events, list them. [`ChromiumHost`] implements the seam
 //! over a Chromium we launch (pipe transport) or one we connect to
-//! (WebSocket); a future host could wrap a platform webview that speaks CDP.
+//! (WebSocket; [`active_port`] finds a person's browser with remote
+//! debugging on); a future host could wrap a platform webview that speaks CDP.
 
+pub mod active_port;
 mod chromium;
 mod endpoint;
 pub mod extension;

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::active_port::{self, SearchPath};
 use super::{ChromiumHost, LaunchOptions};
 use crate::error::{BrowserError, Result};
 
@@ -32,6 +33,18 @@ pub enum Launcher {
         /// Bound for each CDP command.
         command_timeout: Duration,
     },
+    /// Attach to a person's Chrome, Chromium or Edge whose remote
+    /// debugging they turned on, found through its `DevToolsActivePort`
+    /// file (see [`active_port`](super::active_port)). Searched again on
+    /// every start, so a browser that quit and came back (on a new port)
+    /// is found again.
+    AutoConnect {
+        /// The user data directories to search.
+        search: SearchPath,
+        /// Bound for each CDP command (and for the person to allow the
+        /// connection when their browser asks).
+        command_timeout: Duration,
+    },
 }
 
 impl Launcher {
@@ -42,12 +55,40 @@ impl Launcher {
                 endpoint,
                 command_timeout,
             } => ChromiumHost::connect(endpoint, *command_timeout).await,
+            Self::AutoConnect {
+                search,
+                command_timeout,
+            } => auto_connect(search, *command_timeout).await,
         }
     }
 
     fn reconnects(&self) -> bool {
-        matches!(self, Self::Connect { .. })
+        matches!(self, Self::Connect { .. } | Self::AutoConnect { .. })
     }
+}
+
+/// Finds a browser with remote debugging on and connects to it.
+///
+/// # Errors
+/// `NOT_CONNECTED` ([`BrowserError::RemoteDebuggingOff`]) saying what was
+/// searched when none is found; `NOT_CONNECTED` naming the browser when
+/// one is found but the connection fails (the person declined it, or the
+/// browser went away meanwhile).
+async fn auto_connect(search: &SearchPath, command_timeout: Duration) -> Result<ChromiumHost> {
+    let discovery = active_port::discover(search).await;
+    let Some(found) = discovery.found else {
+        return Err(discovery.not_found());
+    };
+    tracing::info!(browser = %found.browser, dir = %found.dir.display(), port = found.port, "attaching to a browser with remote debugging on");
+    ChromiumHost::connect(&found.endpoint(), command_timeout)
+        .await
+        .map_err(|error| match error {
+            BrowserError::NotConnected { reason } => BrowserError::not_connected(format!(
+                "{found} has remote debugging on, but the connection failed ({reason}); \
+                 if the browser asked whether to allow remote debugging, allow it"
+            )),
+            other => other,
+        })
 }
 
 /// When to relaunch and when to give up.

@@ -1,0 +1,379 @@
+//! `--browser auto-connect` from the outside: the real binary with the
+//! search pointed at directories of the test's own
+//! (`BROWSER_SHELL_AUTO_CONNECT_DIRS`), never at this machine's profiles.
+//! Nothing found is `NOT_CONNECTED` with the way to turn remote debugging
+//! on; the CDP endpoint and `connect` are refused with it; `doctor` says
+//! what it found or searched; an agent over MCP works in the person's
+//! browser and sees only its own tab.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const DIRS_ENV: &str = "BROWSER_SHELL_AUTO_CONNECT_DIRS";
+
+/// `browser-shell ARGS` searching only `dirs`, without a display.
+fn shell(args: &[&str], dirs: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+    command
+        .args(args)
+        .env(DIRS_ENV, dirs)
+        .env("BROWSER_SHELL_RUNTIME_DIR", common::runtime_dir())
+        .env("RUST_LOG", "warn")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .kill_on_drop(true);
+    command
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A raw MCP client on a `browser-shell mcp` child's stdio.
+struct Mcp {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    next_id: u64,
+}
+
+impl Mcp {
+    async fn start(args: &[&str], dirs: &Path) -> Self {
+        let mut child = shell(args, dirs)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut client = Self {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let init = client
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "browser-shell");
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("the server is still running");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool; returns the text of its first block and whether it failed.
+    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+        let answer = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        let result = &answer["result"];
+        assert!(!result.is_null(), "{answer}");
+        (
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            result["isError"] == json!(true),
+        )
+    }
+
+    /// Closes stdin and waits (bounded) for the server to end.
+    async fn finish(self) -> std::process::ExitStatus {
+        let Self {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("exits after the client leaves")
+            .unwrap()
+    }
+}
+
+/// The person's browser: a headless shell with a debugging port on
+/// `profile`, off the network; its process group is killed when dropped.
+struct PersonsBrowser(std::process::Child);
+
+impl PersonsBrowser {
+    fn start(profile: &Path, first_url: &str) -> Self {
+        let executable = browser_provider::host::find_browser(None, true).unwrap();
+        let child = std::process::Command::new(executable)
+            .args([
+                "--remote-debugging-port=0",
+                "--no-sandbox",
+                "--no-first-run",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-quic",
+                "--disable-extensions",
+                "--disable-breakpad",
+                "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+                "--disable-dev-shm-usage",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(first_url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Self(child)
+    }
+
+    /// Waits (bounded; there is no event for it) for the port file and
+    /// returns the port.
+    async fn port(profile: &Path) -> u16 {
+        let file = profile.join("DevToolsActivePort");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let port = std::fs::read(&file).ok().and_then(|bytes| {
+                browser_provider::host::active_port::parse_active_port(&bytes)
+                    .ok()
+                    .map(|(port, _)| port)
+            });
+            if let Some(port) = port {
+                return port;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "Chromium wrote {}",
+                file.display()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for PersonsBrowser {
+    fn drop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.0.id()) {
+            // SAFETY: signalling the process group of our own child.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// With no browser to attach to, every call answers `NOT_CONNECTED`
+/// naming what was searched and how to turn remote debugging on; once
+/// the person turns it on, the server finds the browser by itself.
+#[tokio::test]
+async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is() {
+    let root = tempfile::tempdir().unwrap();
+    let profile = root.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &profile).await;
+    let (answer, is_error) = client
+        .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
+        .await;
+    assert!(is_error, "{answer}");
+    assert!(answer.contains("NOT_CONNECTED"), "{answer}");
+    assert!(
+        answer.contains("chrome://inspect/#remote-debugging"),
+        "{answer}"
+    );
+    assert!(answer.contains(&profile.display().to_string()), "{answer}");
+    assert!(answer.contains("remote debugging is off"), "{answer}");
+
+    // A one-shot command says the same, with the exit status of a missing browser.
+    let out = shell(
+        &["fetch", "--browser", "auto-connect", "http://127.0.0.1:9/"],
+        &profile,
+    )
+    .output()
+    .await
+    .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("error[NOT_CONNECTED]"), "{stderr}");
+    assert!(
+        stderr.contains("chrome://inspect/#remote-debugging"),
+        "{stderr}"
+    );
+
+    // The person turns remote debugging on (here: starts a browser with a
+    // debugging port): the server attaches by itself, within its retry
+    // period (the calls are polled, bounded).
+    let base = common::serve_fixtures().await;
+    let _person = PersonsBrowser::start(&profile, "about:blank");
+    PersonsBrowser::port(&profile).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (answer, is_error) = client
+            .call(
+                "browser_open",
+                json!({"url": format!("{base}/article.html")}),
+            )
+            .await;
+        if !is_error {
+            assert!(answer.contains("Field Guide to Owls"), "{answer}");
+            break;
+        }
+        assert!(answer.contains("NOT_CONNECTED"), "{answer}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still not attached: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(client.finish().await.success());
+
+    // A client that leaves while nothing is found ends the server (with the reason).
+    let elsewhere = root.path().join("never");
+    let client = Mcp::start(&["mcp", "--browser", "auto-connect"], &elsewhere).await;
+    assert!(!client.finish().await.success());
+}
+
+/// The CDP endpoint would hand the person's whole browser to its
+/// clients; `connect` is another way in. Both are refused before anything
+/// connects.
+#[tokio::test]
+async fn the_cdp_endpoint_and_connect_are_refused_with_auto_connect() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = shell(
+        &["relay", "--browser", "auto-connect", "--cdp-endpoint"],
+        empty.path(),
+    )
+    .output()
+    .await
+    .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error[INVALID_ARGUMENT]"), "{stderr}");
+    assert!(
+        stderr.contains("cdp-endpoint") && stderr.contains("auto-connect"),
+        "{stderr}"
+    );
+
+    let out = shell(
+        &[
+            "mcp",
+            "--browser",
+            "auto-connect",
+            "--connect",
+            "ws://127.0.0.1:9/devtools/browser/x",
+        ],
+        empty.path(),
+    )
+    .output()
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("cannot be used with"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let config = empty.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "browser = \"auto-connect\"\nconnect = \"ws://127.0.0.1:9/devtools/browser/x\"\n",
+    )
+    .unwrap();
+    let out = shell(&["mcp", "--config", config.to_str().unwrap()], empty.path())
+        .output()
+        .await
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("exclude each other"), "{stderr}");
+}
+
+/// `doctor` says what it searched and why nothing fitted; with the
+/// person's browser running, which browser, directory and port it found.
+/// Then an agent works there over MCP and sees only its own tab.
+#[tokio::test]
+async fn doctor_finds_the_person_s_browser_and_an_agent_sees_only_its_own_tab() {
+    let root = tempfile::tempdir().unwrap();
+    let profile = root.path().join("person");
+    let out = shell(&["doctor", "--browser", "auto-connect"], &profile)
+        .output()
+        .await
+        .unwrap();
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("FIX   browser: "), "{report}");
+    assert!(report.contains(&profile.display().to_string()), "{report}");
+    assert!(
+        report.contains("fix: turn remote debugging on") && report.contains("chrome://inspect"),
+        "{report}"
+    );
+
+    let base = common::serve_fixtures().await;
+    let _person = PersonsBrowser::start(&profile, &format!("{base}/form.html"));
+    let port = PersonsBrowser::port(&profile).await;
+    let out = shell(&["doctor", "--browser", "auto-connect"], &profile)
+        .output()
+        .await
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "ok    browser: auto-connect finds given directory in {} (port {port})",
+            profile.display()
+        )),
+        "{report}"
+    );
+
+    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &profile).await;
+    let (opened, is_error) = client
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html")}),
+        )
+        .await;
+    assert!(!is_error, "{opened}");
+    assert!(opened.contains("Field Guide to Owls"), "{opened}");
+    let (tabs, is_error) = client.call("browser_list_tabs", json!({})).await;
+    assert!(!is_error, "{tabs}");
+    assert!(tabs.contains("article.html"), "{tabs}");
+    assert!(
+        !tabs.contains("form.html"),
+        "the person's tab is not listed: {tabs}"
+    );
+    assert!(client.finish().await.success());
+}
