@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use browser_provider::{BrowserError, Result};
-use browser_tools::agent::AgentOptions;
+use browser_tools::agent::{AgentOptions, PersonsBrowser};
 use browser_tools::mcp::{BrowserStarting, McpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -76,7 +76,11 @@ pub fn agent_options(config: &Config) -> AgentOptions {
         output_dir: config.output_dir.clone(),
         lease: std::time::Duration::from_millis(config.session_lease_ms),
         secrets: config.secrets.clone(),
-        persons_browser: config.browser == crate::config::BrowserKind::Extension,
+        persons_browser: match config.browser {
+            crate::config::BrowserKind::Extension => Some(PersonsBrowser::Extension),
+            crate::config::BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
+            crate::config::BrowserKind::Launch => None,
+        },
     }
 }
 

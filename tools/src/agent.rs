@@ -38,19 +38,35 @@ pub struct AgentOptions {
     pub lease: Duration,
     /// Secrets the agent may type by name; their values never reach it.
     pub secrets: Secrets,
-    /// The browser is the person's own Chrome (through the extension): the
+    /// The browser is the person's own, not one launched for agents: the
     /// model is told what it sees there and who may stop it.
-    pub persons_browser: bool,
+    pub persons_browser: Option<PersonsBrowser>,
 }
 
-/// What a model is told when it works in the person's own Chrome.
-const PERSONS_BROWSER: &str = "This is the person's own Chrome: you see only the tabs the \
+/// How agents reach the person's own browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonsBrowser {
+    /// Through the browser-shell extension: shared tabs and the agent's own.
+    Extension,
+    /// Through the remote debugging the person enabled: the agent's own tabs.
+    RemoteDebugging,
+}
+
+/// What a model is told when it works in the person's own Chrome
+/// through the extension.
+const PERSONS_BROWSER_EXTENSION: &str = "This is the person's own Chrome: you see only the tabs the \
 person shared with you and the tabs you open (Chrome groups them under your session's name). \
 It has the person's logins, and every agent session shares its cookies. The person may stop \
 you at any moment (Stop in the browser-shell extension, or their own click or key in a tab you \
 drive): your calls then fail with HUMAN_INTERVENED until they let you go on. NOT_SHARED means \
 the person has not shared that tab with you, or it went to another site since; ask them to \
 share it.";
+
+/// What a model is told when it works in the person's running browser
+/// through its remote debugging.
+const PERSONS_BROWSER_REMOTE: &str = "This is the person's own running browser: you see only the \
+tabs you open, never the person's. Unless your session is isolated, it has the person's logins \
+and cookies.";
 
 impl Default for AgentOptions {
     fn default() -> Self {
@@ -62,7 +78,7 @@ impl Default for AgentOptions {
             output_dir: None,
             lease: Duration::from_secs(600),
             secrets: Secrets::default(),
-            persons_browser: false,
+            persons_browser: None,
         }
     }
 }
@@ -392,9 +408,16 @@ impl AgentOptions {
     /// values) of the secrets it may type.
     pub fn instructions(&self, base: &str) -> String {
         let mut text = base.to_owned();
-        if self.persons_browser {
-            text.push(' ');
-            text.push_str(PERSONS_BROWSER);
+        match self.persons_browser {
+            Some(PersonsBrowser::Extension) => {
+                text.push(' ');
+                text.push_str(PERSONS_BROWSER_EXTENSION);
+            }
+            Some(PersonsBrowser::RemoteDebugging) => {
+                text.push(' ');
+                text.push_str(PERSONS_BROWSER_REMOTE);
+            }
+            None => {}
         }
         let names = self.secrets.names();
         if !names.is_empty() {
@@ -522,11 +545,17 @@ mod tests {
         let plain = AgentOptions::default().instructions("Base.");
         assert_eq!(plain, "Base.");
         let persons = AgentOptions {
-            persons_browser: true,
+            persons_browser: Some(PersonsBrowser::Extension),
             ..AgentOptions::default()
         }
         .instructions("Base.");
         assert!(persons.starts_with("Base. This is the person's own Chrome"));
         assert!(persons.contains("HUMAN_INTERVENED") && persons.contains("NOT_SHARED"));
+        let running = AgentOptions {
+            persons_browser: Some(PersonsBrowser::RemoteDebugging),
+            ..AgentOptions::default()
+        }
+        .instructions("Base.");
+        assert!(running.contains("only the tabs you open"));
     }
 }

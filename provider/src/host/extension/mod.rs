@@ -257,7 +257,7 @@ impl Shared {
             return Ok(connection);
         }
         let dropped = *self.dropped_at.lock().unwrap_or_else(|p| p.into_inner());
-        if !dropped.is_some_and(|at| at.elapsed() < COMEBACK_WINDOW) {
+        if dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW) {
             return Err(BrowserError::not_connected(NOT_CONNECTED));
         }
         let mut link = self.link.subscribe();
@@ -387,10 +387,8 @@ impl Shared {
                 .is_some_and(|link| link.generation == generation);
             if current {
                 shared.link.send_replace(None);
-                *shared
-                    .dropped_at
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()) = Some(tokio::time::Instant::now());
+                *shared.dropped_at.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(tokio::time::Instant::now());
             }
             tracing::warn!(generation, %reason, "the browser-shell extension disconnected");
             tracing::info!(target: crate::AUDIT, event = "extension_disconnected", generation);
