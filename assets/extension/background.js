@@ -4,7 +4,7 @@
 // lives in chrome.storage (see grants.js) and it reconnects on its own.
 
 import { Bridge } from "./bridge.js";
-import { Debuggers } from "./debugger.js";
+import { Debuggers, tabOrNull } from "./debugger.js";
 import { Grants, protectedReason, siteOf } from "./grants.js";
 import { AgentInput, BINDING, INSTALL, WORLD, expectedReport } from "./hands.js";
 import { BridgeError } from "./protocol.js";
@@ -146,7 +146,7 @@ async function forward(sessionId, method, params) {
   const tabId = tabMatch ? Number(tabMatch[1]) : debuggers.tabOfChild(sessionId);
   if (tabId === undefined) throw new BridgeError("TAB_NOT_FOUND", "no such tab or frame");
   const record = await reachable(tabId);
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const tab = await tabOrNull(tabId);
   if (!tab) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
   const blocked = protectedReason(tab.pendingUrl || tab.url);
   if (blocked) throw new BridgeError("PAGE_PROTECTED", blocked);
@@ -196,7 +196,7 @@ async function reachable(tabId) {
 async function visibleTabs() {
   const tabs = [];
   for (const [tabId, record] of grants.tabs) {
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    const tab = await tabOrNull(tabId);
     if (!tab) {
       grants.forget(tabId);
       continue;

@@ -136,6 +136,17 @@ async function attachTo(tabId) {
   }
 }
 
+/** A tab, or null when it is closed; other failures (the worker stopping) thrown as codes. */
+export async function tabOrNull(tabId) {
+  try {
+    return await chrome.tabs.get(tabId);
+  } catch (error) {
+    const failure = translate(error, undefined);
+    if (failure.code === "TAB_NOT_FOUND") return null;
+    throw failure;
+  }
+}
+
 function translate(error, lostReason) {
   if (error instanceof BridgeError) return error;
   const message = String(error?.message ?? error);
@@ -146,6 +157,10 @@ function translate(error, lostReason) {
     );
   }
   if (/no tab with/i.test(message)) return new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+  // Chrome is stopping this worker under the command: whether it ran is unknown.
+  if (/^no sw$/i.test(message.trim())) {
+    return new BridgeError("CALL_CUT", "the extension's worker stopped during the call");
+  }
   // A CDP error from the page: Chrome hands it on as its JSON text.
   try {
     const parsed = JSON.parse(message);

@@ -70,6 +70,15 @@ pub enum BrowserError {
         /// What the connection attempt or the closed connection reported.
         reason: String,
     },
+    /// The connection to the browser dropped while a call was in flight
+    /// (the extension's worker stopped, or the person's Chrome quit): what
+    /// the call did is unknown, and it is not repeated. Its code is
+    /// `NOT_CONNECTED`; reads are run again once the connection is back.
+    #[error("the connection to the browser dropped during the call; it was not repeated: {detail}")]
+    CallCut {
+        /// What dropped, and why when known.
+        detail: String,
+    },
     /// `auto-connect` found no browser with remote debugging on: no user
     /// data directory searched has a live `DevToolsActivePort`. Its code
     /// is `NOT_CONNECTED`; its hint says how a person turns remote
@@ -293,7 +302,9 @@ impl BrowserError {
     /// The stable code of this error (DESIGN.md §7). Never changes meaning.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::NotConnected { .. } | Self::RemoteDebuggingOff { .. } => "NOT_CONNECTED",
+            Self::NotConnected { .. } | Self::RemoteDebuggingOff { .. } | Self::CallCut { .. } => {
+                "NOT_CONNECTED"
+            }
             Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
             Self::BrowserRestarted { .. } => "BROWSER_RESTARTED",
             Self::PageCrashed { .. } => "PAGE_CRASHED",
@@ -331,6 +342,9 @@ impl BrowserError {
         match self {
             Self::NotConnected { .. } => {
                 "the browser is not reachable now: if it is restarting or reconnecting, call again in a moment; otherwise check the endpoint address"
+            }
+            Self::CallCut { .. } => {
+                "the step may or may not have happened: take a snapshot to see where the page is, then redo it if needed"
             }
             Self::RemoteDebuggingOff { .. } => {
                 "turn remote debugging on in your browser: open chrome://inspect/#remote-debugging in Chrome 144+ (or Edge) and switch it on, or start the browser with --remote-debugging-port=0; allow the connection when the browser asks; a profile in another place: --profile DIR or BROWSER_SHELL_AUTO_CONNECT_DIRS"

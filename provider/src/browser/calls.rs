@@ -20,6 +20,9 @@ const RESTART_WAIT: Duration = Duration::from_secs(15);
 /// How long a call that lost its browser waits to learn why.
 const CAUSE_WAIT: Duration = Duration::from_secs(3);
 
+/// Times a read is tried when the connection keeps dropping under it.
+const READ_ATTEMPTS: u32 = 3;
+
 impl Inner {
     /// Returns once the browser runs and its tabs are back (at once,
     /// unless it is restarting). While a relaunch is under way, a call
@@ -149,6 +152,29 @@ impl Inner {
         }
         tab.page = page;
         Ok(tab)
+    }
+
+    /// Runs a read on the session's active tab (guarded, see
+    /// [`Self::guarded`]). When the connection to the browser dropped under
+    /// it, reads again on the connection that comes back (up to
+    /// [`READ_ATTEMPTS`] in all): a read changes nothing, so running it
+    /// again is safe (writes never are).
+    pub(super) async fn read<T, F, Fut>(self: &Arc<Self>, session: &SessionId, read: F) -> Result<T>
+    where
+        F: Fn(Tab) -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let mut attempt = 1;
+        loop {
+            let tab = self.usable_tab(session).await?;
+            match self.guarded(&tab, read(tab.clone())).await {
+                Err(BrowserError::CallCut { detail }) if attempt < READ_ATTEMPTS => {
+                    tracing::info!(%detail, attempt, "a read was cut by the connection dropping; reading again");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Runs `work` on `tab`, ending it as soon as the page crashes

@@ -129,13 +129,16 @@ impl Browser {
         timeout: Option<Duration>,
         cancel: &CancellationToken,
     ) -> Result<ContentResult> {
-        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.budget("content", timeout, cancel)?;
         if request.max_chars == 0 {
             request.max_chars = self.inner.config.content_max_chars;
         }
+        let request = &request;
+        let budget = &budget;
         self.inner
-            .guarded(&tab, content::content(&tab.page, &request, &budget))
+            .read(session, |tab| async move {
+                content::content(&tab.page, request, budget).await
+            })
             .await
     }
 
@@ -146,7 +149,6 @@ impl Browser {
         mut request: ScreenshotRequest,
         cancel: &CancellationToken,
     ) -> Result<Screenshot> {
-        let tab = self.inner.usable_tab(session).await?;
         let budget = self.inner.budget("screenshot", None, cancel)?;
         request.max_pixels = request
             .max_pixels
@@ -154,8 +156,12 @@ impl Browser {
         request.max_bytes = request
             .max_bytes
             .min(self.inner.config.screenshot_max_bytes);
+        let request = &request;
+        let budget = &budget;
         self.inner
-            .guarded(&tab, screenshot::screenshot(&tab.page, &request, &budget))
+            .read(session, |tab| async move {
+                screenshot::screenshot(&tab.page, request, budget).await
+            })
             .await
     }
 
@@ -339,18 +345,12 @@ impl Browser {
         scope: &Scope,
         cancel: &CancellationToken,
     ) -> Result<Snapshot> {
-        let tab = self.inner.usable_tab(session).await?;
-        let budget = self.inner.budget("snapshot", None, cancel)?;
+        let budget = &self.inner.budget("snapshot", None, cancel)?;
+        let limits = &self.inner.config.snapshot_limits;
         self.inner
-            .guarded(
-                &tab,
-                snapshot::snapshot(
-                    &tab.page,
-                    scope,
-                    &self.inner.config.snapshot_limits,
-                    &budget,
-                ),
-            )
+            .read(session, |tab| async move {
+                snapshot::snapshot(&tab.page, scope, limits, budget).await
+            })
             .await
     }
 

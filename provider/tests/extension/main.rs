@@ -12,6 +12,7 @@ mod support;
 mod bridge;
 mod faults;
 mod person;
+mod stress;
 mod tabs;
 
 use std::future::Future;
@@ -82,6 +83,7 @@ fn main() {
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
         faults::chrome_quitting_fails_the_call_and_it_comes_back,
+        stress::a_hundred_worker_stops_during_a_workload,
     ];
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.

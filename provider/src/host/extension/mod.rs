@@ -241,11 +241,13 @@ impl ExtensionHost {
 }
 
 impl Shared {
+    /// The current connection, when it is open.
     fn connection(&self) -> Result<Connection> {
         self.link
             .borrow()
             .as_ref()
             .map(|link| link.connection.clone())
+            .filter(Connection::is_open)
             .ok_or_else(|| BrowserError::not_connected(NOT_CONNECTED))
     }
 
@@ -256,12 +258,16 @@ impl Shared {
         if let Ok(connection) = self.connection() {
             return Ok(connection);
         }
+        // A link still set but closed dropped just now (its task has not
+        // cleared it yet).
+        let just_dropped = self.link.borrow().is_some();
         let dropped = *self.dropped_at.lock().unwrap_or_else(|p| p.into_inner());
-        if dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW) {
+        if !just_dropped && dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW) {
             return Err(BrowserError::not_connected(NOT_CONNECTED));
         }
         let mut link = self.link.subscribe();
-        match tokio::time::timeout(COMEBACK_WAIT, link.wait_for(Option::is_some)).await {
+        let back = link.wait_for(|link| link.as_ref().is_some_and(|l| l.connection.is_open()));
+        match tokio::time::timeout(COMEBACK_WAIT, back).await {
             Ok(Ok(_)) => self.connection(),
             _ => Err(BrowserError::not_connected(format!(
                 "{NOT_CONNECTED} (it did not come back within {COMEBACK_WAIT:?} of dropping)"
@@ -587,9 +593,11 @@ fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
             BrowserError::NotConnected { .. } | BrowserError::BrowserCrashed { .. }
         );
         if dropped && !connection.is_open() {
-            return BrowserError::not_connected(format!(
-                "the connection to the person's Chrome dropped during the call (the extension's worker stopped or Chrome quit); it was not repeated: {error}"
-            ));
+            return BrowserError::CallCut {
+                detail: format!(
+                    "the person's Chrome (the extension's worker stopped, or Chrome quit): {error}"
+                ),
+            };
         }
         return error;
     };
@@ -599,6 +607,7 @@ fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
     let detail = detail.to_owned();
     match code {
         "NOT_SHARED" => BrowserError::NotShared { detail },
+        "CALL_CUT" => BrowserError::CallCut { detail },
         "DEBUGGER_DETACHED" => BrowserError::DebuggerDetached { detail },
         "PAGE_PROTECTED" => BrowserError::PageProtected { detail },
         "TAB_NOT_FOUND" => BrowserError::TabNotFound { tab: detail },
