@@ -4,12 +4,13 @@
 // lives in chrome.storage (see grants.js) and it reconnects on its own.
 
 import { Bridge } from "./bridge.js";
-import { Debuggers, tabOrNull } from "./debugger.js";
+import { Debuggers, FOLLOW_FRAMES, tabOrNull } from "./debugger.js";
 import { Grants, protectedReason, siteOf } from "./grants.js";
 import { AgentInput, BINDING, INSTALL, WORLD, expectedReport } from "./hands.js";
 import { BridgeError } from "./protocol.js";
 
-const TAB_SESSION = /^tab-(\d+)$/;
+/** `tab-<id>` for a tab, `tab-<id>:<child session>` for one of its frames. */
+const TAB_SESSION = /^tab-(\d+)(?::(.+))?$/;
 const GROUP_COLORS = ["blue", "purple", "cyan", "orange", "pink", "green", "red", "yellow"];
 
 const grants = new Grants();
@@ -25,7 +26,7 @@ const offers = new Map();
 const agentInput = new AgentInput();
 
 const debuggers = new Debuggers({
-  setUp: INSTALL,
+  setUp: [["Target.setAutoAttach", FOLLOW_FRAMES], ...INSTALL],
   onEvent(tabId, childSession, method, params) {
     if (method === "Runtime.bindingCalled" && params.name === BINDING) {
       personInput(tabId, params.payload);
@@ -35,7 +36,13 @@ const debuggers = new Debuggers({
     if (method === "Runtime.executionContextCreated" && params.context?.name === WORLD) return;
     const record = grants.visible(tabId);
     if (!record || record.suspended) return;
-    bridge.send({ method, params, sessionId: childSession ?? `tab-${tabId}` });
+    // Child sessions are named with their tab, so a worker that restarted
+    // still knows where a frame's command goes.
+    const named = (child) => `tab-${tabId}:${child}`;
+    if ((method === "Target.attachedToTarget" || method === "Target.detachedFromTarget") && params.sessionId) {
+      params = { ...params, sessionId: named(params.sessionId) };
+    }
+    bridge.send({ method, params, sessionId: childSession ? named(childSession) : `tab-${tabId}` });
   },
   onDetach(tabId, reason) {
     if (!grants.visible(tabId)) return;
@@ -143,8 +150,9 @@ async function answer({ method, params = {}, sessionId }) {
 /** A CDP command for a tab (or one of its frames), checked against the grants. */
 async function forward(sessionId, method, params) {
   const tabMatch = TAB_SESSION.exec(sessionId);
-  const tabId = tabMatch ? Number(tabMatch[1]) : debuggers.tabOfChild(sessionId);
-  if (tabId === undefined) throw new BridgeError("TAB_NOT_FOUND", "no such tab or frame");
+  if (!tabMatch) throw new BridgeError("TAB_NOT_FOUND", "no such tab or frame");
+  const tabId = Number(tabMatch[1]);
+  const child = tabMatch[2] ?? null;
   const record = await reachable(tabId);
   const tab = await tabOrNull(tabId);
   if (!tab) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
@@ -157,7 +165,7 @@ async function forward(sessionId, method, params) {
   }
   const report = expectedReport(method, params);
   if (report) agentInput.expect(tabId, report);
-  return debuggers.send(tabId, tabMatch ? null : sessionId, method, params);
+  return debuggers.send(tabId, child, method, params);
 }
 
 /**

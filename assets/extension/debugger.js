@@ -5,6 +5,9 @@ import { BridgeError } from "./protocol.js";
 
 const PROTOCOL = "1.3";
 
+/** Out-of-process frames attach as child sessions of their tab's. */
+export const FOLLOW_FRAMES = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+
 export class Debuggers {
   /**
    * `onEvent(tabId, sessionId, method, params)` gets every CDP event of an
@@ -16,16 +19,15 @@ export class Debuggers {
     this.onDetach = onDetach;
     /** tabId → Promise of the attachment */
     this.attached = new Map();
-    /** child session id → tabId */
-    this.children = new Map();
     /** Tabs whose debugger went away, with why, until the next attach. */
     this.lost = new Map();
     chrome.debugger.onEvent.addListener((source, method, params) => {
       if (source.tabId === undefined) return;
-      if (method === "Target.attachedToTarget" && params?.sessionId) {
-        this.children.set(params.sessionId, source.tabId);
-      } else if (method === "Target.detachedFromTarget" && params?.sessionId) {
-        this.children.delete(params.sessionId);
+      if (method === "Target.attachedToTarget" && params?.targetInfo?.type === "iframe") {
+        // Frames nested in this frame are followed too.
+        chrome.debugger
+          .sendCommand({ tabId: source.tabId, sessionId: params.sessionId }, "Target.setAutoAttach", FOLLOW_FRAMES)
+          .catch(() => {});
       }
       onEvent(source.tabId, source.sessionId ?? null, method, params ?? {});
     });
@@ -35,11 +37,6 @@ export class Debuggers {
       this.lost.set(source.tabId, reason);
       onDetach(source.tabId, reason);
     });
-  }
-
-  /** The tab a child session belongs to. */
-  tabOfChild(sessionId) {
-    return this.children.get(sessionId);
   }
 
   /** Sends one command, attaching first when needed. */
@@ -101,7 +98,6 @@ export class Debuggers {
 
   forgetTab(tabId) {
     this.attached.delete(tabId);
-    for (const [child, tab] of this.children) if (tab === tabId) this.children.delete(child);
   }
 }
 

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{OnceCell, mpsc};
 
+use super::frames::FrameSessions;
 use super::launch::{BrowserProcess, LaunchOptions};
 use super::{ContextId, CreateViewOptions, FrameInfo, ViewEvent, ViewHost, ViewId, ViewInfo};
 use crate::cdp::protocol::{
@@ -26,19 +27,8 @@ const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
 /// View → its flat session, shared with the task that forgets closed targets.
 type Sessions = Arc<Mutex<HashMap<ViewId, Arc<OnceCell<SessionId>>>>>;
 
-/// Out-of-process frames by frame id, maintained by [`track_frames`].
-type Frames = Arc<Mutex<HashMap<String, FrameSession>>>;
-
-/// One attached out-of-process frame.
-#[derive(Debug, Clone)]
-struct FrameSession {
-    /// Its flat session.
-    session: SessionId,
-    /// The session it was attached under (a page's or another frame's).
-    parent_session: SessionId,
-    /// Its URL when it attached.
-    url: String,
-}
+/// Out-of-process frames of every view, maintained by [`track_frames`].
+type Frames = Arc<Mutex<FrameSessions>>;
 
 /// A Chromium browser driven over one CDP connection.
 ///
@@ -304,66 +294,27 @@ async fn forget_closed_targets(mut events: EventStream, sessions: Sessions) {
     }
 }
 
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AttachedToTarget {
-    session_id: String,
-    target_info: TargetInfo,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DetachedFromTarget {
-    session_id: String,
-}
-
 /// Records out-of-process frames as they attach under a page (or under
 /// another frame) and forgets them when they detach. Each new frame gets
 /// auto-attach too, so frames nested at any depth are found.
 async fn track_frames(connection: Connection, mut events: EventStream, frames: Frames) {
     while let Some(event) = events.recv().await {
-        match event.method.as_str() {
-            "Target.attachedToTarget" => {
-                let (Some(parent), Some(attached)) =
-                    (event.session_id.clone(), event.decode::<AttachedToTarget>())
-                else {
-                    continue;
-                };
-                if attached.target_info.kind != "iframe" {
-                    continue;
-                }
-                let session = SessionId(attached.session_id);
-                frames.lock().unwrap_or_else(|p| p.into_inner()).insert(
-                    attached.target_info.target_id,
-                    FrameSession {
-                        session: session.clone(),
-                        parent_session: parent,
-                        url: attached.target_info.url,
-                    },
-                );
-                let connection = connection.clone();
-                tokio::spawn(async move {
-                    let nested = TargetSetAutoAttach {
-                        auto_attach: true,
-                        wait_for_debugger_on_start: false,
-                        flatten: true,
-                    };
-                    if let Err(error) = connection.call(Some(&session), &nested).await {
-                        tracing::debug!(%error, "could not follow frames nested in a frame");
-                    }
-                });
+        let attached = frames
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .note(&event);
+        let Some(session) = attached else { continue };
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            let nested = TargetSetAutoAttach {
+                auto_attach: true,
+                wait_for_debugger_on_start: false,
+                flatten: true,
+            };
+            if let Err(error) = connection.call(Some(&session), &nested).await {
+                tracing::debug!(%error, "could not follow frames nested in a frame");
             }
-            "Target.detachedFromTarget" => {
-                let Some(detached) = event.decode::<DetachedFromTarget>() else {
-                    continue;
-                };
-                frames
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .retain(|_, frame| frame.session.0 != detached.session_id);
-            }
-            _ => {}
-        }
+        });
     }
 }
 
@@ -472,36 +423,11 @@ impl ViewHost for ChromiumHost {
 
     async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
         let root = self.session(view).await?;
-        let frames = self
+        Ok(self
             .frames
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let id_of_session = |session: &SessionId| {
-            frames
-                .iter()
-                .find(|(_, f)| &f.session == session)
-                .map(|(id, _)| id.clone())
-        };
-        // Walk down from the page's session: parents are listed before their children.
-        let mut found = Vec::new();
-        let mut parents = vec![(root, None::<String>)];
-        while let Some((parent_session, parent_id)) = parents.pop() {
-            let mut children: Vec<(&String, &FrameSession)> = frames
-                .iter()
-                .filter(|(_, f)| f.parent_session == parent_session)
-                .collect();
-            children.sort_by(|a, b| a.0.cmp(b.0));
-            for (id, frame) in children {
-                found.push(FrameInfo {
-                    id: id.clone(),
-                    parent: parent_id.clone(),
-                    url: frame.url.clone(),
-                });
-                parents.insert(0, (frame.session.clone(), id_of_session(&frame.session)));
-            }
-        }
-        Ok(found)
+            .tree(&root))
     }
 
     async fn send_frame_command(
@@ -518,8 +444,7 @@ impl ViewHost for ChromiumHost {
             .frames
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(frame)
-            .map(|f| f.session.clone())
+            .session_of(frame)
             .ok_or_else(|| BrowserError::TabNotFound {
                 tab: format!("(frame {frame} is gone)"),
             })?;

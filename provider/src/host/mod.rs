@@ -12,6 +12,7 @@ pub mod active_port;
 mod chromium;
 mod endpoint;
 pub mod extension;
+mod frames;
 mod launch;
 mod supervisor;
 

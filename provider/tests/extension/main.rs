@@ -80,6 +80,7 @@ fn main() {
         tabs::a_shared_tab_that_leaves_its_site_is_not_shared,
         tabs::the_person_s_own_input_stops_the_agent,
         tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
+        tabs::cross_origin_frames_are_seen_and_driven,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
         faults::chrome_quitting_fails_the_call_and_it_comes_back,

@@ -63,7 +63,7 @@ impl Person {
             "--disable-sync",
             "--disable-dev-shm-usage",
             "--password-store=basic",
-            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--load-extension={}", extension.display()))

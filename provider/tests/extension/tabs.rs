@@ -8,6 +8,7 @@ use browser_provider::control::Holder;
 use browser_provider::host::{ViewHost, ViewId};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
+use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
 use browser_provider::page::wait;
 use browser_provider::snapshot::Scope;
@@ -635,4 +636,58 @@ where
             }
         }
     }
+}
+
+pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
+    let session = ctx.session().await;
+    let browser = &ctx.env.browser;
+    let cancel = CancellationToken::new();
+    browser
+        .open(&session, &ctx.url("frames.html"), false, &cancel)
+        .await
+        .unwrap();
+    // The cross-origin frame (localhost against 127.0.0.1) loads after the page.
+    let loaded = browser
+        .execute(&session, "window.crossLoaded", vec![], None, &cancel)
+        .await
+        .unwrap();
+    assert!(
+        matches!(&loaded, ExecuteResult::Value { value, .. } if value == true),
+        "{loaded:?}"
+    );
+    let text = within(Duration::from_secs(10), || async {
+        let text = snapshot(&ctx, &session).await?;
+        if text.matches("button \"Frame button\"").count() == 2 {
+            Ok(text)
+        } else {
+            Err(BrowserError::invalid(
+                "frames",
+                format!("not both frames yet:\n{text}"),
+            ))
+        }
+    })
+    .await;
+    // It is out of process: the host follows it as a child session.
+    let views = ctx.env.host.list_views().await.unwrap();
+    let view = views
+        .iter()
+        .find(|v| v.url.ends_with("/frames.html"))
+        .expect("the agent's tab");
+    let frames = ctx.env.host.frames(&view.id).await.unwrap();
+    assert_eq!(frames.len(), 1, "one out-of-process frame: {frames:?}");
+    let cross = text
+        .split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned();
+    let report = browser
+        .act(&session, &ref_of(&cross, "Frame button"), &click(), &cancel)
+        .await
+        .unwrap();
+    let after = snapshot(&ctx, &session).await.unwrap();
+    assert!(
+        after.contains("Frame button clicked"),
+        "the click landed in the cross-origin frame ({report:?}):\n{after}"
+    );
+    browser.close_session(&session).await.unwrap();
 }

@@ -31,6 +31,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use super::frames::FrameSessions;
 use super::{
     ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent, ViewHost, ViewId, ViewInfo,
 };
@@ -129,6 +130,9 @@ struct Shared {
     newest: std::sync::atomic::AtomicU64,
     /// When the last connection dropped (calls then wait a moment for it).
     dropped_at: Mutex<Option<tokio::time::Instant>>,
+    /// Out-of-process frames of the views (child sessions named
+    /// `tab-<id>:<session>` by the extension).
+    frames: Mutex<FrameSessions>,
     views: Mutex<HashMap<ViewId, ViewState>>,
     watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
     sessions: watch::Sender<Vec<SessionLabel>>,
@@ -164,6 +168,7 @@ impl ExtensionHost {
             link: watch::Sender::new(None),
             newest: std::sync::atomic::AtomicU64::new(0),
             dropped_at: Mutex::new(None),
+            frames: Mutex::new(FrameSessions::default()),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
             sessions: watch::Sender::new(Vec::new()),
@@ -341,7 +346,12 @@ impl Shared {
 
     /// A view the agents may no longer reach: its event streams end.
     fn forget(&self, view: &ViewId) -> bool {
+        self.frames().forget_under(&SessionId(view.0.clone()));
         self.views().remove(view).is_some()
+    }
+
+    fn frames(&self) -> std::sync::MutexGuard<'_, FrameSessions> {
+        self.frames.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A newly authenticated extension replaces the previous connection.
@@ -471,6 +481,9 @@ impl Shared {
             let Some(session) = &event.session_id else {
                 continue;
             };
+            if event.method.starts_with("Target.") {
+                self.frames().note(&event);
+            }
             let view = ViewId(session.0.clone());
             self.deliver(&view, &event);
         }
@@ -743,10 +756,8 @@ impl ViewHost for ExtensionHost {
     }
 
     async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
-        // Out-of-process frames through chrome.debugger's child sessions
-        // are not followed yet: cross-origin iframes are left out.
-        let _ = view;
-        Ok(Vec::new())
+        tab_of(view)?;
+        Ok(self.shared.frames().tree(&SessionId(view.0.clone())))
     }
 
     async fn send_frame_command(
@@ -757,11 +768,18 @@ impl ViewHost for ExtensionHost {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        let _ = (view, params, timeout);
-        Err(BrowserError::Protocol {
-            method: method.into(),
-            message: format!("frame {frame} is not followed through the extension"),
-        })
+        tab_of(view)?;
+        let session = self
+            .shared
+            .frames()
+            .session_of(frame)
+            .filter(|session| session.0.starts_with(&format!("{}:", view.0)))
+            .ok_or_else(|| BrowserError::TabNotFound {
+                tab: format!("(frame {frame} is gone)"),
+            })?;
+        self.shared
+            .call(Some(&session), method, params, timeout)
+            .await
     }
 
     async fn list_views(&self) -> Result<Vec<ViewInfo>> {
