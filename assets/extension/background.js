@@ -154,9 +154,7 @@ async function forward(sessionId, method, params) {
   const tabId = Number(tabMatch[1]);
   const child = tabMatch[2] ?? null;
   const record = await reachable(tabId);
-  const tab = await tabOrNull(tabId);
-  if (!tab) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
-  const blocked = protectedReason(tab.pendingUrl || tab.url);
+  const blocked = protectedReason(await urlOf(tabId));
   if (blocked) throw new BridgeError("PAGE_PROTECTED", blocked);
   if (method === "Page.navigate" && typeof params.url === "string") {
     // The agent's own navigation takes the share with it.
@@ -166,6 +164,22 @@ async function forward(sessionId, method, params) {
   const report = expectedReport(method, params);
   if (report) agentInput.expect(tabId, report);
   return debuggers.send(tabId, child, method, params);
+}
+
+/**
+ * Where a tab is, kept from Chrome's tab events so that a command does not
+ * ask Chrome each time (Chrome itself still refuses its own pages).
+ */
+const tabUrls = new Map();
+
+async function urlOf(tabId) {
+  const known = tabUrls.get(tabId);
+  if (known !== undefined) return known;
+  const tab = await tabOrNull(tabId);
+  if (!tab) throw new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+  const url = tab.pendingUrl || tab.url || "";
+  tabUrls.set(tabId, url);
+  return url;
 }
 
 /**
@@ -307,6 +321,7 @@ chrome.tabs.onCreated.addListener(async (tab) => {
 });
 
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  if (change.url) tabUrls.set(tabId, change.url);
   await ready;
   const record = grants.visible(tabId);
   if (change.url || change.title !== undefined) notifyPopup();
@@ -322,6 +337,7 @@ chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
 });
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
+  tabUrls.delete(tabId);
   await ready;
   offers.delete(tabId);
   notifyPopup();

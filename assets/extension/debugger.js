@@ -16,7 +16,6 @@ export class Debuggers {
    */
   constructor({ onEvent, onDetach, setUp = [] }) {
     this.setUp = setUp;
-    this.onDetach = onDetach;
     /** tabId → Promise of the attachment */
     this.attached = new Map();
     /** Tabs whose debugger went away, with why, until the next attach. */
@@ -48,11 +47,11 @@ export class Debuggers {
     } catch (error) {
       const failure = translate(error, this.lost.get(tabId));
       if (failure.code === "DEBUGGER_DETACHED" && this.attached.has(tabId)) {
-        // Gone without a word from Chrome: the next command attaches again,
-        // and the shell hears that what it set up on the tab is gone.
+        // Gone without a word from Chrome: the next command attaches again.
+        // The shell learns from this answer that what it set up is gone (an
+        // event now could reach the page it sets up anew).
         this.forgetTab(tabId);
         this.lost.set(tabId, "the debugger went away");
-        this.onDetach(tabId, "the debugger went away");
       }
       throw failure;
     }
@@ -153,6 +152,9 @@ function translate(error, lostReason) {
     );
   }
   if (/no tab with/i.test(message)) return new BridgeError("TAB_NOT_FOUND", "the tab was closed");
+  if (/cannot access/i.test(message)) {
+    return new BridgeError("PAGE_PROTECTED", `Chrome does not let extensions drive this page (${message})`);
+  }
   // Chrome is stopping this worker under the command: whether it ran is unknown.
   if (/^no sw$/i.test(message.trim())) {
     return new BridgeError("CALL_CUT", "the extension's worker stopped during the call");

@@ -23,6 +23,9 @@
 //!   with our open; and where our time goes (the open alone, the first
 //!   snapshot after it). Only this part: `-- --only-navigate`; only the
 //!   warm snapshots: `-- --only-snapshot`.
+//! * with `-- --only-extension`: snapshot, click, type and screenshot through
+//!   the person's own Chrome (the browser-shell extension) against the same
+//!   Chromium launched by the shell (see `support/extension.rs`).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,6 +44,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower_http::services::ServeDir;
 
+#[path = "support/extension.rs"]
+mod extension;
+
 #[tokio::main]
 async fn main() {
     // Diagnostics (such as per-phase action timings) go to stderr with RUST_LOG.
@@ -52,6 +58,10 @@ async fn main() {
     let rounds = rounds_asked().unwrap_or(if quick { 8 } else { 30 });
     let port = serve_fixtures().await;
     let base = format!("http://127.0.0.1:{port}");
+    if std::env::args().any(|a| a == "--only-extension") {
+        extension::compare(&base, rounds).await;
+        return;
+    }
     if std::env::args().any(|a| a == "--only-navigate") {
         navigation_with_and_without_policy(&base, rounds).await;
         return;

@@ -14,7 +14,7 @@ use crate::person::Person;
 pub async fn chrome_quitting_fails_the_call_and_it_comes_back(ctx: Ctx) {
     let profile = tempfile::tempdir().unwrap();
     let person = Person::launch(profile.path()).await;
-    let (host, browser, _pairing) = crate::paired(&person).await;
+    let (host, browser, _pairing) = crate::person::paired(&person).await;
     let session = browser
         .open_session(SessionOptions::default())
         .await

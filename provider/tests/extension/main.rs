@@ -19,13 +19,11 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use browser_provider::SessionId;
-use browser_provider::browser::{Browser, BrowserConfig, SessionOptions};
-use browser_provider::host::extension::bridge::BridgeConfig;
+use browser_provider::browser::{Browser, SessionOptions};
+use browser_provider::host::ExtensionHost;
 use browser_provider::host::extension::pairing::Pairing;
-use browser_provider::host::{ExtensionHost, ExtensionOptions};
 
 use person::Person;
 
@@ -127,7 +125,7 @@ fn start() -> Arc<Env> {
     let (person, host, browser, base, pairing) = runtime.block_on(async {
         let base = support::serve_fixtures().await;
         let person = Person::start().await;
-        let (host, browser, pairing) = paired(&person).await;
+        let (host, browser, pairing) = person::paired(&person).await;
         (person, host, browser, base, pairing)
     });
     Arc::new(Env {
@@ -138,42 +136,4 @@ fn start() -> Arc<Env> {
         base,
         pairing,
     })
-}
-
-/// A host and browser of their own on a free port, paired with `person`'s
-/// extension through its pairing page, once the extension connected.
-pub async fn paired(person: &Person) -> (Arc<ExtensionHost>, Browser, Pairing) {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
-    let pairing = Pairing::generate(port).unwrap();
-    let host = Arc::new(
-        ExtensionHost::start(ExtensionOptions {
-            bridge: BridgeConfig {
-                address: SocketAddr::from(([127, 0, 0, 1], port)),
-                pairing: pairing.clone(),
-                extension_ids: vec![person::EXTENSION_ID.into()],
-                shell: format!("test-shell-{port}"),
-            },
-            command_timeout: Duration::from_secs(10),
-        })
-        .await
-        .expect("start the extension host"),
-    );
-    person.pair(&pairing.link()).await;
-    if host.connected(Duration::from_secs(15)).await.is_err() {
-        let targets = person
-            .cdp
-            .send(None, "Target.getTargets", serde_json::json!({}))
-            .await;
-        let storage = person
-            .in_popup("chrome.storage.local.get().then(x => JSON.stringify(x))")
-            .await;
-        let status = person
-            .in_popup("chrome.runtime.sendMessage({type:'status'}).then(x => JSON.stringify(x))")
-            .await;
-        panic!("the extension did not connect once paired:\n{targets:?}\n{storage}\n{status}");
-    }
-    let browser = Browser::new(host.clone(), BrowserConfig::default());
-    (host, browser, pairing)
 }

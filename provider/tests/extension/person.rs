@@ -7,7 +7,14 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use browser_provider::browser::{Browser, BrowserConfig};
 use browser_provider::cdp::{Connection, SessionId, transport};
+use browser_provider::host::extension::bridge::BridgeConfig;
+use browser_provider::host::extension::pairing::Pairing;
+use browser_provider::host::{ExtensionHost, ExtensionOptions};
 use serde_json::{Value, json};
 
 /// Where the unpacked extension is.
@@ -34,8 +41,13 @@ impl Person {
     /// Starts Chromium with the extension and a fresh profile, and opens
     /// the extension's popup in a tab.
     pub async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// [`Self::start`] with more command-line switches.
+    pub async fn start_with(extra: &[&str]) -> Self {
         let profile = tempfile::tempdir().expect("profile dir");
-        let mut person = Self::launch(profile.path()).await;
+        let mut person = Self::launch_with(profile.path(), extra).await;
         person.owned_profile = Some(profile);
         person
     }
@@ -43,6 +55,13 @@ impl Person {
     /// Starts Chromium with the extension on the profile in `profile`
     /// (again, after it quit: what the extension stored is still there).
     pub async fn launch(profile: &std::path::Path) -> Self {
+        Self::launch_with(profile, &[]).await
+    }
+
+    /// [`Self::launch`] with more command-line switches (a benchmark gives
+    /// the person's Chrome the shell's own feature switches, to compare
+    /// like with like).
+    pub async fn launch_with(profile: &std::path::Path, extra: &[&str]) -> Self {
         let extension = extension_dir().canonicalize().expect("extension dir");
         let port_file = profile.join("DevToolsActivePort");
         // A file left by the last run names a port nobody listens on.
@@ -65,6 +84,7 @@ impl Person {
             "--password-store=basic",
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
         ])
+        .args(extra)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--load-extension={}", extension.display()))
         .arg(format!(
@@ -281,4 +301,42 @@ pub async fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A host and browser of their own on a free port, paired with `person`'s
+/// extension through its pairing page, once the extension connected.
+pub async fn paired(person: &Person) -> (Arc<ExtensionHost>, Browser, Pairing) {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let pairing = Pairing::generate(port).unwrap();
+    let host = Arc::new(
+        ExtensionHost::start(ExtensionOptions {
+            bridge: BridgeConfig {
+                address: SocketAddr::from(([127, 0, 0, 1], port)),
+                pairing: pairing.clone(),
+                extension_ids: vec![EXTENSION_ID.into()],
+                shell: format!("test-shell-{port}"),
+            },
+            command_timeout: Duration::from_secs(10),
+        })
+        .await
+        .expect("start the extension host"),
+    );
+    person.pair(&pairing.link()).await;
+    if host.connected(Duration::from_secs(15)).await.is_err() {
+        let targets = person
+            .cdp
+            .send(None, "Target.getTargets", serde_json::json!({}))
+            .await;
+        let storage = person
+            .in_popup("chrome.storage.local.get().then(x => JSON.stringify(x))")
+            .await;
+        let status = person
+            .in_popup("chrome.runtime.sendMessage({type:'status'}).then(x => JSON.stringify(x))")
+            .await;
+        panic!("the extension did not connect once paired:\n{targets:?}\n{storage}\n{status}");
+    }
+    let browser = Browser::new(host.clone(), BrowserConfig::default());
+    (host, browser, pairing)
 }
