@@ -2,7 +2,9 @@
 //! says what to fix, one line each. Exit status 0 when nothing needs fixing.
 //!
 //! Checks: the configuration (file and flags), the browser agents get
-//! (which, its version, headless shell or not), the full browser a
+//! (which, its version, headless shell or not; with `--browser extension`
+//! the pairing and the bridge; with `auto-connect` the running browser
+//! found), the full browser a
 //! `--headed` run needs, the desktop window (a display, the window program
 //! and WebKitGTK), the runtime directory, and a running instance (whether
 //! it answers).
@@ -80,6 +82,14 @@ pub async fn run(options: &BrowserOptions) -> ExitCode {
 
 /// The browser agents get (headless): which, its version, headless shell or not.
 async fn agents_browser(config: &Config) -> Finding {
+    if config.browser == crate::config::BrowserKind::Extension {
+        return match crate::extension::diagnose().await {
+            Ok(found) => Finding::Fine(format!(
+                "the person's Chrome through the extension: {found}"
+            )),
+            Err((problem, fix)) => Finding::Fix(problem, fix),
+        };
+    }
     if config.browser == crate::config::BrowserKind::AutoConnect {
         return persons_browser_with_debugging(config).await;
     }
@@ -122,7 +132,8 @@ async fn persons_browser_with_debugging(config: &Config) -> Finding {
 
 /// The full browser, which a `--headed` run needs.
 async fn full_browser(config: &Config) -> Finding {
-    if config.connect.is_some() || !config.headless {
+    let persons = config.browser != crate::config::BrowserKind::Launch;
+    if config.connect.is_some() || !config.headless || persons {
         return Finding::Note("checked above".into());
     }
     match find_browser(None, false) {

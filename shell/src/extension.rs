@@ -200,6 +200,59 @@ pub fn follow_browser(host: &Arc<ExtensionHost>, browser: &Browser) {
     });
 }
 
+/// What `doctor` says of the person's Chrome through the extension: where
+/// the unpacked extension is, the pairing (and its file's mode), and
+/// whether a shell holds the bridge now. `Err((problem, fix))` when
+/// something needs fixing.
+pub async fn diagnose() -> std::result::Result<String, (String, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let unpacked = extension_dir().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
+    let path = pairing_path().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
+    let pairing = match Pairing::load(&path) {
+        Ok(Some(pairing)) => pairing,
+        Ok(None) => {
+            return Err((
+                format!(
+                    "not paired with a Chrome yet ({} does not exist)",
+                    path.display()
+                ),
+                format!(
+                    "load {} in Chrome (chrome://extensions, Developer mode, Load unpacked), then run `browser-shell extension pair` and open its link there",
+                    unpacked.display()
+                ),
+            ));
+        }
+        Err(error) => {
+            return Err((
+                error.to_string(),
+                "run `browser-shell extension pair` again (it writes a new pairing)".into(),
+            ));
+        }
+    };
+    let mode = std::fs::metadata(&path)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0);
+    if mode & 0o077 != 0 {
+        return Err((
+            format!("{} is readable by others (mode {mode:o})", path.display()),
+            format!("chmod 600 {}", path.display()),
+        ));
+    }
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
+    let probe = tokio::net::TcpStream::connect(address);
+    let bridge = match tokio::time::timeout(Duration::from_secs(1), probe).await {
+        Ok(Ok(_)) => format!(
+            "a shell holds the bridge on {address} (the extension's popup says whether your Chrome is connected)"
+        ),
+        _ => format!("the bridge on {address} opens when a `--browser extension` shell starts"),
+    };
+    Ok(format!(
+        "paired ({}, mode {mode:o}); extension in {}; {bridge}",
+        path.display(),
+        unpacked.display()
+    ))
+}
+
 fn now_millis() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

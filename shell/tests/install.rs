@@ -167,3 +167,55 @@ async fn the_service_unit_is_valid() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn doctor_reports_the_extension_pairing_and_bridge() {
+    let config = tempfile::tempdir().unwrap();
+    let doctor = || async {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .args(["doctor", "--browser", "extension"])
+            .env("BROWSER_SHELL_RUNTIME_DIR", common::runtime_dir())
+            .env("BROWSER_SHELL_CONFIG_DIR", config.path())
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .await
+            .unwrap();
+        (out.status.code(), text(&out.stdout))
+    };
+    // Not paired: what to do, exit 1.
+    let (status, report) = doctor().await;
+    assert_eq!(status, Some(1), "{report}");
+    assert!(
+        report.contains("FIX   browser: not paired") && report.contains("extension pair"),
+        "{report}"
+    );
+
+    // Paired: the file (mode 600), the unpacked extension, the bridge not held.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let paired = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["extension", "pair", "--port", &port.to_string()])
+        .env("BROWSER_SHELL_CONFIG_DIR", config.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(paired.status.success(), "{}", text(&paired.stderr));
+    let (status, report) = doctor().await;
+    assert_eq!(status, Some(0), "{report}");
+    assert!(
+        report.contains("ok    browser: the person's Chrome through the extension: paired")
+            && report.contains("mode 600")
+            && report.contains(&format!("127.0.0.1:{port} opens when")),
+        "{report}"
+    );
+
+    // Someone holds the bridge's port now: said so.
+    let held = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let (_, report) = doctor().await;
+    assert!(report.contains("a shell holds the bridge"), "{report}");
+    drop(held);
+}
