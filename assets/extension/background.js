@@ -310,7 +310,7 @@ chrome.tabs.onCreated.addListener(async (tab) => {
   if (!opener) return;
   if (opener.agentOpened) {
     // A popup of an agent's tab is the agent's too.
-    grants.adopt(tab.id, opener.session, tab.pendingUrl || tab.url);
+    grants.adopt(tab.id, opener.session, tab.pendingUrl || tab.url, true);
     groupTab(tab.id, opener.session).catch(() => {});
     bridge.send({ method: "Extension.tabShared", params: describe(tab, grants.visible(tab.id)) });
   } else {
@@ -326,6 +326,12 @@ chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
   const record = grants.visible(tabId);
   if (change.url || change.title !== undefined) notifyPopup();
   if (!record) return;
+  if (record.popup && change.url && protectedReason(change.url)) {
+    // Chrome counts a tab opened while an agent's tab was in front as its
+    // popup; one that goes to the browser's own pages is the person's.
+    await release(tabId, "it went to one of the browser's own pages");
+    return;
+  }
   if (change.url && !record.follow && !record.suspended && siteOf(change.url) !== record.site) {
     record.suspended = true;
     grants.save();

@@ -86,9 +86,9 @@ export class Grants {
     return record;
   }
 
-  /** A tab an agent opened (or a popup of one). */
-  adopt(tabId, session, url) {
-    const record = { session, site: siteOf(url ?? ""), follow: true, suspended: false, agentOpened: true, kept: false };
+  /** A tab an agent opened, or (`popup`) a tab one of its tabs opened. */
+  adopt(tabId, session, url, popup = false) {
+    const record = { session, site: siteOf(url ?? ""), follow: true, suspended: false, agentOpened: true, kept: false, popup };
     this.tabs.set(tabId, record);
     this.save();
     return record;

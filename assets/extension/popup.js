@@ -59,9 +59,12 @@ function tabRow(tab, sessions) {
       textContent: tab.suspended ? "left its site" : tab.agentOpened ? `agent ${label}'s` : `shared with ${label}`,
     }));
     if (!tab.agentOpened) {
-      const follow = element("input", { type: "checkbox", checked: tab.follow, title: "follow this tab to other sites" });
+      const follow = element("input", { type: "checkbox", checked: tab.follow });
       follow.addEventListener("change", () => ask({ type: "follow", tabId: tab.tabId, follow: follow.checked }));
-      row.append(follow);
+      row.append(element("label", { className: "follow", title: "keep sharing this tab when it goes to another site" }, [
+        follow,
+        "follow",
+      ]));
     }
     if (tab.suspended) row.append(shareButton(tab, tab.session, "Share again"));
     const stop = element("button", { textContent: "Stop sharing" });
