@@ -8,6 +8,7 @@
 
 mod attach;
 mod auth;
+mod bridge;
 mod cdp_endpoint;
 mod cli_endpoint;
 mod client;
@@ -444,7 +445,11 @@ async fn run(cli: Cli) -> ExitCode {
                 "--http serves a browser of its own; the running shell already serves MCP over HTTP",
             ));
         }
-        return match attach::run(&cancel).await {
+        let upstream = match attach::running_instance() {
+            Ok(upstream) => upstream,
+            Err(error) => return fail(&error),
+        };
+        return match attach::run(upstream, &cancel).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => fail(&error),
         };

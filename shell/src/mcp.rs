@@ -83,15 +83,54 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 /// disconnects or we are interrupted; then the agent's tabs are closed and
 /// the browser with them.
 ///
+/// In the person's own Chrome (`--browser extension`) the bridge is bound
+/// first: the shell that gets it also serves its tools to other local
+/// shells on loopback and records where ([`crate::bridge`]); a shell that
+/// finds the bridge held by another browser-shell joins that one instead,
+/// relaying stdio to it ([`crate::attach`]).
+///
 /// # Errors
 /// The browser's launch errors (after the handshake: the client sees the
-/// server end), `INVALID_ARGUMENT` for an unusable output directory.
+/// server end), `INVALID_ARGUMENT` for an unusable output directory;
+/// joined to another shell, `NOT_CONNECTED` when that one stops.
 pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
     create_output_dir(config)?;
+    let mut offered = None;
+    let bound = if config.browser == crate::config::BrowserKind::Extension {
+        match crate::bridge::claim(crate::extension::COMMAND_TIMEOUT).await {
+            Ok(crate::bridge::Claim::Held(owner)) => {
+                tracing::info!(
+                    pid = owner.pid,
+                    "another browser-shell holds the extension bridge; joining it (its settings apply)"
+                );
+                return crate::attach::run(owner.upstream(), cancel).await;
+            }
+            Ok(crate::bridge::Claim::Owner(host)) => {
+                let started = Started::with_extension_host(host, config);
+                offered = crate::bridge::offer(
+                    &started,
+                    crate::bridge::OwnerKind::Mcp,
+                    None,
+                    agent_options(config),
+                    cancel,
+                )
+                .await;
+                Some(Ok(started))
+            }
+            Err(error) => Some(Err(error)),
+        }
+    } else {
+        None
+    };
     let (server, browser) = McpServer::starting(agent_options(config));
     let launch = {
         let config = config.clone();
-        tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
+        tokio::spawn(async move {
+            match bound {
+                Some(started) => started,
+                None => Started::start(&config, Audience::AgentsOnly).await,
+            }
+        })
     };
     let service = server
         .clone()
@@ -132,6 +171,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
         Err(error) => Err(error),
     };
     server.close().await;
+    drop(offered);
     match started {
         Ok(started) => {
             started.shutdown().await;
@@ -156,6 +196,10 @@ pub async fn run_http(
 ) -> Result<()> {
     create_output_dir(config)?;
     let listening = crate::http::listen(address).await?;
+    let served = crate::bridge::Served {
+        url: listening.url(),
+        token: listening.token().to_owned(),
+    };
     let mut launch = {
         let config = config.clone();
         tokio::spawn(async move { Started::start(&config, Audience::AgentsOnly).await })
@@ -189,7 +233,16 @@ pub async fn run_http(
         Ok(started) => {
             starting.started(started.browser.clone());
             tracing::info!("the browser runs; serving MCP over HTTP");
+            let offered = crate::bridge::offer(
+                &started,
+                crate::bridge::OwnerKind::Mcp,
+                Some(served),
+                agent_options(config),
+                cancel,
+            )
+            .await;
             let served = serving.await;
+            drop(offered);
             started.shutdown().await;
             served
         }

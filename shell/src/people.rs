@@ -49,6 +49,16 @@ pub async fn serve(
     }
     let relay = listening.attach(started.browser.clone(), mcp::agent_options(config), cancel)?;
     relay.print_links();
+    // Holding the person's Chrome, it lets other shells' agents join it
+    // through its `/mcp` (see `bridge`), until it stops.
+    let _offered = crate::bridge::offer(
+        started,
+        relay.kind().into(),
+        relay.local_mcp(),
+        mcp::agent_options(config),
+        cancel,
+    )
+    .await;
     // Loaded while the shell already serves (a slow site holds nothing up).
     // A page that fails to load is the page's problem, shown in its tab;
     // the shell goes on (a refused URL failed before Chromium started).
