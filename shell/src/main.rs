@@ -276,7 +276,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli))
+    let status = runtime.block_on(run(cli));
+    // A read of stdin that never returns (an MCP relay whose upstream went
+    // away while the agent is quiet) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    status
 }
 
 async fn run(cli: Cli) -> ExitCode {
