@@ -13,11 +13,17 @@
 //! goes when its owner stops; a port held by another program (with a
 //! garbage record beside it) fails with `NOT_CONNECTED` saying so; a relay
 //! cannot join and names the owner's pid; a relay that owns the bridge is
-//! joined through its own `/mcp`.
+//! joined through its own `/mcp`. With a real Chromium playing the
+//! person's Chrome: the owner's and the joined agent's tabs each in a tab
+//! group of their own, each agent seeing only its own tab.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+/// The person's Chrome with the extension (the provider's test helper).
+#[allow(dead_code)]
+#[path = "../../provider/tests/extension/person.rs"]
+mod person;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -41,6 +47,11 @@ struct Setup {
 
 impl Setup {
     async fn new() -> Self {
+        Self::paired().await.0
+    }
+
+    /// [`Self::new`], and the pairing link `extension pair` printed.
+    async fn paired() -> (Self, String) {
         let runtime = common::runtime_dir();
         let config = tempfile::tempdir().unwrap();
         let port = {
@@ -54,11 +65,20 @@ impl Setup {
             .await
             .unwrap();
         assert!(output.status.success(), "{output:?}");
-        Self {
-            runtime,
-            config,
-            port,
-        }
+        let link = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|line| line.starts_with("chrome-extension://"))
+            .expect("the pairing link")
+            .to_owned();
+        (
+            Self {
+                runtime,
+                config,
+                port,
+            },
+            link,
+        )
     }
 
     fn record_file(&self) -> PathBuf {
@@ -409,4 +429,60 @@ async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
     joined.finish().await;
     common::stop_shell(relay).await;
     assert!(!setup.record_file().exists());
+}
+
+/// Calls `browser_open` until the person's Chrome has connected (bounded):
+/// before that, it answers NOT_CONNECTED.
+async fn open_once_connected(client: &mut Client, url: &str) -> String {
+    let started = tokio::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call("browser_open", json!({"url": url})).await;
+        if !is_error {
+            return text;
+        }
+        assert!(
+            text.contains("NOT_CONNECTED") && started.elapsed() < Duration::from_secs(20),
+            "{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
+    let base = common::serve_fixtures().await;
+    let (setup, link) = Setup::paired().await;
+    let mut owner = setup.start_mcp().await;
+    let person = person::Person::start().await;
+    person.pair(&link).await;
+    let mut joined = setup.start_mcp().await;
+
+    let form = format!("{base}/form.html");
+    let article = format!("{base}/article.html");
+    open_once_connected(&mut owner, &form).await;
+    open_once_connected(&mut joined, &article).await;
+    for (client, own, other) in [
+        (&mut owner, &form, &article),
+        (&mut joined, &article, &form),
+    ] {
+        let (tabs, is_error) = client.call("browser_list_tabs", json!({})).await;
+        assert!(!is_error, "{tabs}");
+        assert!(
+            tabs.contains(own.as_str()) && !tabs.contains(other.as_str()),
+            "{tabs}"
+        );
+    }
+    // In Chrome, each agent's tab is in a tab group of its own.
+    let groups = person
+        .in_popup(&format!(
+            "chrome.tabs.query({{}}).then(tabs => [{form:?}, {article:?}].map(url => (tabs.find(t => t.url === url) || {{}}).groupId ?? null))"
+        ))
+        .await;
+    let (first, second) = (groups[0].as_i64(), groups[1].as_i64());
+    assert!(
+        first.is_some_and(|g| g >= 0) && second.is_some_and(|g| g >= 0) && first != second,
+        "{groups}"
+    );
+    joined.finish().await;
+    owner.finish().await;
 }
