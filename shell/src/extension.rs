@@ -141,12 +141,28 @@ pub fn load_pairing() -> Result<Pairing> {
     })
 }
 
-/// Starts the extension host on the paired port.
+/// The bound on CDP commands in the person's Chrome.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Starts the extension host on the paired port, for a shell that needs
+/// the bridge for itself (relay, window, `mcp --http`).
 ///
 /// # Errors
-/// `NOT_CONNECTED` when not paired or the port is taken.
+/// `NOT_CONNECTED` when not paired, when another browser-shell holds the
+/// bridge (naming its pid: see [`crate::bridge`]) or when the port is
+/// taken by another program.
 pub async fn start_host(command_timeout: Duration) -> Result<Arc<ExtensionHost>> {
-    let pairing = load_pairing()?;
+    match crate::bridge::claim(command_timeout).await? {
+        crate::bridge::Claim::Owner(host) => Ok(host),
+        crate::bridge::Claim::Held(owner) => Err(owner.held_error()),
+    }
+}
+
+/// Binds the bridge with `pairing`: one attempt.
+///
+/// # Errors
+/// `NOT_CONNECTED` when the port is taken.
+pub async fn bind_host(pairing: Pairing, command_timeout: Duration) -> Result<Arc<ExtensionHost>> {
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
     let shell = format!("{}-{}", std::process::id(), now_millis());
     let host = ExtensionHost::start(ExtensionOptions {
@@ -158,12 +174,7 @@ pub async fn start_host(command_timeout: Duration) -> Result<Arc<ExtensionHost>>
         },
         command_timeout,
     })
-    .await
-    .map_err(|error| {
-        BrowserError::not_connected(format!(
-            "{error}; is another browser-shell with --browser extension running? Only one shell at a time can hold the bridge"
-        ))
-    })?;
+    .await?;
     Ok(Arc::new(host))
 }
 

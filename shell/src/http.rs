@@ -38,11 +38,24 @@ pub fn mcp_router(
     Router::new().nest_service("/mcp", service)
 }
 
-/// MCP over HTTP bound to its address, its endpoint and token announced.
+/// MCP over HTTP bound to its address, with its token.
 #[derive(Debug)]
 pub struct Listening {
     listener: tokio::net::TcpListener,
+    bound: SocketAddr,
     token: Arc<str>,
+}
+
+impl Listening {
+    /// The base URL local clients use (`http://127.0.0.1:PORT`; MCP is at `/mcp`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.bound)
+    }
+
+    /// The bearer token every request must carry.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
 }
 
 /// Binds `address` (loopback only) with a new token and prints the
@@ -51,8 +64,26 @@ pub struct Listening {
 /// [`serve`] runs.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for an address that is not loopback or cannot be bound.
+/// As [`bind`].
 pub async fn listen(address: SocketAddr) -> Result<Listening> {
+    let listening = bind(address).await?;
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "MCP over HTTP: {}/mcp", listening.url());
+        let _ = writeln!(out, "Authorization: Bearer {}", listening.token());
+        let _ = out.flush();
+    }
+    Ok(listening)
+}
+
+/// Binds `address` (loopback only) with a new token, printing nothing: for
+/// a server whose address and token go elsewhere (the extension bridge's
+/// owner record, see [`crate::bridge`]), while stdout may carry MCP.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an address that is not loopback or cannot be bound.
+pub async fn bind(address: SocketAddr) -> Result<Listening> {
     if !address.ip().is_loopback() {
         return Err(BrowserError::invalid(
             "http",
@@ -68,14 +99,11 @@ pub async fn listen(address: SocketAddr) -> Result<Listening> {
     let bound = listener
         .local_addr()
         .map_err(|e| BrowserError::invalid("http", e.to_string()))?;
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "MCP over HTTP: http://{bound}/mcp");
-        let _ = writeln!(out, "Authorization: Bearer {token}", token = &*token);
-        let _ = out.flush();
-    }
-    Ok(Listening { listener, token })
+    Ok(Listening {
+        listener,
+        bound,
+        token,
+    })
 }
 
 /// Serves the tools on `listening` until `cancel`, one server (one agent
@@ -88,7 +116,9 @@ pub async fn serve(
     server_for_connection: impl Fn() -> McpServer + Send + Sync + 'static,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    let Listening { listener, token } = listening;
+    let Listening {
+        listener, token, ..
+    } = listening;
     let app = mcp_router(server_for_connection, cancel, true).layer(middleware::from_fn(
         move |request: Request, next: Next| {
             let token = Arc::clone(&token);

@@ -129,39 +129,55 @@ pub fn process_alive(pid: u32) -> bool {
 /// Event-driven (a pidfd becomes readable when the process ends), so it
 /// works for processes that are not our children.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
-    let Ok(raw_pid) = libc::pid_t::try_from(pid) else {
-        return true;
-    };
+    tokio::time::timeout(within, exited(pid)).await.is_ok()
+}
+
+/// Resolves when process `pid` has exited (at once when there is none).
+/// Event-driven through a pidfd; where pidfds are not available, it checks
+/// once a second.
+pub async fn exited(pid: u32) {
+    if let Some(fd) = pidfd(pid)
+        && fd.readable().await.is_ok()
+    {
+        return;
+    }
+    while process_alive(pid) {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// A descriptor that becomes readable when process `pid` ends; `None` when
+/// there is no such process or pidfds are not available.
+fn pidfd(pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+    let raw_pid = libc::pid_t::try_from(pid).ok().filter(|pid| *pid > 0)?;
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
-    let Ok(fd) = RawFd::try_from(fd) else {
-        return !process_alive(pid);
-    };
-    if fd < 0 {
-        return !process_alive(pid);
-    }
+    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
     // SAFETY: the descriptor was just created for us and is owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: an OwnedFd is valid and open, and the AsyncFd owns it until dropped.
-    let Ok(fd) = (unsafe { tokio::io::unix::AsyncFd::register(fd) }) else {
-        return !process_alive(pid);
-    };
-    tokio::time::timeout(within, fd.readable()).await.is_ok()
+    unsafe { tokio::io::unix::AsyncFd::register(fd) }.ok()
 }
 
-/// Keeps the instance file while alive; removes it on drop if it still
-/// names this process (a newer instance may have replaced it).
+/// Keeps a runtime file while alive; removes it on drop if it still names
+/// this process (a newer instance may have replaced it).
 #[derive(Debug)]
 pub struct Published {
     path: PathBuf,
+}
+
+/// The one field every runtime file has: whose it is.
+#[derive(Deserialize)]
+struct Owner {
+    pid: u32,
 }
 
 impl Drop for Published {
     fn drop(&mut self) {
         let ours = std::fs::read_to_string(&self.path)
             .ok()
-            .and_then(|text| serde_json::from_str::<InstanceInfo>(&text).ok())
-            .is_some_and(|info| info.pid == std::process::id());
+            .and_then(|text| serde_json::from_str::<Owner>(&text).ok())
+            .is_some_and(|owner| owner.pid == std::process::id());
         if ours {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -170,7 +186,15 @@ impl Drop for Published {
 
 /// Writes `info` as the runtime file (atomically, mode 0600).
 pub fn publish(info: &InstanceInfo) -> Result<Published> {
-    let path = instance_file()?;
+    write_private(&instance_file()?, info)
+}
+
+/// Writes `record` as JSON to `path` in the runtime directory: to a
+/// temporary file of this process's first (mode 0600), then renamed over
+/// `path`, so a reader sees the old file or the whole new one. `record`
+/// must have a `pid` field: the file is removed when the returned guard
+/// drops, if it still names this process.
+pub fn write_private(path: &Path, record: &impl Serialize) -> Result<Published> {
     let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
     let fail = |e: std::io::Error| {
         BrowserError::invalid(
@@ -178,7 +202,7 @@ pub fn publish(info: &InstanceInfo) -> Result<Published> {
             format!("cannot write {}: {e}", path.display()),
         )
     };
-    let text = serde_json::to_string_pretty(info).map_err(|e| fail(std::io::Error::other(e)))?;
+    let text = serde_json::to_string_pretty(record).map_err(|e| fail(std::io::Error::other(e)))?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -188,8 +212,10 @@ pub fn publish(info: &InstanceInfo) -> Result<Published> {
         .map_err(fail)?;
     file.write_all(text.as_bytes()).map_err(fail)?;
     drop(file);
-    std::fs::rename(&temporary, &path).map_err(fail)?;
-    Ok(Published { path })
+    std::fs::rename(&temporary, path).map_err(fail)?;
+    Ok(Published {
+        path: path.to_owned(),
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 mod attach;
 mod auth;
 mod auto_connect;
+mod bridge;
 mod cdp_endpoint;
 mod cli_endpoint;
 mod client;
@@ -176,6 +177,16 @@ enum Command {
     /// desktop, found in the per-user runtime file) so a person can watch;
     /// `--connect ENDPOINT` drives any CDP endpoint. The agent's tabs close
     /// when it disconnects.
+    ///
+    /// With --browser extension (the person's own Chrome) one shell per
+    /// user holds the extension bridge. It also serves its tools to other
+    /// local shells on loopback and says where in the runtime directory
+    /// (extension-bridge.json). A second `mcp --browser extension` (another
+    /// MCP client with the same flags) joins it: its agent gets a session,
+    /// and a tab group in Chrome, of its own there, with the first shell's
+    /// settings. When the shell holding the bridge exits, the sessions
+    /// joined to it end with NOT_CONNECTED: restart those clients.
+    ///
     /// Example client config: {"command": "browser-shell", "args": ["mcp"]}
     Mcp {
         #[command(flatten)]
@@ -185,7 +196,10 @@ enum Command {
     ///
     /// Prints the viewer URL (with its token) on a line of its own, a
     /// view-only link, and the MCP-over-HTTP endpoint on the same port.
-    /// Tool commands (open, act, …) run in it while it runs.
+    /// Tool commands (open, act, …) run in it while it runs. With
+    /// --browser extension it holds the extension bridge, and agents of
+    /// `mcp --browser extension` join it; it does not start when another
+    /// browser-shell holds the bridge (the error names that one's pid).
     Relay {
         /// Where to listen. Other than loopback only on purpose: then with
         /// --tls-cert/--tls-key (or --insecure-no-tls); the token is always required.
@@ -276,7 +290,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli))
+    let status = runtime.block_on(run(cli));
+    // A read of stdin that never returns (an MCP relay whose upstream went
+    // away while the agent is quiet) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    status
 }
 
 async fn run(cli: Cli) -> ExitCode {
@@ -454,7 +472,11 @@ async fn run(cli: Cli) -> ExitCode {
                 "--http serves a browser of its own; the running shell already serves MCP over HTTP",
             ));
         }
-        return match attach::run(&cancel).await {
+        let upstream = match attach::running_instance() {
+            Ok(upstream) => upstream,
+            Err(error) => return fail(&error),
+        };
+        return match attach::run(upstream, &cancel).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => fail(&error),
         };

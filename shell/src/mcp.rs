@@ -90,11 +90,45 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 /// the browser with them. With auto-connect, a person's browser not found
 /// yet is looked for again until it is (calls meanwhile say why).
 ///
+/// In the person's own Chrome (`--browser extension`) the bridge is bound
+/// first: the shell that gets it also serves its tools to other local
+/// shells on loopback and records where ([`crate::bridge`]); a shell that
+/// finds the bridge held by another browser-shell joins that one instead,
+/// relaying stdio to it ([`crate::attach`]).
+///
 /// # Errors
 /// The browser's launch errors (after the handshake: the client sees the
-/// server end), `INVALID_ARGUMENT` for an unusable output directory.
+/// server end), `INVALID_ARGUMENT` for an unusable output directory;
+/// joined to another shell, `NOT_CONNECTED` when that one stops.
 pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
     create_output_dir(config)?;
+    let mut offered = None;
+    let bound = if config.browser == crate::config::BrowserKind::Extension {
+        match crate::bridge::claim(crate::extension::COMMAND_TIMEOUT).await {
+            Ok(crate::bridge::Claim::Held(owner)) => {
+                tracing::info!(
+                    pid = owner.pid,
+                    "another browser-shell holds the extension bridge; joining it (its settings apply)"
+                );
+                return crate::attach::run(owner.upstream(), cancel).await;
+            }
+            Ok(crate::bridge::Claim::Owner(host)) => {
+                let started = Started::with_extension_host(host, config);
+                offered = crate::bridge::offer(
+                    &started,
+                    crate::bridge::OwnerKind::Mcp,
+                    None,
+                    agent_options(config),
+                    cancel,
+                )
+                .await;
+                Some(Ok(started))
+            }
+            Err(error) => Some(Err(error)),
+        }
+    } else {
+        None
+    };
     let (server, browser) = McpServer::starting(agent_options(config));
     let browser = Arc::new(browser);
     // With auto-connect, the launch goes on until the person's browser is
@@ -105,11 +139,17 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
         let browser = Arc::clone(&browser);
         let not_found_yet = Arc::clone(&not_found_yet);
         tokio::spawn(async move {
-            Started::start_when_found(&config, Audience::AgentsOnly, |error| {
-                browser.failed(error.clone());
-                *not_found_yet.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.clone());
-            })
-            .await
+            match bound {
+                Some(started) => started,
+                None => {
+                    Started::start_when_found(&config, Audience::AgentsOnly, |error| {
+                        browser.failed(error.clone());
+                        *not_found_yet.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(error.clone());
+                    })
+                    .await
+                }
+            }
         })
     };
     let service = server
@@ -181,6 +221,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
             }
         }
     };
+    drop(offered);
     match started {
         Ok(started) => {
             started.shutdown().await;
@@ -210,6 +251,10 @@ pub async fn run_http(
     let starting = Arc::new(BrowserStarting::new());
     // With auto-connect, the launch goes on until the person's browser is
     // found; calls meanwhile answer why it is not there yet.
+    let served = crate::bridge::Served {
+        url: listening.url(),
+        token: listening.token().to_owned(),
+    };
     let mut launch = {
         let config = config.clone();
         let starting = Arc::clone(&starting);
@@ -248,7 +293,16 @@ pub async fn run_http(
         Ok(started) => {
             starting.started(started.browser.clone());
             tracing::info!("the browser runs; serving MCP over HTTP");
+            let offered = crate::bridge::offer(
+                &started,
+                crate::bridge::OwnerKind::Mcp,
+                Some(served),
+                agent_options(config),
+                cancel,
+            )
+            .await;
             let served = serving.await;
+            drop(offered);
             started.shutdown().await;
             served
         }

@@ -159,6 +159,15 @@ impl Started {
         }
     }
 
+    /// The extension host when this is the person's own Chrome (for the
+    /// bridge's owner record, see [`crate::bridge`]).
+    pub fn extension_host(&self) -> Option<&Arc<browser_provider::host::ExtensionHost>> {
+        match &self.engine {
+            Engine::Extension(host) => Some(host),
+            Engine::Supervised(_) => None,
+        }
+    }
+
     /// Closes the browser (or the connection to it) and removes a temporary
     /// profile; in the person's own Chrome, stops listening for the extension.
     pub async fn shutdown(self) {
@@ -384,6 +393,15 @@ impl Started {
     /// connects (it does by itself once Chrome runs).
     async fn in_persons_chrome(config: &Config) -> Result<Self> {
         let host = crate::extension::start_host(Duration::from_secs(30)).await?;
+        Ok(Self::with_extension_host(host, config))
+    }
+
+    /// The person's own Chrome through an extension host already bound
+    /// (`mcp` binds it first, to join another shell's when it cannot).
+    pub fn with_extension_host(
+        host: Arc<browser_provider::host::ExtensionHost>,
+        config: &Config,
+    ) -> Self {
         if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
             tracing::warn!(
                 "the host lists are checked for navigations agents start, but the person's \
@@ -392,10 +410,10 @@ impl Started {
         }
         let browser = Browser::new(host.clone(), config.browser_config());
         crate::extension::follow_browser(&host, &browser);
-        Ok(Self {
+        Self {
             browser,
             engine: Engine::Extension(host),
-        })
+        }
     }
 }
 

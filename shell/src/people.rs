@@ -48,6 +48,17 @@ pub async fn serve(
         listening.set_cdp_endpoint(endpoint.websocket_url);
     }
     let relay = listening.attach(started.browser.clone(), mcp::agent_options(config), cancel)?;
+    // Holding the person's Chrome, it lets other shells' agents join it
+    // through its `/mcp` (see `bridge`), until it stops; recorded before
+    // the links are printed, so whoever reads them finds the record.
+    let _offered = crate::bridge::offer(
+        started,
+        relay.kind().into(),
+        relay.local_mcp(),
+        mcp::agent_options(config),
+        cancel,
+    )
+    .await;
     relay.print_links();
     // Loaded while the shell already serves (a slow site holds nothing up).
     // A page that fails to load is the page's problem, shown in its tab;

@@ -583,6 +583,22 @@ impl BoundRelay {
         format!("{}://{}/?token={}", self.scheme, self.bound, self.token)
     }
 
+    /// Where local shells reach this relay's `/mcp`, with its token: its
+    /// loopback address in plain HTTP; `None` for a TLS relay or one on an
+    /// address other than loopback.
+    pub fn local_mcp(&self) -> Option<crate::bridge::Served> {
+        let local = local_address(self.bound);
+        (self.tls.is_none() && local.ip().is_loopback()).then(|| crate::bridge::Served {
+            url: format!("http://{local}"),
+            token: self.token.to_string(),
+        })
+    }
+
+    /// What kind of instance this relay is.
+    pub fn kind(&self) -> InstanceKind {
+        self.setup.kind
+    }
+
     /// Prints the viewer links and the MCP endpoint, each on a line of its
     /// own, for a person (and for scripts that read the first line).
     pub fn print_links(&self) {

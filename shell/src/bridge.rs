@@ -1,0 +1,354 @@
+//! One extension bridge per user: the shell that holds the bridge to the
+//! person's Chrome lets the other local shells join it.
+//!
+//! Only one process can listen on the paired port, so the first shell
+//! started with `--browser extension` owns the bridge (whatever it is:
+//! `mcp` on stdio, `mcp --http`, the relay, the desktop window). It makes
+//! its tools reachable to other local shells — through the `/mcp` it
+//! already serves on loopback (relay, desktop, `mcp --http`), or through a
+//! streamable-HTTP MCP server of its own on a random loopback port with a
+//! random token (`mcp` on stdio, a TLS relay) — and records where in
+//! [`RECORD_FILE`] in the private runtime directory (mode 0600, written
+//! atomically, removed when the owner stops; a record whose process is gone
+//! is ignored and replaced).
+//!
+//! A second `mcp --browser extension` that cannot bind the port finds the
+//! record and relays its stdio to the owner's `/mcp` ([`crate::attach`]):
+//! its agent gets a session of its own in the owner's browser, so a tab
+//! group of its own in Chrome, with the owner's settings. Two shells
+//! started at the same moment do not both fail: the one that loses the
+//! bind waits ([`JOIN_WAIT`] at most) for the winner's record, trying the
+//! bind again meanwhile (an owner that was stopping may let go of it).
+//! When no record appears, the port is held by something else:
+//! `NOT_CONNECTED`, saying so. A relay or window cannot join (it needs a
+//! browser of its own to show): it fails naming the owner's pid.
+//!
+//! When the owner exits, the sessions joined to it end with `NOT_CONNECTED`
+//! (their processes exit non-zero); nothing fails over to another shell.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use browser_provider::host::ExtensionHost;
+use browser_provider::{BrowserError, Result};
+use browser_tools::agent::AgentOptions;
+use browser_tools::mcp::McpServer;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::attach::Upstream;
+use crate::instance::{self, InstanceKind, Published};
+use crate::options::Started;
+
+/// The owner record's name in the runtime directory.
+pub const RECORD_FILE: &str = "extension-bridge.json";
+
+/// How long a shell that lost the bind waits for the owner's record.
+pub const JOIN_WAIT: Duration = Duration::from_secs(5);
+
+/// How often it looks again meanwhile.
+const LOOK_AGAIN: Duration = Duration::from_millis(50);
+
+/// What kind of shell holds the bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OwnerKind {
+    /// `browser-shell mcp` (on stdio, or `--http`).
+    Mcp,
+    /// `browser-shell relay`.
+    Relay,
+    /// The desktop window.
+    Desktop,
+    /// The background instance the tool commands start.
+    Background,
+}
+
+impl From<InstanceKind> for OwnerKind {
+    fn from(kind: InstanceKind) -> Self {
+        match kind {
+            InstanceKind::Background => Self::Background,
+            InstanceKind::Relay => Self::Relay,
+            InstanceKind::Desktop => Self::Desktop,
+        }
+    }
+}
+
+impl OwnerKind {
+    /// The command a person would recognize.
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Mcp => "`browser-shell mcp`",
+            Self::Relay => "`browser-shell relay`",
+            Self::Desktop => "the browser-shell window",
+            Self::Background => "the background instance of the tool commands",
+        }
+    }
+}
+
+/// The record the bridge's owner keeps in the runtime directory: where
+/// other local shells reach its tools.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BridgeOwner {
+    /// The owner's process id.
+    pub pid: u32,
+    /// What kind of shell it is.
+    pub kind: OwnerKind,
+    /// Its base URL on loopback, such as `http://127.0.0.1:41234`; MCP is at `/mcp`.
+    pub url: String,
+    /// The bearer token for `/mcp`.
+    pub token: String,
+    /// The extension bridge's port on 127.0.0.1 (the pairing's).
+    pub bridge_port: u16,
+}
+
+impl std::fmt::Debug for BridgeOwner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token stays out of logs.
+        f.debug_struct("BridgeOwner")
+            .field("pid", &self.pid)
+            .field("kind", &self.kind)
+            .field("url", &self.url)
+            .field("bridge_port", &self.bridge_port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BridgeOwner {
+    /// Where a joining shell relays its stdio to.
+    pub fn upstream(&self) -> Upstream {
+        Upstream {
+            pid: self.pid,
+            url: self.url.clone(),
+            token: self.token.clone(),
+            what: format!(
+                "the browser-shell that holds the extension bridge ({})",
+                self.kind.describe()
+            ),
+        }
+    }
+
+    /// Why a shell that cannot join (relay, window, `mcp --http`) does not start.
+    pub fn held_error(&self) -> BrowserError {
+        BrowserError::not_connected(format!(
+            "the person's Chrome is already driven by browser-shell pid {pid} ({kind}), which \
+             holds the extension bridge on 127.0.0.1:{port}. Agents join it with \
+             `browser-shell mcp --browser extension`; a relay, window or `mcp --http` needs the \
+             bridge for itself: stop pid {pid} first (kill {pid})",
+            pid = self.pid,
+            kind = self.kind.describe(),
+            port = self.bridge_port,
+        ))
+    }
+}
+
+/// The owner record's path.
+///
+/// # Errors
+/// As [`instance::runtime_dir`].
+pub fn record_file() -> Result<PathBuf> {
+    Ok(instance::runtime_dir()?.join(RECORD_FILE))
+}
+
+/// The browser-shell that holds the extension bridge now, from its record,
+/// if that names a live process (for `doctor`, and for a shell that lost
+/// the bind). A missing, unreadable or stale record is `None` (logged at
+/// debug level).
+pub fn owner() -> Option<BridgeOwner> {
+    let path = record_file().ok()?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(error) => {
+            tracing::debug!(path = %path.display(), %error, "cannot read the extension bridge's owner record");
+            return None;
+        }
+    };
+    let owner: BridgeOwner = match serde_json::from_str(&text) {
+        Ok(owner) => owner,
+        Err(error) => {
+            tracing::debug!(path = %path.display(), %error, "ignoring an unreadable extension bridge owner record");
+            return None;
+        }
+    };
+    if !instance::process_alive(owner.pid) {
+        tracing::debug!(
+            pid = owner.pid,
+            "ignoring the record of an extension bridge owner that has exited"
+        );
+        return None;
+    }
+    Some(owner)
+}
+
+/// What [`claim`] found.
+#[derive(Debug)]
+pub enum Claim {
+    /// We hold the bridge now.
+    Owner(Arc<ExtensionHost>),
+    /// Another browser-shell holds it; here is its record.
+    Held(BridgeOwner),
+}
+
+/// Binds the paired bridge port, or finds the browser-shell that holds it.
+/// A lost bind waits [`JOIN_WAIT`] at most for the owner's record (which
+/// the owner writes right after binding), trying the bind again meanwhile.
+///
+/// # Errors
+/// `NOT_CONNECTED` when not paired, or when the port stays held by
+/// something that is not a browser-shell; `INVALID_ARGUMENT` for a broken
+/// pairing file.
+pub async fn claim(command_timeout: Duration) -> Result<Claim> {
+    let pairing = crate::extension::load_pairing()?;
+    let port = pairing.port;
+    let deadline = tokio::time::Instant::now() + JOIN_WAIT;
+    loop {
+        let refused = match crate::extension::bind_host(pairing.clone(), command_timeout).await {
+            Ok(host) => return Ok(Claim::Owner(host)),
+            Err(error) => error,
+        };
+        let held =
+            owner().filter(|owner| owner.bridge_port == port && owner.pid != std::process::id());
+        if let Some(owner) = held {
+            tracing::info!(?owner, "another browser-shell holds the extension bridge");
+            return Ok(Claim::Held(owner));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(BrowserError::not_connected(format!(
+                "{refused}. No browser-shell recorded that it holds 127.0.0.1:{port} within {} s, \
+                 so another program uses that port: stop it, or pair on another port \
+                 (`browser-shell extension pair --port N`, then open the new link in Chrome)",
+                JOIN_WAIT.as_secs()
+            )));
+        }
+        tokio::time::sleep(LOOK_AGAIN).await;
+    }
+}
+
+/// Keeps the owner record (and the server for joining shells, when this
+/// shell runs one of its own) while alive; dropping it removes the record
+/// and stops that server.
+#[derive(Debug)]
+pub struct Offered {
+    /// Removes the record on drop (first, so no one joins a server going away).
+    _record: Published,
+    /// Stops the server of our own, if any, on drop.
+    _server: Option<DropGuard>,
+}
+
+/// Where a shell already serves its tools on loopback, with its token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Served {
+    /// Base URL (`http://127.0.0.1:PORT`; MCP at `/mcp`).
+    pub url: String,
+    /// Bearer token for `/mcp`.
+    pub token: String,
+}
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// When `started` holds the extension bridge, lets other local shells join
+/// it: through `served` (this shell's own loopback `/mcp`), or else through
+/// a streamable-HTTP MCP server started here on a random loopback port with
+/// a random token, each of its MCP sessions an agent session of its own
+/// with `options`; then writes the owner record. `None` when `started` is
+/// not in the person's Chrome, or when that fails (logged: this shell works
+/// on, but others cannot join it).
+pub async fn offer(
+    started: &Started,
+    kind: OwnerKind,
+    served: Option<Served>,
+    options: AgentOptions,
+    cancel: &CancellationToken,
+) -> Option<Offered> {
+    let host = started.extension_host()?;
+    let bridge_port = host.address().port();
+    match offer_on(started, kind, served, options, cancel, bridge_port).await {
+        Ok(offered) => Some(offered),
+        Err(error) => {
+            tracing::warn!(%error, "other browser-shells will not be able to join this one's extension bridge");
+            None
+        }
+    }
+}
+
+async fn offer_on(
+    started: &Started,
+    kind: OwnerKind,
+    served: Option<Served>,
+    options: AgentOptions,
+    cancel: &CancellationToken,
+    bridge_port: u16,
+) -> Result<Offered> {
+    let (served, server) = match served {
+        Some(served) => (served, None),
+        None => {
+            let listening =
+                crate::http::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+            let served = Served {
+                url: listening.url(),
+                token: listening.token().to_owned(),
+            };
+            let stop = cancel.child_token();
+            let browser = started.browser.clone();
+            let serving = stop.clone();
+            tokio::spawn(async move {
+                let server_for_connection =
+                    move || McpServer::new(browser.clone(), options.clone());
+                if let Err(error) =
+                    crate::http::serve(listening, server_for_connection, &serving).await
+                {
+                    tracing::warn!(%error, "the server for joining browser-shells stopped");
+                }
+            });
+            (served, Some(stop.drop_guard()))
+        }
+    };
+    let record = BridgeOwner {
+        pid: std::process::id(),
+        kind,
+        url: served.url,
+        token: served.token,
+        bridge_port,
+    };
+    let published = instance::write_private(&record_file()?, &record)?;
+    tracing::info!(
+        ?record,
+        "other browser-shells with --browser extension join this one"
+    );
+    Ok(Offered {
+        _record: published,
+        _server: server,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_reads_back_and_hides_its_token_in_debug() {
+        let owner = BridgeOwner {
+            pid: 7,
+            kind: OwnerKind::Mcp,
+            url: "http://127.0.0.1:1".into(),
+            token: "secret-token".into(),
+            bridge_port: 47_821,
+        };
+        let text = serde_json::to_string(&owner).unwrap_or_default();
+        assert!(text.contains("\"kind\":\"mcp\"") && text.contains("\"bridge_port\":47821"));
+        assert_eq!(
+            serde_json::from_str::<BridgeOwner>(&text).ok(),
+            Some(owner.clone())
+        );
+        assert!(!format!("{owner:?}").contains("secret-token"));
+        assert!(!format!("{:?}", owner.upstream()).contains("secret-token"));
+        assert!(owner.held_error().to_string().contains("pid 7"));
+    }
+}

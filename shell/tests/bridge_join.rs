@@ -1,0 +1,488 @@
+//! One extension bridge per user (`--browser extension`): the first shell
+//! holds the bridge and records where its tools are; a second
+//! `browser-shell mcp --browser extension` with the same flags joins it.
+//! Real processes with a private runtime and config directory each, a
+//! pairing made by `browser-shell extension pair --port <free port>`, and
+//! no Chrome: the owner's tools answer `NOT_CONNECTED` from its browser.
+//! Every wait is bounded.
+//!
+//! Covered: a joined agent's calls run in the owner's browser, in a session
+//! of their own (the owner's audit log); the owner's death ends the joined
+//! session with a clear error and a non-zero exit; two shells started at
+//! the same moment both work; a stale record is replaced and the record
+//! goes when its owner stops; a port held by another program (with a
+//! garbage record beside it) fails with `NOT_CONNECTED` saying so; a relay
+//! cannot join and names the owner's pid; a relay that owns the bridge is
+//! joined through its own `/mcp`. With a real Chromium playing the
+//! person's Chrome: the owner's and the joined agent's tabs each in a tab
+//! group of their own, each agent seeing only its own tab.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+/// The person's Chrome with the extension (the provider's test helper).
+#[allow(dead_code)]
+#[path = "../../provider/tests/extension/person.rs"]
+mod person;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// A URL no call gets to load (nothing is connected), on loopback anyway.
+const PAGE: &str = "http://127.0.0.1:9/";
+
+/// A private setup: runtime directory, config directory with a pairing on
+/// a free port, and an audit log.
+struct Setup {
+    runtime: PathBuf,
+    config: tempfile::TempDir,
+    port: u16,
+}
+
+impl Setup {
+    async fn new() -> Self {
+        Self::paired().await.0
+    }
+
+    /// [`Self::new`], and the pairing link `extension pair` printed.
+    async fn paired() -> (Self, String) {
+        let runtime = common::runtime_dir();
+        let config = tempfile::tempdir().unwrap();
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let output = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .args(["extension", "pair", "--port", &port.to_string()])
+            .env("BROWSER_SHELL_CONFIG_DIR", config.path())
+            .output()
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let link = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|line| line.starts_with("chrome-extension://"))
+            .expect("the pairing link")
+            .to_owned();
+        (
+            Self {
+                runtime,
+                config,
+                port,
+            },
+            link,
+        )
+    }
+
+    fn record_file(&self) -> PathBuf {
+        self.runtime.join("extension-bridge.json")
+    }
+
+    /// The owner record, read as JSON.
+    fn record(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.record_file()).unwrap()).unwrap()
+    }
+
+    fn audit_log(&self) -> PathBuf {
+        self.config.path().join("audit.jsonl")
+    }
+
+    /// `browser-shell` with `args`, in this setup.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+        command
+            .args(args)
+            .env("BROWSER_SHELL_CONFIG_DIR", self.config.path())
+            .env("BROWSER_SHELL_RUNTIME_DIR", &self.runtime)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .kill_on_drop(true);
+        command
+    }
+
+    /// `mcp --browser extension` with the flags every client of the test
+    /// is configured with, not yet initialized.
+    fn spawn_mcp(&self) -> Client {
+        let audit = self.audit_log();
+        let mut child = self
+            .command(&[
+                "mcp",
+                "--browser",
+                "extension",
+                "--audit-log",
+                audit.to_str().unwrap(),
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Client {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// [`Self::spawn_mcp`], initialized.
+    async fn start_mcp(&self) -> Client {
+        let mut client = self.spawn_mcp();
+        client.initialize().await;
+        client
+    }
+
+    /// The agent sessions of the tool calls in the audit log, in order.
+    fn audited_sessions(&self) -> Vec<String> {
+        std::fs::read_to_string(self.audit_log())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["event"] == "tool")
+            .map(|event| event["session"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// A stdio MCP client of a `browser-shell mcp` child, raw JSON-RPC.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl Client {
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("the server is still running");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    async fn initialize(&mut self) {
+        let init = self
+            .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}))
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "browser-shell",
+            "{init}"
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
+    /// Calls a tool; returns (text, is_error).
+    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+        let answer = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        let result = &answer["result"];
+        (
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text in {answer}"))
+                .to_owned(),
+            result["isError"] == json!(true),
+        )
+    }
+
+    /// Opens a page, which fails as nothing is connected: the answer of the
+    /// owner's browser.
+    async fn open_fails_not_connected(&mut self) {
+        let (text, is_error) = self.call("browser_open", json!({"url": PAGE})).await;
+        assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+        assert!(text.contains("Chrome is not connected"), "{text}");
+    }
+
+    /// Waits (bounded) for the process to exit, its stdin still open;
+    /// returns its status and stderr.
+    async fn exit(self) -> (std::process::ExitStatus, String) {
+        let Client { child, stdin, .. } = self;
+        let exited = exit_of(child).await;
+        drop(stdin);
+        exited
+    }
+
+    /// Ends the session as a client does (closing stdin); waits for a clean exit.
+    async fn finish(self) -> String {
+        let Client { child, stdin, .. } = self;
+        drop(stdin);
+        let (status, stderr) = exit_of(child).await;
+        assert!(status.success(), "{status}\n{stderr}");
+        stderr
+    }
+}
+
+/// Waits (bounded) for `child` to exit; returns its status and stderr.
+async fn exit_of(mut child: Child) -> (std::process::ExitStatus, String) {
+    let mut stderr = child.stderr.take().unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("exits within 30 s")
+        .unwrap();
+    let mut text = String::new();
+    stderr.read_to_string(&mut text).await.unwrap();
+    (status, text)
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn a_second_mcp_joins_the_shell_that_holds_the_bridge() {
+    let setup = Setup::new().await;
+    let mut owner = setup.start_mcp().await;
+    // The owner recorded where its tools are before it answered.
+    let record = setup.record();
+    assert_eq!(record["pid"], json!(owner.pid()), "{record}");
+    assert_eq!(record["kind"], "mcp");
+    assert_eq!(record["bridge_port"], json!(setup.port));
+    assert!(
+        record["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"),
+        "{record}"
+    );
+    assert_eq!(mode_of(&setup.record_file()), 0o600);
+
+    let mut joined = setup.start_mcp().await;
+    owner.open_fails_not_connected().await;
+    joined.open_fails_not_connected().await;
+    // Both calls ran in the owner's browser (its audit log), each in a
+    // session of its own; the joined shell runs none.
+    let sessions = setup.audited_sessions();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_ne!(sessions[0], sessions[1]);
+    assert_eq!(
+        setup.record()["pid"],
+        json!(owner.pid()),
+        "the joined shell leaves the record alone"
+    );
+
+    // The owner dies: the joined session ends with a clear error.
+    owner.child.start_kill().unwrap();
+    let owner_pid = owner.pid();
+    let _ = owner.exit().await;
+    let (status, stderr) = joined.exit().await;
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("NOT_CONNECTED") && stderr.contains(&format!("pid {owner_pid}) stopped")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_record_is_replaced_and_the_record_goes_with_its_owner() {
+    let setup = Setup::new().await;
+    // A record left by a shell that was killed: its process is gone.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let stale = json!({"pid": dead_pid, "kind": "mcp", "url": "http://127.0.0.1:9", "token": "old", "bridge_port": setup.port});
+    std::fs::write(setup.record_file(), stale.to_string()).unwrap();
+
+    let mut owner = setup.start_mcp().await;
+    assert_eq!(setup.record()["pid"], json!(owner.pid()));
+    owner.open_fails_not_connected().await;
+    owner.finish().await;
+    assert!(
+        !setup.record_file().exists(),
+        "the record goes when its owner stops"
+    );
+}
+
+#[tokio::test]
+async fn two_shells_started_at_the_same_moment_both_work() {
+    let setup = Setup::new().await;
+    let (mut first, mut second) = (setup.spawn_mcp(), setup.spawn_mcp());
+    tokio::join!(first.initialize(), second.initialize());
+    tokio::join!(
+        first.open_fails_not_connected(),
+        second.open_fails_not_connected()
+    );
+    let owner = setup.record()["pid"].as_u64().unwrap();
+    assert!(
+        owner == u64::from(first.pid()) || owner == u64::from(second.pid()),
+        "{owner}"
+    );
+    let sessions = setup.audited_sessions();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_ne!(sessions[0], sessions[1]);
+    // The one that joined leaves first, then the owner.
+    let (joined, owning) = if owner == u64::from(first.pid()) {
+        (second, first)
+    } else {
+        (first, second)
+    };
+    joined.finish().await;
+    owning.finish().await;
+    assert!(!setup.record_file().exists());
+}
+
+#[tokio::test]
+async fn a_port_held_by_another_program_says_so() {
+    let setup = Setup::new().await;
+    let _squatter = tokio::net::TcpListener::bind(("127.0.0.1", setup.port))
+        .await
+        .unwrap();
+    std::fs::write(setup.record_file(), "{ not json").unwrap();
+    let mut shell = setup.start_mcp().await;
+    let (text, is_error) = shell.call("browser_open", json!({"url": PAGE})).await;
+    assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+    assert!(text.contains("another program uses that port"), "{text}");
+}
+
+#[tokio::test]
+async fn a_relay_cannot_join_and_names_the_owner() {
+    let setup = Setup::new().await;
+    let owner = setup.start_mcp().await;
+    let output = tokio::time::timeout(
+        Duration::from_secs(30),
+        setup
+            .command(&["relay", "--browser", "extension"])
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("the relay gives up within 30 s")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("NOT_CONNECTED")
+            && stderr.contains(&format!("pid {}", owner.pid()))
+            && stderr.contains("mcp --browser extension"),
+        "{stderr}"
+    );
+    owner.finish().await;
+}
+
+#[tokio::test]
+async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
+    let setup = Setup::new().await;
+    let audit = setup.audit_log();
+    let mut relay = setup
+        .command(&[
+            "relay",
+            "--browser",
+            "extension",
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its first line is the viewer link, printed once it serves (and has
+    // written the record).
+    let mut printed = BufReader::new(relay.stdout.take().unwrap()).lines();
+    let link = tokio::time::timeout(Duration::from_secs(60), printed.next_line())
+        .await
+        .expect("the relay prints its link within 60 s")
+        .unwrap()
+        .expect("the relay is running");
+    // The relay's own /mcp, with its token, is what others join.
+    let record = setup.record();
+    assert_eq!(record["kind"], "relay");
+    assert_eq!(record["pid"], json!(relay.id().unwrap()));
+    let endpoint = common::Endpoint::of_viewer_link(&link);
+    assert_eq!(record["url"], json!(format!("http://{}", endpoint.host)));
+    assert_eq!(record["token"], json!(endpoint.token));
+
+    let mut joined = setup.start_mcp().await;
+    joined.open_fails_not_connected().await;
+    assert_eq!(setup.audited_sessions().len(), 1);
+    joined.finish().await;
+    common::stop_shell(relay).await;
+    assert!(!setup.record_file().exists());
+}
+
+/// Calls `browser_open` until the person's Chrome has connected (bounded):
+/// before that, it answers NOT_CONNECTED.
+async fn open_once_connected(client: &mut Client, url: &str) -> String {
+    let started = tokio::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call("browser_open", json!({"url": url})).await;
+        if !is_error {
+            return text;
+        }
+        assert!(
+            text.contains("NOT_CONNECTED") && started.elapsed() < Duration::from_secs(20),
+            "{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
+    let base = common::serve_fixtures().await;
+    let (setup, link) = Setup::paired().await;
+    let mut owner = setup.start_mcp().await;
+    let person = person::Person::start().await;
+    person.pair(&link).await;
+    let mut joined = setup.start_mcp().await;
+
+    let form = format!("{base}/form.html");
+    let article = format!("{base}/article.html");
+    open_once_connected(&mut owner, &form).await;
+    open_once_connected(&mut joined, &article).await;
+    for (client, own, other) in [
+        (&mut owner, &form, &article),
+        (&mut joined, &article, &form),
+    ] {
+        let (tabs, is_error) = client.call("browser_list_tabs", json!({})).await;
+        assert!(!is_error, "{tabs}");
+        assert!(
+            tabs.contains(own.as_str()) && !tabs.contains(other.as_str()),
+            "{tabs}"
+        );
+    }
+    // In Chrome, each agent's tab is in a tab group of its own.
+    let groups = person
+        .in_popup(&format!(
+            "chrome.tabs.query({{}}).then(tabs => [{form:?}, {article:?}].map(url => (tabs.find(t => t.url === url) || {{}}).groupId ?? null))"
+        ))
+        .await;
+    let (first, second) = (groups[0].as_i64(), groups[1].as_i64());
+    assert!(
+        first.is_some_and(|g| g >= 0) && second.is_some_and(|g| g >= 0) && first != second,
+        "{groups}"
+    );
+    joined.finish().await;
+    owner.finish().await;
+}
