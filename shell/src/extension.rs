@@ -252,9 +252,15 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
     let probe = tokio::net::TcpStream::connect(address);
     let bridge = match tokio::time::timeout(Duration::from_secs(1), probe).await {
-        Ok(Ok(_)) => format!(
-            "a shell holds the bridge on {address} (the extension's popup says whether your Chrome is connected)"
-        ),
+        Ok(Ok(_)) => match crate::bridge::owner().filter(|o| o.bridge_port == pairing.port) {
+            Some(owner) => format!(
+                "browser-shell {:?} (pid {}) holds the bridge on {address}; other `mcp --browser extension` shells join it (the extension's popup says whether your Chrome is connected)",
+                owner.kind, owner.pid
+            ),
+            None => format!(
+                "a shell holds the bridge on {address} (the extension's popup says whether your Chrome is connected)"
+            ),
+        },
         _ => format!("the bridge on {address} opens when a `--browser extension` shell starts"),
     };
     Ok(format!(
