@@ -202,23 +202,7 @@ pub async fn the_service_worker_stopping_fails_one_call_and_the_next_works(ctx: 
         .unwrap();
 
     // The worker stops while the agent waits in its tab.
-    let waiting = {
-        let browser = browser.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            browser
-                .wait(
-                    &session,
-                    &browser_provider::page::wait::Condition::Text {
-                        text: "never on this page".into(),
-                        gone: false,
-                    },
-                    Duration::from_secs(20),
-                    &CancellationToken::new(),
-                )
-                .await
-        })
-    };
+    let waiting = crate::waiting_in_background(browser, &session);
     let worker = ctx
         .env
         .person

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
-use browser_provider::page::wait;
 use browser_provider::snapshot::Scope;
 use tokio_util::sync::CancellationToken;
 
@@ -26,23 +25,7 @@ pub async fn chrome_quitting_fails_the_call_and_it_comes_back(ctx: Ctx) {
         .unwrap();
 
     // Chrome goes away while the agent waits in its tab.
-    let waiting = {
-        let browser = browser.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            browser
-                .wait(
-                    &session,
-                    &wait::Condition::Text {
-                        text: "never on this page".into(),
-                        gone: false,
-                    },
-                    Duration::from_secs(20),
-                    &CancellationToken::new(),
-                )
-                .await
-        })
-    };
+    let waiting = crate::waiting_in_background(&browser, &session);
     let mut connected = host.watch_connected();
     person.kill().await;
     let failed = tokio::time::timeout(Duration::from_secs(5), waiting)

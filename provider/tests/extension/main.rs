@@ -137,3 +137,26 @@ fn start() -> Arc<Env> {
         pairing,
     })
 }
+
+/// An agent's wait that never ends by itself (20 s bound), running in the
+/// background: the call in flight when a fault strikes.
+pub fn waiting_in_background(
+    browser: &Browser,
+    session: &SessionId,
+) -> tokio::task::JoinHandle<browser_provider::Result<browser_provider::page::wait::Waited>> {
+    let browser = browser.clone();
+    let session = session.clone();
+    tokio::spawn(async move {
+        browser
+            .wait(
+                &session,
+                &browser_provider::page::wait::Condition::Text {
+                    text: "never on this page".into(),
+                    gone: false,
+                },
+                std::time::Duration::from_secs(20),
+                &tokio_util::sync::CancellationToken::new(),
+            )
+            .await
+    })
+}

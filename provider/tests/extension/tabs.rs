@@ -10,7 +10,6 @@ use browser_provider::page::act::{Action, Target};
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
-use browser_provider::page::wait;
 use browser_provider::snapshot::Scope;
 use browser_provider::{BrowserError, SessionId};
 use serde_json::json;
@@ -385,23 +384,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     assert_eq!(browser.control().holder, Holder::Agent);
 
     // While the agent waits for something, the person presses a key in the tab.
-    let waiting = {
-        let browser = browser.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            browser
-                .wait(
-                    &session,
-                    &wait::Condition::Text {
-                        text: "never on this page".into(),
-                        gone: false,
-                    },
-                    Duration::from_secs(20),
-                    &CancellationToken::new(),
-                )
-                .await
-        })
-    };
+    let waiting = crate::waiting_in_background(browser, &session);
     let mut control = browser.watch_control();
     for kind in ["keyDown", "keyUp"] {
         person
@@ -506,23 +489,7 @@ pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: C
 
     // The person takes the tab where no extension may drive (Chrome takes
     // the debugger away) while the agent waits in it.
-    let waiting = {
-        let browser = browser.clone();
-        let session = session.clone();
-        tokio::spawn(async move {
-            browser
-                .wait(
-                    &session,
-                    &wait::Condition::Text {
-                        text: "never on this page".into(),
-                        gone: false,
-                    },
-                    Duration::from_secs(20),
-                    &CancellationToken::new(),
-                )
-                .await
-        })
-    };
+    let waiting = crate::waiting_in_background(browser, &session);
     person
         .cdp
         .send(
