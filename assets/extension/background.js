@@ -18,7 +18,7 @@ const grants = new Grants();
  * What the shell told us: its sessions, who holds control, what agents do;
  * and why the person holds control, when they do.
  */
-const shell = { sessions: [], control: "agent", activity: {}, stopped: "" };
+const shell = { sessions: [], sessionsVersion: 0, control: "agent", activity: {}, stopped: "" };
 /** Tabs opened by a shared tab: offered to the person, not shared. */
 const offers = new Map();
 
@@ -65,7 +65,9 @@ const bridge = new Bridge({
       grants.shell = welcome.shell;
       grants.save();
     }
-    setSessions(welcome.sessions ?? []);
+    // A new connection numbers its session lists afresh.
+    shell.sessionsVersion = 0;
+    setSessions(welcome.sessions ?? [], welcome.sessionsVersion);
   },
 });
 
@@ -131,7 +133,7 @@ async function answer({ method, params = {}, sessionId }) {
       return {};
     }
     case "Extension.setSessions":
-      setSessions(params.sessions ?? []);
+      setSessions(params.sessions ?? [], params.version);
       return {};
     case "Extension.setControl":
       shell.control = params.holder === "person" ? "person" : "agent";
@@ -228,23 +230,28 @@ async function visibleTabs() {
   return tabs;
 }
 
-function describe(tab, record) {
+/** A tab as the shell sees it; `openerId` when known better than Chrome's opener. */
+function describe(tab, record, openerId = tab.openerTabId) {
   return {
     tabId: tab.id,
     url: tab.pendingUrl || tab.url || "",
     title: tab.title ?? "",
-    openerTabId: tab.openerTabId ?? null,
+    openerTabId: openerId ?? null,
     session: record.session,
     agentOpened: record.agentOpened,
     suspended: record.suspended,
   };
 }
 
-async function createTab({ session, background, url }) {
+async function createTab({ session, background, url, sessionsVersion }) {
   if (typeof session !== "string" || !session) throw new BridgeError("INVALID_ARGUMENT", "no session");
   if (!shell.sessions.some((s) => s.id === session)) {
-    // The shell's word on its sessions may still be on its way.
+    // The shell's list that names the session may still be on its way; an
+    // older one arriving after this tab must not end it.
     shell.sessions.push({ id: session, label: session });
+    if (Number.isInteger(sessionsVersion)) {
+      shell.sessionsVersion = Math.max(shell.sessionsVersion, sessionsVersion);
+    }
   }
   const target = url && !protectedReason(url) ? url : "about:blank";
   const tab = await chrome.tabs.create({ url: target, active: !background });
@@ -279,7 +286,12 @@ async function release(tabId, reason) {
   notifyPopup();
 }
 
-function setSessions(sessions) {
+/** The shell's agent sessions, numbered `version`; an older list than one already seen is ignored. */
+function setSessions(sessions, version) {
+  if (Number.isInteger(version)) {
+    if (version < shell.sessionsVersion) return;
+    shell.sessionsVersion = version;
+  }
   shell.sessions = sessions
     .filter((s) => s && typeof s.id === "string")
     .map((s) => ({ id: s.id, label: String(s.label ?? s.id) }));
@@ -302,23 +314,65 @@ function setSessions(sessions) {
 
 // ---- the person's tabs ------------------------------------------------
 
+// Which tab's page opened a new tab: Chrome's `openerTabId` names the tab
+// in front, not the page that opened it (a link with target=_blank in an
+// agent's background tab names the person's tab in front). Navigation events
+// name the page's own tab, a moment after the tab appears.
+const openedBy = new Map();
+const openedByWaiters = new Map();
+const OPENED_BY_WAIT_MS = 250;
+
+chrome.webNavigation.onCreatedNavigationTarget.addListener(async ({ sourceTabId, tabId }) => {
+  openedBy.set(tabId, sourceTabId);
+  openedByWaiters.get(tabId)?.();
+  await ready;
+  await popupOpened(tabId, sourceTabId);
+});
+
+/** The tab whose page opened `tabId`, if navigation events tell within a bound. */
+async function pageOpener(tabId) {
+  if (!openedBy.has(tabId)) {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, OPENED_BY_WAIT_MS);
+      openedByWaiters.set(tabId, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    openedByWaiters.delete(tabId);
+  }
+  const source = openedBy.get(tabId);
+  openedBy.delete(tabId);
+  return source;
+}
+
 chrome.tabs.onCreated.addListener(async (tab) => {
   await ready;
   notifyPopup();
   if (tab.openerTabId === undefined) return;
-  const opener = grants.visible(tab.openerTabId);
+  // A tab Chrome gives an opener but no page opened (rare) counts as the opener's.
+  const source = (await pageOpener(tab.id)) ?? tab.openerTabId;
+  await popupOpened(tab.id, source);
+});
+
+/** A tab that `openerId`'s page opened; told once, whichever event comes first. */
+async function popupOpened(tabId, openerId) {
+  if (grants.visible(tabId) || offers.has(tabId)) return;
+  const opener = grants.visible(openerId);
   if (!opener) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab || grants.visible(tabId) || offers.has(tabId)) return;
   if (opener.agentOpened) {
     // A popup of an agent's tab is the agent's too.
-    grants.adopt(tab.id, opener.session, tab.pendingUrl || tab.url, true);
-    groupTab(tab.id, opener.session).catch(() => {});
-    bridge.send({ method: "Extension.tabShared", params: describe(tab, grants.visible(tab.id)) });
+    grants.adopt(tabId, opener.session, tab.pendingUrl || tab.url, true);
+    groupTab(tabId, opener.session).catch(() => {});
+    bridge.send({ method: "Extension.tabShared", params: describe(tab, grants.visible(tabId), openerId) });
   } else {
     // A popup of a shared tab is offered to the person, never shared implicitly.
-    offers.set(tab.id, opener.session);
+    offers.set(tabId, opener.session);
     notifyPopup();
   }
-});
+}
 
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
   if (change.url) tabUrls.set(tabId, change.url);

@@ -5,6 +5,20 @@ import { BridgeError } from "./protocol.js";
 
 const PROTOCOL = "1.3";
 
+/**
+ * How long a newly attached tab is given to make room for Chrome's
+ * debugging bar: the bar takes its room from the page a moment after the
+ * first attach, and a screenshot taken meanwhile shows the old layout
+ * stretched over the new one.
+ */
+const BAR_SETTLES_WITHIN_MS = 400;
+
+/** Waits, in the page, for its next resize, at most `BAR_SETTLES_WITHIN_MS`. */
+const NEXT_RESIZE = `new Promise((resolve) => {
+  const timer = setTimeout(() => resolve(false), ${BAR_SETTLES_WITHIN_MS});
+  addEventListener("resize", () => { clearTimeout(timer); resolve(true); }, { once: true });
+})`;
+
 /** Out-of-process frames attach as child sessions of their tab's. */
 export const FOLLOW_FRAMES = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
 
@@ -73,6 +87,9 @@ export class Debuggers {
 
   /** Sends the set-up commands; a tab that refuses one is still driven. */
   async prepare(tabId) {
+    const resized = chrome.debugger
+      .sendCommand({ tabId }, "Runtime.evaluate", { expression: NEXT_RESIZE, awaitPromise: true, returnByValue: true })
+      .catch(() => {});
     for (const [method, params] of this.setUp) {
       try {
         await chrome.debugger.sendCommand({ tabId }, method, params);
@@ -80,6 +97,8 @@ export class Debuggers {
         console.warn(`set-up ${method} failed in tab ${tabId}:`, error);
       }
     }
+    // The debugging bar takes its room: a capture meanwhile would stretch.
+    await resized;
   }
 
   /** Lets go of a tab (its share ended). */

@@ -413,7 +413,7 @@ pub struct LayoutMetrics {
 }
 
 /// Scroll position and size of the layout viewport.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LayoutViewport {
     /// Horizontal scroll offset.

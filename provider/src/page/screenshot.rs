@@ -11,7 +11,9 @@ use serde::Deserialize;
 use super::act::{self, Target};
 use super::capture;
 use super::{Budget, Page};
-use crate::cdp::protocol::{PageCaptureScreenshot, PageGetLayoutMetrics, Viewport};
+use crate::cdp::protocol::{
+    LayoutMetrics, PageCaptureScreenshot, PageGetLayoutMetrics, ScreenshotData, Viewport,
+};
 use crate::error::{BrowserError, Result};
 use crate::snapshot::SnapshotLimits;
 
@@ -188,7 +190,52 @@ async fn capture_in_turn(
         ),
         None => None,
     };
-    let metrics = page.call(budget, &PageGetLayoutMetrics {}).await?;
+    // A viewport that changes size while the browser renders a capture
+    // gives a picture of the old layout stretched over the new one (seen
+    // in a person's Chrome, whose debugging bar takes its room a moment
+    // after an extension first attaches to a tab; or a window resized
+    // meanwhile). The measurements after the capture tell; it is taken again.
+    let mut attempt = 1;
+    let (captured, downscaled) = loop {
+        let metrics = page.call(budget, &PageGetLayoutMetrics {}).await?;
+        let (captured, downscaled) =
+            capture_once(page, request, budget, &metrics, located.as_ref()).await?;
+        let after = page.call(budget, &PageGetLayoutMetrics {}).await?;
+        if after.css_layout_viewport == metrics.css_layout_viewport || attempt == CAPTURE_ATTEMPTS {
+            break (captured, downscaled);
+        }
+        tracing::debug!(
+            attempt,
+            "the viewport changed during a capture; taking it again"
+        );
+        attempt += 1;
+    };
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(captured.data.as_bytes())
+        .map_err(|e| BrowserError::Protocol {
+            method: "Page.captureScreenshot".into(),
+            message: format!("the image is not base64: {e}"),
+        })?;
+    // The browser's own base64 goes along: the tool layer hands base64
+    // on, and encoding the same bytes again would only spell them again.
+    fit_under_ceiling(data, captured.data, request, downscaled)
+}
+
+/// How many times a capture is taken when the viewport keeps changing under it.
+const CAPTURE_ATTEMPTS: u32 = 3;
+
+/// The scale of the throwaway capture before one beyond the viewport.
+const WARM_UP_SCALE: f64 = 0.05;
+
+/// One `Page.captureScreenshot` of the region `request` asks for, measured
+/// with `metrics`; also whether the browser rendered it scaled down.
+async fn capture_once(
+    page: &Page,
+    request: &ScreenshotRequest,
+    budget: &Budget,
+    metrics: &LayoutMetrics,
+    located: Option<&act::ElementBox>,
+) -> Result<(ScreenshotData, bool)> {
     let viewport = metrics.css_layout_viewport;
     let (region, beyond_viewport) = match (&request.selector, located) {
         (_, Some(found)) => (
@@ -246,16 +293,17 @@ async fn capture_in_turn(
         }),
         capture_beyond_viewport: beyond_viewport,
     };
-    let captured = page.call(budget, &command).await?;
-    let data = base64::engine::general_purpose::STANDARD
-        .decode(captured.data.as_bytes())
-        .map_err(|e| BrowserError::Protocol {
-            method: "Page.captureScreenshot".into(),
-            message: format!("the image is not base64: {e}"),
-        })?;
-    // The browser's own base64 goes along: the tool layer hands base64
-    // on, and encoding the same bytes again would only spell them again.
-    fit_under_ceiling(data, captured.data, request, scale < 1.0)
+    if beyond_viewport {
+        // Chrome's first capture beyond the viewport of a tab can show the
+        // viewport stretched over the region (seen in a person's Chrome
+        // through the extension); a tiny one first makes the real one right.
+        let mut warm_up = command.clone();
+        if let Some(clip) = warm_up.clip.as_mut() {
+            clip.scale *= WARM_UP_SCALE;
+        }
+        let _ = page.call(budget, &warm_up).await;
+    }
+    Ok((page.call(budget, &command).await?, scale < 1.0))
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -151,7 +151,10 @@ fn main() {
     let mut profile = None;
     let (env, conclusion) = support::run_on_one_browser(tests, || {
         let env = Env::start();
-        profile = env.host.temporary_profile();
+        profile = env
+            .launched
+            .as_ref()
+            .and_then(|host| host.temporary_profile());
         env
     });
 

@@ -46,7 +46,13 @@ fn near(pixel: image::Rgba<u8>, expected: [u8; 3]) -> bool {
 
 pub async fn viewport_png_matches_the_viewport(ctx: Ctx) {
     let session = ctx.session_at("colors.html").await;
-    let size = ctx.eval(&session, "[innerWidth, innerHeight]").await;
+    // The viewport without its scrollbars (a person's Chrome shows them).
+    let size = ctx
+        .eval(
+            &session,
+            "[document.documentElement.clientWidth, document.documentElement.clientHeight]",
+        )
+        .await;
     let shot = shoot(&ctx, &session, ScreenshotRequest::default())
         .await
         .unwrap();
@@ -225,7 +231,10 @@ pub async fn a_page_rendered_at_2x_still_gives_css_pixels(ctx: Ctx) {
         .await
         .unwrap();
     let seen = ctx
-        .eval(&session, "[innerWidth, innerHeight, devicePixelRatio]")
+        .eval(
+            &session,
+            "[document.documentElement.clientWidth, document.documentElement.clientHeight, devicePixelRatio]",
+        )
         .await;
     assert_eq!(seen[2], 2, "{seen}");
     let shot = shoot(&ctx, &session, ScreenshotRequest::default())

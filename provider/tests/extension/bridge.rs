@@ -66,19 +66,21 @@ async fn still_works(ctx: &Ctx) {
     let session = ctx.session().await;
     let cancel = CancellationToken::new();
     ctx.env
+        .suite
         .browser
         .open(&session, &ctx.url("form.html"), false, &cancel)
         .await
         .unwrap();
     let text = ctx
         .env
+        .suite
         .browser
         .snapshot(&session, &Scope::Page, &cancel)
         .await
         .unwrap()
         .text;
     assert!(text.contains("Full name"), "{text}");
-    ctx.env.browser.close_session(&session).await.unwrap();
+    ctx.env.suite.browser.close_session(&session).await.unwrap();
 }
 
 pub async fn handshake_abuse_is_refused_and_changes_nothing(ctx: Ctx) {
@@ -191,7 +193,7 @@ pub async fn handshake_abuse_is_refused_and_changes_nothing(ctx: Ctx) {
 pub async fn the_service_worker_stopping_fails_one_call_and_the_next_works(ctx: Ctx) {
     let session = ctx.session().await;
     let cancel = CancellationToken::new();
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     browser
         .open(&session, &ctx.url("form.html"), false, &cancel)
         .await

@@ -187,7 +187,7 @@ async fn stop_worker(ctx: &Ctx, settled: bool) {
 
 pub async fn a_hundred_worker_stops_during_a_workload(ctx: Ctx) {
     let session = ctx.session().await;
-    let browser = ctx.env.browser.clone();
+    let browser = ctx.env.suite.browser.clone();
     let cancel = CancellationToken::new();
     browser
         .open(&session, &ctx.url("form.html?stress"), false, &cancel)

@@ -26,6 +26,7 @@ fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
 
 async fn snapshot(ctx: &Ctx, session: &SessionId) -> Result<String, BrowserError> {
     ctx.env
+        .suite
         .browser
         .snapshot(session, &Scope::Page, &CancellationToken::new())
         .await
@@ -54,10 +55,10 @@ fn click() -> Action {
 
 /// Waits (bounded) until the session has `count` tabs, woken by the tab strip's changes.
 async fn tabs_become(ctx: &Ctx, session: &SessionId, count: usize) {
-    let mut changes = ctx.env.browser.watch_tabs();
+    let mut changes = ctx.env.suite.browser.watch_tabs();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let tabs = ctx.env.browser.list_tabs(session).await.unwrap();
+        let tabs = ctx.env.suite.browser.list_tabs(session).await.unwrap();
         if tabs.len() == count {
             return;
         }
@@ -83,7 +84,7 @@ pub async fn an_unshared_tab_is_invisible_and_unreachable(ctx: Ctx) {
     let (_, _) = ctx.env.person.open_tab(&url).await;
     let tab = ctx.env.person.tab_id(&url).await;
     let session = ctx.session().await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
 
     assert!(browser.list_tabs(&session).await.unwrap().is_empty());
     let views = ctx.env.host.list_views().await.unwrap();
@@ -115,7 +116,7 @@ pub async fn a_shared_tab_is_driven_with_the_person_s_login(ctx: Ctx) {
         .send(
             None,
             "Storage.setCookies",
-            json!({"cookies": [{"name": "session", "value": "Ada", "url": ctx.env.base}]}),
+            json!({"cookies": [{"name": "session", "value": "Ada", "url": ctx.env.suite.base}]}),
         )
         .await
         .unwrap();
@@ -124,7 +125,7 @@ pub async fn a_shared_tab_is_driven_with_the_person_s_login(ctx: Ctx) {
     let session = ctx.session().await;
     share(&ctx, &url, &session).await;
 
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
     let text = snapshot(&ctx, &session).await.unwrap();
     assert!(text.contains("Signed in as Ada"), "{text}");
@@ -162,7 +163,7 @@ pub async fn a_shared_tab_is_driven_with_the_person_s_login(ctx: Ctx) {
 
 pub async fn agent_tabs_open_in_a_group_and_do_everything(ctx: Ctx) {
     let session = ctx.session().await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
     let url = ctx.url("form.html");
     let (_, outcome) = browser.open(&session, &url, false, &cancel).await.unwrap();
@@ -253,7 +254,7 @@ pub async fn agent_tabs_open_in_a_group_and_do_everything(ctx: Ctx) {
 
 pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
     let session = ctx.session().await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
     browser
         .open(&session, &ctx.url("form.html"), false, &cancel)
@@ -346,7 +347,7 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
         text.contains("Owls") || text.contains("localhost"),
         "{text}"
     );
-    ctx.env.browser.close_session(&session).await.unwrap();
+    ctx.env.suite.browser.close_session(&session).await.unwrap();
 }
 
 /// The extension's word on who holds control (after every message before it).
@@ -365,7 +366,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     let (_, page) = person.open_tab(&url).await;
     let session = ctx.session().await;
     share(&ctx, &url, &session).await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
     let text = snapshot(&ctx, &session).await.unwrap();
 
@@ -484,7 +485,7 @@ pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: C
     let session = ctx.session().await;
     share(&ctx, &url, &session).await;
     follow(&ctx, &url).await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     snapshot(&ctx, &session).await.unwrap();
 
     // The person takes the tab where no extension may drive (Chrome takes
@@ -549,7 +550,7 @@ pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: C
 
 /// The tab's console is captured again: what a script logs now is read.
 pub async fn console_is_captured(ctx: &Ctx, session: &SessionId, words: &str) {
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let mut news = browser.watch_console(session).unwrap();
     browser
         .execute(
@@ -607,7 +608,7 @@ where
 
 pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
     let session = ctx.session().await;
-    let browser = &ctx.env.browser;
+    let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
     browser
         .open(&session, &ctx.url("frames.html"), false, &cancel)

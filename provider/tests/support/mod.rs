@@ -143,7 +143,9 @@ pub fn launch_options() -> LaunchOptions {
 /// The environment shared by every test of a binary.
 pub struct Env {
     pub runtime: tokio::runtime::Runtime,
-    pub host: Arc<ChromiumHost>,
+    /// The Chromium this binary launched; none when the tests drive a
+    /// person's Chrome through the extension host instead.
+    pub launched: Option<Arc<ChromiumHost>>,
     pub browser: Browser,
     pub base: String,
 }
@@ -172,7 +174,7 @@ impl Env {
         });
         Arc::new(Self {
             runtime,
-            host,
+            launched: Some(host),
             browser,
             base,
         })
@@ -308,6 +310,8 @@ pub fn run_on_one_browser(
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
-    env.runtime.block_on(env.host.shutdown());
+    if let Some(host) = &env.launched {
+        env.runtime.block_on(host.shutdown());
+    }
     (env, conclusion)
 }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::pairing::{Pairing, random_bytes};
 use super::protocol::{
     self, Challenge, Hello, MAX_CONNECTIONS, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Proof, Refused,
-    Role, SessionLabel, Welcome,
+    Role, SessionList, Welcome,
 };
 use crate::cdp::transport::{self, Transport};
 use crate::error::{BrowserError, Result};
@@ -76,7 +76,7 @@ impl Drop for Listener {
 
 struct Shared {
     config: BridgeConfig,
-    sessions: watch::Receiver<Vec<SessionLabel>>,
+    sessions: watch::Receiver<SessionList>,
     connections: Arc<Semaphore>,
     seen_nonces: Mutex<(HashSet<String>, VecDeque<String>)>,
 }
@@ -87,7 +87,7 @@ struct Shared {
 /// `NOT_CONNECTED` when the address cannot be bound (another shell holds it).
 pub async fn listen(
     config: BridgeConfig,
-    sessions: watch::Receiver<Vec<SessionLabel>>,
+    sessions: watch::Receiver<SessionList>,
     accepted: mpsc::UnboundedSender<Authenticated>,
 ) -> Result<Listener> {
     let listener = TcpListener::bind(config.address).await.map_err(|e| {
@@ -307,9 +307,11 @@ impl Shared {
                     .into(),
             );
         }
+        let SessionList { version, sessions } = self.sessions.borrow().clone();
         let welcome = Welcome {
             shell: self.config.shell.clone(),
-            sessions: self.sessions.borrow().clone(),
+            sessions,
+            sessions_version: version,
         };
         send_json(socket, &welcome).await?;
         Ok(hello.extension_version)

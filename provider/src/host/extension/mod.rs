@@ -38,7 +38,7 @@ use super::{
 use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
 use crate::error::{BrowserError, Result};
 use bridge::{Authenticated, BridgeConfig, Listener};
-use protocol::{MAX_PENDING_COMMANDS, SessionLabel};
+use protocol::{MAX_PENDING_COMMANDS, SessionLabel, SessionList};
 
 /// Bound for the extension's own bookkeeping calls (tabs, sessions).
 const EXTENSION_CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -135,7 +135,7 @@ struct Shared {
     frames: Mutex<FrameSessions>,
     views: Mutex<HashMap<ViewId, ViewState>>,
     watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
-    sessions: watch::Sender<Vec<SessionLabel>>,
+    sessions: watch::Sender<SessionList>,
     pending: Arc<Semaphore>,
     command_timeout: Duration,
     version: Mutex<String>,
@@ -171,7 +171,7 @@ impl ExtensionHost {
             frames: Mutex::new(FrameSessions::default()),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
-            sessions: watch::Sender::new(Vec::new()),
+            sessions: watch::Sender::new(SessionList::default()),
             pending: Arc::new(Semaphore::new(MAX_PENDING_COMMANDS)),
             command_timeout: options.command_timeout,
             version: Mutex::new("Chrome (not connected yet)".into()),
@@ -431,7 +431,7 @@ impl Shared {
             .send_with_timeout(
                 None,
                 "Extension.setSessions",
-                json!({"sessions": sessions}),
+                json!(sessions),
                 EXTENSION_CALL_TIMEOUT,
             )
             .await;
@@ -504,6 +504,7 @@ impl Shared {
             "tabShared" => {
                 if let Some(tab) = tab() {
                     let info = tab.info();
+                    tracing::debug!(view = %info.id, opener = ?info.opener, url = info.url, "a tab is shared with an agent");
                     // Shared again (after it left its site): the same tab.
                     if self.know(info.clone()) {
                         self.emit(ViewEvent::Opened(info));
@@ -560,7 +561,7 @@ impl Shared {
             }
             "resume" => self.emit(ViewEvent::PersonResumed),
             "heartbeat" => {}
-            other => tracing::debug!(event = other, "an extension event we do not know"),
+            other => tracing::debug!(event = other, %params, "an extension event we do not know"),
         }
     }
 }
@@ -578,14 +579,14 @@ fn explain_detach(reason: &str) -> String {
 
 /// Tells the extension every change of the agent sessions, one after the
 /// other (an older list arriving last would end a newer session's shares).
-async fn sync_sessions(mut sessions: watch::Receiver<Vec<SessionLabel>>, connection: Connection) {
+async fn sync_sessions(mut sessions: watch::Receiver<SessionList>, connection: Connection) {
     while sessions.changed().await.is_ok() {
         let list = sessions.borrow_and_update().clone();
         let sent = connection
             .send_with_timeout(
                 None,
                 "Extension.setSessions",
-                json!({"sessions": list}),
+                json!(list),
                 EXTENSION_CALL_TIMEOUT,
             )
             .await;
@@ -645,7 +646,11 @@ impl ViewHost for ExtensionHost {
         let created = self
             .extension_call(
                 "Extension.createTab",
-                json!({"session": session, "background": options.background}),
+                json!({
+                    "session": session,
+                    "background": options.background,
+                    "sessionsVersion": self.shared.sessions.borrow().version,
+                }),
             )
             .await?;
         let tab = created
@@ -845,7 +850,10 @@ impl ViewHost for ExtensionHost {
             })
             .collect();
         // Sent in order by the connection's session task (see `sync_sessions`).
-        self.shared.sessions.send_replace(labels);
+        self.shared.sessions.send_modify(|list| {
+            list.version += 1;
+            list.sessions = labels;
+        });
     }
 
     fn census(&self) -> HostCensus {

@@ -6,7 +6,7 @@
 //! extension → shell  hello      {version, extensionId, extensionVersion, nonce}
 //! shell → extension  challenge  {nonce, proof = HMAC(secret, "…|server|id|cn|sn")}
 //! extension → shell  proof      {proof = HMAC(secret, "…|client|id|cn|sn")}
-//! shell → extension  welcome    {shell, sessions}        (or refused {reason})
+//! shell → extension  welcome    {shell, sessions, sessionsVersion}  (or refused {reason})
 //! ```
 //!
 //! After the welcome, messages are CDP-shaped (commands with ids, answers,
@@ -81,6 +81,9 @@ pub struct Welcome {
     pub shell: String,
     /// The agent sessions open now.
     pub sessions: Vec<SessionLabel>,
+    /// Their [`SessionList::version`].
+    #[serde(rename = "sessionsVersion")]
+    pub sessions_version: u64,
 }
 
 /// The shell refuses the connection, saying why.
@@ -89,6 +92,18 @@ pub struct Welcome {
 pub struct Refused {
     /// One line.
     pub reason: String,
+}
+
+/// The agent sessions open now, numbered in the order they changed: the
+/// extension ignores a list older than one it has (a tab an agent opens
+/// for a new session may reach it before the list that names the session,
+/// and an older list arriving after it must not end that session).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionList {
+    /// Grows with every change.
+    pub version: u64,
+    /// The sessions.
+    pub sessions: Vec<SessionLabel>,
 }
 
 /// An agent session as the person sees it in the extension.
