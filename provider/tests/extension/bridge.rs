@@ -247,3 +247,62 @@ pub async fn the_service_worker_stopping_fails_one_call_and_the_next_works(ctx: 
     crate::tabs::console_is_captured(&ctx, &session, "after the worker restarted").await;
     browser.close_session(&session).await.unwrap();
 }
+
+/// More commands at once than the bridge's cap: every one is answered, and
+/// no more than [`protocol::MAX_PENDING_COMMANDS`] are ever at the extension at once
+/// (the page counts how many of its evaluations run together).
+pub async fn commands_past_the_pending_cap_wait_for_a_slot(ctx: Ctx) {
+    let session = ctx.session().await;
+    let cancel = CancellationToken::new();
+    let browser = &ctx.env.suite.browser;
+    browser
+        .open(&session, &ctx.url("form.html"), false, &cancel)
+        .await
+        .unwrap();
+    let tab = browser.active_tab(&session).unwrap();
+    let view = browser.view_of(&session, &tab).unwrap();
+    let host = ctx.env.host.clone();
+    let counting = "(async () => { \
+        globalThis.running = (globalThis.running ?? 0) + 1; \
+        globalThis.most = Math.max(globalThis.most ?? 0, globalThis.running); \
+        await new Promise((done) => setTimeout(done, 150)); \
+        globalThis.running -= 1; return 1; })()";
+    let calls = protocol::MAX_PENDING_COMMANDS * 2 + 8;
+    let started = tokio::time::Instant::now();
+    let answers = futures_util::future::join_all((0..calls).map(|_| {
+        let host = host.clone();
+        let view = view.clone();
+        async move {
+            host.send_command(
+                &view,
+                "Runtime.evaluate",
+                json!({"expression": counting, "awaitPromise": true, "returnByValue": true}),
+                Duration::from_secs(20),
+            )
+            .await
+        }
+    }))
+    .await;
+    let answered = answers
+        .iter()
+        .filter(|answer| matches!(answer, Ok(value) if value["result"]["value"] == 1))
+        .count();
+    assert_eq!(answered, calls, "{:?}", answers.iter().find(|a| a.is_err()));
+    let most = host
+        .send_command(
+            &view,
+            "Runtime.evaluate",
+            json!({"expression": "globalThis.most", "returnByValue": true}),
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap()["result"]["value"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        most <= protocol::MAX_PENDING_COMMANDS as u64 && most > 1,
+        "{most} evaluations ran at once"
+    );
+    tracing::info!(calls, most, took = ?started.elapsed(), "commands past the cap");
+    still_works(&ctx).await;
+}

@@ -128,6 +128,7 @@ fn main() {
         tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
         tabs::cross_origin_frames_are_seen_and_driven,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
+        bridge::commands_past_the_pending_cap_wait_for_a_slot,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,
         faults::chrome_quitting_fails_the_call_and_it_comes_back,
         stress::a_hundred_worker_stops_during_a_workload,
