@@ -37,10 +37,9 @@ export class Debuggers {
     chrome.debugger.onEvent.addListener((source, method, params) => {
       if (source.tabId === undefined) return;
       if (method === "Target.attachedToTarget" && params?.targetInfo?.type === "iframe") {
-        // Frames nested in this frame are followed too.
-        chrome.debugger
-          .sendCommand({ tabId: source.tabId, sessionId: params.sessionId }, "Target.setAutoAttach", FOLLOW_FRAMES)
-          .catch(() => {});
+        // An out-of-process frame gets the tab's set-up too: frames nested
+        // in it are followed, and the person's input in it is heard.
+        this.prepareFrame(source.tabId, params.sessionId);
       }
       onEvent(source.tabId, source.sessionId ?? null, method, params ?? {});
     });
@@ -99,6 +98,17 @@ export class Debuggers {
     }
     // The debugging bar takes its room: a capture meanwhile would stretch.
     await resized;
+  }
+
+  /** Sends the set-up commands to an out-of-process frame's session. */
+  async prepareFrame(tabId, sessionId) {
+    for (const [method, params] of this.setUp) {
+      try {
+        await chrome.debugger.sendCommand({ tabId, sessionId }, method, params);
+      } catch {
+        // The frame went away meanwhile.
+      }
+    }
   }
 
   /** Lets go of a tab (its share ended). */

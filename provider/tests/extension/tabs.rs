@@ -659,3 +659,81 @@ pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
     );
     browser.close_session(&session).await.unwrap();
 }
+
+/// The person's click inside a cross-origin (out-of-process) frame of a
+/// driven tab stops the agents like a click in the page; the agent's own
+/// click in that frame does not.
+pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let url = ctx.url("frames.html?person");
+    let (_, page) = person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+    let browser = &ctx.env.suite.browser;
+    let cancel = CancellationToken::new();
+    let text = within(Duration::from_secs(10), || async {
+        let text = snapshot(&ctx, &session).await?;
+        if text.matches("button \"Frame button\"").count() == 2 {
+            Ok(text)
+        } else {
+            Err(BrowserError::invalid(
+                "frames",
+                format!("not both frames yet:\n{text}"),
+            ))
+        }
+    })
+    .await;
+    let cross = text
+        .split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned();
+    browser
+        .act(&session, &ref_of(&cross, "Frame button"), &click(), &cancel)
+        .await
+        .unwrap();
+    snapshot(&ctx, &session).await.unwrap();
+    assert_eq!(control_in_extension(&ctx).await, "agent");
+    assert_eq!(browser.control().holder, Holder::Agent);
+
+    // The person clicks inside the cross-origin frame.
+    let mut control = browser.watch_control();
+    let rect = person
+        .eval(
+            &page,
+            "(() => { const r = document.getElementById('cross').getBoundingClientRect(); return [r.left, r.top]; })()",
+        )
+        .await;
+    let (x, y) = (
+        rect[0].as_f64().unwrap() + 12.0,
+        rect[1].as_f64().unwrap() + 12.0,
+    );
+    for kind in ["mousePressed", "mouseReleased"] {
+        person
+            .cdp
+            .send(
+                Some(&page),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("the person's click in the frame takes control within 5 s")
+    .unwrap();
+    assert_eq!(control_in_extension(&ctx).await, "person");
+    person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+    browser.close_session(&session).await.unwrap();
+}
