@@ -15,7 +15,10 @@
 //! A second `mcp --browser extension` that cannot bind the port finds the
 //! record and relays its stdio to the owner's `/mcp` ([`crate::attach`]):
 //! its agent gets a session of its own in the owner's browser, so a tab
-//! group of its own in Chrome, with the owner's settings. Two shells
+//! group of its own in Chrome, under the owner's settings — so it joins
+//! only when its own [`AgentRules`] are the same (no agent gets looser
+//! rules than its shell was started with); otherwise it fails saying which
+//! differ. Two shells
 //! started at the same moment do not both fail: the one that loses the
 //! bind waits ([`JOIN_WAIT`] at most) for the winner's record, trying the
 //! bind again meanwhile (an owner that was stopping may let go of it).
@@ -38,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::attach::Upstream;
+use crate::config::Config;
 use crate::instance::{self, InstanceKind, Published};
 use crate::options::Started;
 
@@ -100,6 +104,92 @@ pub struct BridgeOwner {
     pub token: String,
     /// The extension bridge's port on 127.0.0.1 (the pairing's).
     pub bridge_port: u16,
+    /// The rules its agents run under (absent in records of older shells).
+    #[serde(default)]
+    pub rules: Option<AgentRules>,
+}
+
+/// The settings that decide what an agent may do and what it gets back:
+/// a joined agent runs under the owner's, so they must be the same.
+/// (Secrets by name only; their values never leave the process.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRules {
+    /// Only http(s) navigation.
+    pub http_only: bool,
+    /// Only these hosts (sorted).
+    pub allowed_hosts: Vec<String>,
+    /// Never these hosts (sorted).
+    pub blocked_hosts: Vec<String>,
+    /// `browser_execute` offered.
+    pub execute_enabled: bool,
+    /// The tab tools offered.
+    pub tab_tools: bool,
+    /// The secrets agents may type, by name (sorted).
+    pub secrets: Vec<String>,
+    /// Where screenshots are also saved.
+    pub output_dir: Option<PathBuf>,
+    /// A tool call's bound.
+    pub timeout_ms: u64,
+    /// A navigation's bound.
+    pub navigation_timeout_ms: u64,
+    /// An idle session's lease.
+    pub session_lease_ms: u64,
+    /// Snapshot and content limits.
+    pub snapshot_max_elements: u32,
+    /// Snapshot text bytes at most.
+    pub snapshot_max_bytes: usize,
+    /// Page content characters at most.
+    pub content_max_chars: usize,
+}
+
+impl AgentRules {
+    /// The rules `config` gives its agents.
+    pub fn of(config: &Config) -> Self {
+        let sorted = |list: &[String]| {
+            let mut list = list.to_vec();
+            list.sort();
+            list
+        };
+        let mut secrets: Vec<String> = config
+            .secrets
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        secrets.sort();
+        Self {
+            http_only: config.http_only,
+            allowed_hosts: sorted(&config.allowed_hosts),
+            blocked_hosts: sorted(&config.blocked_hosts),
+            execute_enabled: config.execute_enabled,
+            tab_tools: config.tab_tools,
+            secrets,
+            output_dir: config.output_dir.clone(),
+            timeout_ms: config.timeout_ms,
+            navigation_timeout_ms: config.navigation_timeout_ms,
+            session_lease_ms: config.session_lease_ms,
+            snapshot_max_elements: config.snapshot_max_elements,
+            snapshot_max_bytes: config.snapshot_max_bytes,
+            content_max_chars: config.content_max_chars,
+        }
+    }
+
+    /// Each setting that differs, as `name: theirs vs ours`.
+    pub fn differences(&self, ours: &Self) -> Vec<String> {
+        let (Ok(serde_json::Value::Object(theirs)), Ok(serde_json::Value::Object(ours))) =
+            (serde_json::to_value(self), serde_json::to_value(ours))
+        else {
+            return Vec::new();
+        };
+        theirs
+            .iter()
+            .filter(|(name, value)| ours.get(*name) != Some(*value))
+            .map(|(name, value)| {
+                let mine = ours.get(name).cloned().unwrap_or_default();
+                format!("{name}: {value} there, {mine} here")
+            })
+            .collect()
+    }
 }
 
 impl std::fmt::Debug for BridgeOwner {
@@ -126,6 +216,31 @@ impl BridgeOwner {
                 self.kind.describe()
             ),
         }
+    }
+
+    /// Refuses to join when `ours` differ from the owner's rules (an owner
+    /// too old to say is joined).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming each setting that differs.
+    pub fn check_rules(&self, ours: &AgentRules) -> Result<()> {
+        let Some(theirs) = &self.rules else {
+            return Ok(());
+        };
+        let differences = theirs.differences(ours);
+        if differences.is_empty() {
+            return Ok(());
+        }
+        Err(BrowserError::invalid(
+            "settings",
+            format!(
+                "browser-shell pid {pid} holds the extension bridge with other settings, and an \
+                 agent joining it would run under them ({list}). Start this one with the same \
+                 settings, or stop that one",
+                pid = self.pid,
+                list = differences.join("; "),
+            ),
+        ))
     }
 
     /// Why a shell that cannot join (relay, window, `mcp --http`) does not start.
@@ -264,12 +379,18 @@ pub async fn offer(
     started: &Started,
     kind: OwnerKind,
     served: Option<Served>,
-    options: AgentOptions,
+    config: &Config,
     cancel: &CancellationToken,
 ) -> Option<Offered> {
     let host = started.extension_host()?;
     let bridge_port = host.address().port();
-    match offer_on(started, kind, served, options, cancel, bridge_port).await {
+    let owner = Owner {
+        kind,
+        bridge_port,
+        rules: AgentRules::of(config),
+    };
+    let options = crate::mcp::agent_options(config);
+    match offer_on(started, owner, served, options, cancel).await {
         Ok(offered) => Some(offered),
         Err(error) => {
             tracing::warn!(%error, "other browser-shells will not be able to join this one's extension bridge");
@@ -278,13 +399,19 @@ pub async fn offer(
     }
 }
 
+/// What the owner record says of this shell besides where it serves.
+struct Owner {
+    kind: OwnerKind,
+    bridge_port: u16,
+    rules: AgentRules,
+}
+
 async fn offer_on(
     started: &Started,
-    kind: OwnerKind,
+    owner: Owner,
     served: Option<Served>,
     options: AgentOptions,
     cancel: &CancellationToken,
-    bridge_port: u16,
 ) -> Result<Offered> {
     let (served, server) = match served {
         Some(served) => (served, None),
@@ -312,10 +439,11 @@ async fn offer_on(
     };
     let record = BridgeOwner {
         pid: std::process::id(),
-        kind,
+        kind: owner.kind,
         url: served.url,
         token: served.token,
-        bridge_port,
+        bridge_port: owner.bridge_port,
+        rules: Some(owner.rules),
     };
     let published = instance::write_private(&record_file()?, &record)?;
     tracing::info!(
@@ -340,6 +468,7 @@ mod tests {
             url: "http://127.0.0.1:1".into(),
             token: "secret-token".into(),
             bridge_port: 47_821,
+            rules: Some(AgentRules::of(&Config::default())),
         };
         let text = serde_json::to_string(&owner).unwrap_or_default();
         assert!(text.contains("\"kind\":\"mcp\"") && text.contains("\"bridge_port\":47821"));
@@ -350,5 +479,44 @@ mod tests {
         assert!(!format!("{owner:?}").contains("secret-token"));
         assert!(!format!("{:?}", owner.upstream()).contains("secret-token"));
         assert!(owner.held_error().to_string().contains("pid 7"));
+    }
+
+    #[test]
+    fn a_shell_joins_only_an_owner_with_the_same_rules() {
+        let ours = Config::default();
+        let mut theirs = Config {
+            blocked_hosts: vec!["b.example".into(), "a.example".into()],
+            ..Config::default()
+        };
+        let mut owner = BridgeOwner {
+            pid: 7,
+            kind: OwnerKind::Mcp,
+            url: "http://127.0.0.1:1".into(),
+            token: "t".into(),
+            bridge_port: 47_821,
+            rules: Some(AgentRules::of(&theirs)),
+        };
+        let refused = owner
+            .check_rules(&AgentRules::of(&ours))
+            .expect_err("other blocked hosts");
+        assert_eq!(refused.code(), "INVALID_ARGUMENT");
+        let text = refused.to_string();
+        assert!(
+            text.contains("pid 7") && text.contains("blocked_hosts"),
+            "{text}"
+        );
+        assert!(!text.contains("http_only"), "only what differs: {text}");
+
+        // The same hosts in another order are the same rules.
+        theirs.blocked_hosts.reverse();
+        let same = Config {
+            blocked_hosts: theirs.blocked_hosts.clone(),
+            ..Config::default()
+        };
+        owner.rules = Some(AgentRules::of(&theirs));
+        assert!(owner.check_rules(&AgentRules::of(&same)).is_ok());
+        // An owner too old to say is joined.
+        owner.rules = None;
+        assert!(owner.check_rules(&AgentRules::of(&ours)).is_ok());
     }
 }

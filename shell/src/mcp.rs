@@ -106,6 +106,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
     let bound = if config.browser == crate::config::BrowserKind::Extension {
         match crate::bridge::claim(crate::extension::COMMAND_TIMEOUT).await {
             Ok(crate::bridge::Claim::Held(owner)) => {
+                owner.check_rules(&crate::bridge::AgentRules::of(config))?;
                 tracing::info!(
                     pid = owner.pid,
                     "another browser-shell holds the extension bridge; joining it (its settings apply)"
@@ -118,7 +119,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
                     &started,
                     crate::bridge::OwnerKind::Mcp,
                     None,
-                    agent_options(config),
+                    config,
                     cancel,
                 )
                 .await;
@@ -297,7 +298,7 @@ pub async fn run_http(
                 &started,
                 crate::bridge::OwnerKind::Mcp,
                 Some(served),
-                agent_options(config),
+                config,
                 cancel,
             )
             .await;

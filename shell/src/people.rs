@@ -55,7 +55,7 @@ pub async fn serve(
         started,
         relay.kind().into(),
         relay.local_mcp(),
-        mcp::agent_options(config),
+        config,
         cancel,
     )
     .await;

@@ -13,7 +13,8 @@
 //! goes when its owner stops; a port held by another program (with a
 //! garbage record beside it) fails with `NOT_CONNECTED` saying so; a relay
 //! cannot join and names the owner's pid; a relay that owns the bridge is
-//! joined through its own `/mcp`. With a real Chromium playing the
+//! joined through its own `/mcp`; a shell started with other rules (hosts,
+//! scripts, secrets, limits) does not join and says which differ. With a real Chromium playing the
 //! person's Chrome: the owner's and the joined agent's tabs each in a tab
 //! group of their own, each agent seeing only its own tab.
 
@@ -110,15 +111,22 @@ impl Setup {
     /// `mcp --browser extension` with the flags every client of the test
     /// is configured with, not yet initialized.
     fn spawn_mcp(&self) -> Client {
+        self.spawn_mcp_with(&[])
+    }
+
+    /// [`Self::spawn_mcp`] with `more` flags.
+    fn spawn_mcp_with(&self, more: &[&str]) -> Client {
         let audit = self.audit_log();
+        let mut args = vec![
+            "mcp",
+            "--browser",
+            "extension",
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
         let mut child = self
-            .command(&[
-                "mcp",
-                "--browser",
-                "extension",
-                "--audit-log",
-                audit.to_str().unwrap(),
-            ])
+            .command(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -304,6 +312,25 @@ async fn a_second_mcp_joins_the_shell_that_holds_the_bridge() {
         stderr.contains("NOT_CONNECTED") && stderr.contains(&format!("pid {owner_pid}) stopped")),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_shell_with_other_rules_does_not_join() {
+    let setup = Setup::new().await;
+    let mut owner = setup.start_mcp().await;
+    let stricter = setup.spawn_mcp_with(&["--block-host", "example.com"]);
+    let (status, stderr) = stricter.exit().await;
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("INVALID_ARGUMENT")
+            && stderr.contains(&format!("pid {}", owner.pid()))
+            && stderr.contains("blocked_hosts"),
+        "{stderr}"
+    );
+    // The owner goes on, and the record is still its own.
+    owner.open_fails_not_connected().await;
+    assert_eq!(setup.record()["pid"], json!(owner.pid()));
+    owner.finish().await;
 }
 
 #[tokio::test]
