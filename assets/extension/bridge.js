@@ -27,6 +27,28 @@ export async function loadPairing() {
  * One bridge to the shell. `onMessage(message)` gets every message after
  * the welcome; `onState()` is told whenever the state changes.
  */
+/**
+ * Where the bridge is: the shell on this machine (127.0.0.1), or a relay
+ * on a server over TLS when the pairing names one (`wss://…/extension`).
+ */
+export function bridgeAddress(pairing) {
+  if (typeof pairing.url === "string" && isRelayUrl(pairing.url)) {
+    return { url: pairing.url, shown: new URL(pairing.url).host };
+  }
+  return { url: `ws://127.0.0.1:${pairing.port}/extension`, shown: `127.0.0.1:${pairing.port}` };
+}
+
+/** Only TLS crosses the network: a wss:// URL of the bridge's path, nothing else in it. */
+export function isRelayUrl(text) {
+  try {
+    const url = new URL(text);
+    return url.protocol === "wss:" && url.hostname !== "" && url.pathname === "/extension" &&
+      url.username === "" && url.password === "" && url.search === "" && url.hash === "";
+  } catch {
+    return false;
+  }
+}
+
 export class Bridge {
   constructor({ onMessage, onState, onWelcome }) {
     this.onMessage = onMessage;
@@ -98,10 +120,11 @@ export class Bridge {
   }
 
   open(pairing) {
-    this.setState("connecting", `127.0.0.1:${pairing.port}`);
+    const address = bridgeAddress(pairing);
+    this.setState("connecting", address.shown);
     let socket;
     try {
-      socket = new WebSocket(`ws://127.0.0.1:${pairing.port}/extension`);
+      socket = new WebSocket(address.url);
     } catch (error) {
       this.closed(`cannot connect: ${error.message}`);
       return;
@@ -151,7 +174,7 @@ export class Bridge {
         clearTimeout(deadline);
         this.attempt = 0;
         this.shell = message.shell ?? null;
-        this.setState("connected", `127.0.0.1:${pairing.port}`);
+        this.setState("connected", address.shown);
         this.startHeartbeat(socket);
         this.onWelcome(message);
       } else if (message.type === "refused") {

@@ -29,11 +29,20 @@ pub enum ExtensionCommand {
     /// A new pairing replaces the previous one (its Chrome must pair again).
     ///
     /// Example: browser-shell extension pair
+    ///
+    /// For a shell on a server (`relay --browser extension` with
+    /// --tls-cert/--tls-key) and the Chrome on your own machine:
+    /// browser-shell extension pair --relay-url wss://relay.example:8443
     Pair {
         /// The bridge's port on 127.0.0.1 (default: the configured
         /// extensionPort, 47821). Both sides keep it.
         #[arg(long, value_name = "PORT")]
         port: Option<u16>,
+        /// The extension dials this TLS relay (its `/extension`) instead
+        /// of 127.0.0.1: the relay must run here with `--browser extension`
+        /// and a certificate the person's Chrome trusts.
+        #[arg(long, value_name = "wss://HOST[:PORT]")]
+        relay_url: Option<String>,
     },
     /// Print where the unpacked extension is, to load it in Chrome
     /// (chrome://extensions → Developer mode → Load unpacked).
@@ -112,11 +121,19 @@ pub fn extension_dir() -> Result<PathBuf> {
 ///
 /// # Errors
 /// What writing the pairing file fails with.
-pub fn pair(port: u16) -> Result<String> {
+pub fn pair(port: u16, relay_url: Option<&str>) -> Result<String> {
     let path = pairing_path()?;
-    let pairing = Pairing::generate(port)?;
+    let mut pairing = Pairing::generate(port)?;
+    if let Some(relay_url) = relay_url {
+        pairing = pairing.via_relay(relay_url)?;
+    }
     pairing.save(&path)?;
-    tracing::info!(target: browser_provider::AUDIT, event = "extension_paired", port);
+    tracing::info!(
+        target: browser_provider::AUDIT,
+        event = "extension_paired",
+        port,
+        remote = pairing.remote.as_deref().unwrap_or("")
+    );
     Ok(format!(
         "Open this link in the Chrome you want agents to work in, and press Allow\n\
          (the browser-shell extension must be loaded there: `browser-shell extension path`):\n\n\

@@ -262,9 +262,11 @@ fn extension_command(
     options: &options::BrowserOptions,
 ) -> ExitCode {
     let answer = match command {
-        extension::ExtensionCommand::Pair { port } => options
-            .resolve()
-            .and_then(|config| extension::pair(port.unwrap_or(config.extension_port))),
+        extension::ExtensionCommand::Pair { port, relay_url } => {
+            options.resolve().and_then(|config| {
+                extension::pair(port.unwrap_or(config.extension_port), relay_url.as_deref())
+            })
+        }
         extension::ExtensionCommand::Path => {
             extension::extension_dir().map(|dir| dir.display().to_string())
         }

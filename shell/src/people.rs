@@ -47,6 +47,10 @@ pub async fn serve(
         .await?;
         listening.set_cdp_endpoint(endpoint.websocket_url);
     }
+    if let Some(host) = started.extension_host() {
+        // A relay on a server offers the person's Chrome its bridge over TLS.
+        listening.offer_extension_bridge(host.address().port());
+    }
     let relay = listening.attach(started.browser.clone(), mcp::agent_options(config), cancel)?;
     // Holding the person's Chrome, it lets other shells' agents join it
     // through its `/mcp` (see `bridge`), until it stops; recorded before

@@ -53,6 +53,11 @@ impl Setup {
 
     /// [`Self::new`], and the pairing link `extension pair` printed.
     async fn paired() -> (Self, String) {
+        Self::paired_with(&[]).await
+    }
+
+    /// [`Self::paired`], `extension pair` given `more` flags.
+    async fn paired_with(more: &[&str]) -> (Self, String) {
         let runtime = common::runtime_dir();
         let config = tempfile::tempdir().unwrap();
         let port = {
@@ -61,6 +66,7 @@ impl Setup {
         };
         let output = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
             .args(["extension", "pair", "--port", &port.to_string()])
+            .args(more)
             .env("BROWSER_SHELL_CONFIG_DIR", config.path())
             .output()
             .await
@@ -512,4 +518,108 @@ async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
     );
     joined.finish().await;
     owner.finish().await;
+}
+
+/// A certificate for 127.0.0.1 (PEM files in `dir`), made by openssl.
+fn certificate_in(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    (cert, key)
+}
+
+#[tokio::test]
+async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
+    let base = common::serve_fixtures().await;
+    let relay_port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let relay_url = format!("wss://127.0.0.1:{relay_port}");
+    let (setup, link) = Setup::paired_with(&["--relay-url", &relay_url]).await;
+    assert!(
+        link.ends_with(&format!(
+            "&url=wss%3A%2F%2F127.0.0.1%3A{relay_port}%2Fextension"
+        )),
+        "{link}"
+    );
+    let (cert, key) = certificate_in(&setup.runtime);
+    let mut relay = setup
+        .command(&[
+            "relay",
+            "--browser",
+            "extension",
+            "--listen",
+            &format!("127.0.0.1:{relay_port}"),
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut printed = BufReader::new(relay.stdout.take().unwrap()).lines();
+    let viewer = tokio::time::timeout(Duration::from_secs(60), printed.next_line())
+        .await
+        .expect("the relay prints its link within 60 s")
+        .unwrap()
+        .expect("the relay is running");
+    assert!(viewer.starts_with("https://"), "{viewer}");
+
+    // Only a Chrome extension's page may knock.
+    let knock = |origin: Option<&str>| {
+        let mut curl = std::process::Command::new("curl");
+        curl.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+            .arg(&cert)
+            .args(["-H", "Connection: Upgrade", "-H", "Upgrade: websocket"])
+            .args(["-H", "Sec-WebSocket-Version: 13"])
+            .args(["-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]);
+        if let Some(origin) = origin {
+            curl.args(["-H", &format!("Origin: {origin}")]);
+        }
+        curl.arg(format!("https://127.0.0.1:{relay_port}/extension"));
+        String::from_utf8(curl.output().unwrap().stdout).unwrap()
+    };
+    assert_eq!(knock(None), "403");
+    assert_eq!(knock(Some("https://evil.example")), "403");
+
+    // The person's Chrome (trusting the test's certificate) pairs through
+    // the relay; an agent joining the relay works in it.
+    let person = person::Person::start_with(&["--ignore-certificate-errors"]).await;
+    person.pair(&link).await;
+    let mut joined = setup.start_mcp().await;
+    let form = format!("{base}/form.html");
+    let opened = open_once_connected(&mut joined, &form).await;
+    assert!(opened.contains("form.html"), "{opened}");
+    let (text, is_error) = joined.call("browser_snapshot", json!({})).await;
+    assert!(!is_error && text.contains("Full name"), "{text}");
+    let state = person
+        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.bridge)")
+        .await;
+    assert!(
+        state
+            .to_string()
+            .contains(&format!("127.0.0.1:{relay_port}")),
+        "the popup names the relay: {state}"
+    );
+    joined.finish().await;
+    common::stop_shell(relay).await;
 }

@@ -6,6 +6,7 @@
 //! view-only token lets someone watch without acting. `Host` and `Origin`
 //! are checked so other web pages and rebinding tricks get nowhere.
 
+mod extension_tunnel;
 mod live;
 mod report;
 pub mod timeline;
@@ -382,6 +383,8 @@ pub struct Listening {
     token: Arc<str>,
     view_token: Arc<str>,
     setup: RelaySetup,
+    /// The extension bridge offered at `/extension` (TLS relays only).
+    extension_bridge: Option<extension_tunnel::LocalBridge>,
 }
 
 impl std::fmt::Debug for Listening {
@@ -436,6 +439,7 @@ pub async fn listen(setup: RelaySetup) -> Result<Listening> {
         token,
         view_token,
         setup,
+        extension_bridge: None,
     })
 }
 
@@ -448,6 +452,17 @@ impl Listening {
     /// Names the CDP endpoint this shell serves (printed with the links).
     pub fn set_cdp_endpoint(&mut self, websocket_url: String) {
         self.setup.cdp_endpoint = Some(websocket_url);
+    }
+
+    /// Offers the extension bridge on 127.0.0.1:`port` at `/extension`,
+    /// when this relay serves TLS (a person's Chrome elsewhere pairs with
+    /// `extension pair --relay-url`); a relay without TLS offers nothing.
+    pub fn offer_extension_bridge(&mut self, port: u16) {
+        if self.tls.is_some() {
+            self.extension_bridge = Some(extension_tunnel::LocalBridge { port });
+        } else {
+            tracing::debug!("the extension bridge is offered over TLS only");
+        }
     }
 
     /// Puts `browser` behind the relay (and publishes address and token in
@@ -470,6 +485,7 @@ impl Listening {
             token,
             view_token,
             setup,
+            extension_bridge,
         } = self;
         let address = setup.listen;
         let usage = Usage::new();
@@ -518,11 +534,20 @@ impl Listening {
         let in_use = usage.clone();
         let embed_origin = relay.embed_origin.clone();
         let throttle = auth::Throttle::default();
-        let app = Router::new()
+        let mut app = Router::new()
             .route("/", get(page))
             .route("/ws", get(socket))
             .with_state(relay)
-            .merge(agents)
+            .merge(agents);
+        if let Some(bridge) = extension_bridge {
+            tracing::info!("the extension bridge is offered at /extension");
+            app = app.merge(
+                Router::new()
+                    .route("/extension", get(extension_tunnel::tunnel))
+                    .with_state(bridge),
+            );
+        }
+        let app = app
             .layer(axum::middleware::from_fn(
                 move |request: Request, next: axum::middleware::Next| {
                     let usage = in_use.clone();

@@ -24,6 +24,11 @@ pub struct Pairing {
     secret: String,
     /// The extension it was made for.
     pub extension_id: String,
+    /// Where the extension dials instead of 127.0.0.1: a relay's
+    /// `wss://…/extension`, for a shell on a server and the Chrome on the
+    /// person's desk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 impl std::fmt::Debug for Pairing {
@@ -31,6 +36,7 @@ impl std::fmt::Debug for Pairing {
         f.debug_struct("Pairing")
             .field("port", &self.port)
             .field("extension_id", &self.extension_id)
+            .field("remote", &self.remote)
             .finish_non_exhaustive()
     }
 }
@@ -45,7 +51,42 @@ impl Pairing {
             port,
             secret: hex(&random_bytes::<32>()?),
             extension_id: EXTENSION_ID.into(),
+            remote: None,
         })
+    }
+
+    /// The same pairing, the extension dialling the relay at `relay`
+    /// (`wss://host[:port]`; its `/extension` is the bridge) instead of
+    /// 127.0.0.1. Only TLS: what crosses the network is the agents' work in
+    /// the person's browser, typed text included.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for anything but a `wss://` URL with a host.
+    pub fn via_relay(mut self, relay: &str) -> Result<Self> {
+        let refuse = |why: &str| {
+            BrowserError::invalid(
+                "relay-url",
+                format!(
+                    "{relay:?} {why}; give the relay's address, such as wss://relay.example:8443"
+                ),
+            )
+        };
+        let mut url = url::Url::parse(relay).map_err(|e| refuse(&format!("is not a URL ({e})")))?;
+        if url.scheme() != "wss" {
+            return Err(refuse(
+                "is not wss:// (the bridge crosses the network only over TLS)",
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(refuse("names no host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() || url.query().is_some() {
+            return Err(refuse("has a user, password or query"));
+        }
+        url.set_path("/extension");
+        url.set_fragment(None);
+        self.remote = Some(url.to_string());
+        Ok(self)
     }
 
     /// The secret's bytes.
@@ -55,10 +96,16 @@ impl Pairing {
 
     /// The link that opens the extension's pairing page with this pairing.
     pub fn link(&self) -> String {
-        format!(
+        let mut link = format!(
             "chrome-extension://{}/pair.html#port={}&secret={}",
             self.extension_id, self.port, self.secret
-        )
+        );
+        if let Some(remote) = &self.remote {
+            let encoded: String = url::form_urlencoded::byte_serialize(remote.as_bytes()).collect();
+            link.push_str("&url=");
+            link.push_str(&encoded);
+        }
+        link
     }
 
     /// Reads a pairing file; `Ok(None)` when there is none.
@@ -175,5 +222,38 @@ mod tests {
         let error = Pairing::load(&path).expect_err("short secret");
         assert_eq!(error.code(), "INVALID_ARGUMENT");
         assert!(error.to_string().contains("extension-pairing.json"));
+    }
+
+    #[test]
+    fn a_relay_pairing_dials_its_wss_bridge_and_nothing_else() {
+        let pairing = Pairing::generate(DEFAULT_PORT).expect("random");
+        let remote = pairing
+            .clone()
+            .via_relay("wss://relay.example:8443")
+            .expect("a wss URL");
+        assert_eq!(
+            remote.remote.as_deref(),
+            Some("wss://relay.example:8443/extension")
+        );
+        assert!(
+            remote
+                .link()
+                .ends_with("&url=wss%3A%2F%2Frelay.example%3A8443%2Fextension"),
+            "{}",
+            remote.link()
+        );
+        for refused in [
+            "ws://relay.example:8443",
+            "https://relay.example",
+            "wss://user:pw@relay.example",
+            "wss://relay.example/?x=1",
+            "relay.example",
+        ] {
+            let error = pairing.clone().via_relay(refused).expect_err(refused);
+            assert_eq!(error.code(), "INVALID_ARGUMENT", "{refused}");
+        }
+        // A local pairing's file and link say nothing of a relay.
+        let text = serde_json::to_string(&pairing).expect("json");
+        assert!(!text.contains("remote") && !pairing.link().contains("url="));
     }
 }
