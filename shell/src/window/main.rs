@@ -17,6 +17,8 @@
 //! needed:" (an agent's handoff request) also makes the window ask for the
 //! person's attention, until the request ends.
 
+mod menu;
+
 use std::io::BufRead;
 use std::process::ExitCode;
 
@@ -81,6 +83,8 @@ fn main() -> ExitCode {
         return no_window(&url, &format!("display {display:?}: {error}"));
     }
     let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
+    // ⌘Q and ⌘W on a Mac; nothing elsewhere.
+    let _menu_bar = menu::install();
     let proxy = event_loop.create_proxy();
     let (window, _webview) = match build_window(&event_loop, &url, proxy.clone()) {
         Ok(built) => built,
