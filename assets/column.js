@@ -105,6 +105,8 @@
     $('stage').classList.toggle('human', human && !viewOnly);
     $('view-only').hidden = !viewOnly;
     for (const id of ['takeover', 'stop', 'return', 'new-tab', 'back', 'forward', 'reload', 'done', 'crashed-reload', 'report']) $(id).hidden = viewOnly;
+    // In the person's own Chrome they open their tabs in Chrome itself.
+    if (state.browser && state.browser.personTabs === false) $('new-tab').hidden = true;
     $('takeover').disabled = human;
     $('stop').disabled = human;
     $('return').disabled = !human;

@@ -455,6 +455,9 @@ async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
     let endpoint = common::Endpoint::of_viewer_link(&link);
     assert_eq!(record["url"], json!(format!("http://{}", endpoint.host)));
     assert_eq!(record["token"], json!(endpoint.token));
+    // In the person's Chrome the column offers no "+": they open tabs in Chrome.
+    let status = common::status_until(&endpoint, |_| true).await;
+    assert_eq!(status["browser"]["personTabs"], json!(false), "{status}");
 
     let mut joined = setup.start_mcp().await;
     joined.open_fails_not_connected().await;

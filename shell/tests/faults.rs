@@ -286,6 +286,8 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
         baseline["browser"]["headlessShell"], headless_shell_installed,
         "{baseline}"
     );
+    // The person may open tabs of their own through the column ("+").
+    assert_eq!(baseline["browser"]["personTabs"], true, "{baseline}");
     let tasks = baseline["process"]["tasks"].as_u64().unwrap();
     let fds = baseline["process"]["fds"].as_u64().unwrap();
     // A leak per session would show as a hundred; a thread, descriptor or

@@ -203,6 +203,11 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
         let _ = view;
         Ok(())
     }
+    /// Whether the person may open tabs of their own through the shell (the
+    /// column's "+"). Not in the person's own Chrome: they open tabs there.
+    fn opens_person_tabs(&self) -> bool {
+        true
+    }
     /// The agent sessions open now, for a host that shows them to the
     /// person (the extension's popup). Nothing to do by default.
     fn sessions_changed(&self, sessions: &[String]) {

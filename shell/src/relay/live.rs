@@ -303,8 +303,9 @@ impl LiveView {
     /// (times as `10:42:07 UTC`), what the column's banner says.
     pub fn browser_status(&self) -> serde_json::Value {
         use browser_provider::host::BrowserState;
+        let person_tabs = self.browser.host().opens_person_tabs();
         let Some(state) = self.browser.watch_browser() else {
-            return serde_json::json!({"state": "running"});
+            return serde_json::json!({"state": "running", "personTabs": person_tabs});
         };
         let clock = browser_provider::browser::clock;
         match &*state.borrow() {
@@ -317,6 +318,7 @@ impl LiveView {
                 "headlessShell": host.executable().is_some_and(browser_provider::host::is_headless_shell),
                 "cause": restarted.as_ref().map(|r| r.cause.clone()),
                 "restartedAt": restarted.as_ref().map(|r| clock(r.at)),
+                "personTabs": person_tabs,
             }),
             BrowserState::Restarting {
                 cause,

@@ -297,6 +297,12 @@ async fn manage_tabs(live: &LiveView, request: FromViewer) -> browser_provider::
     let browser = live.browser();
     match request {
         FromViewer::NewTab { url } => {
+            if !browser.host().opens_person_tabs() {
+                return Err(browser_provider::BrowserError::invalid(
+                    "tab",
+                    "in your own Chrome, open tabs in Chrome itself (and share them in the extension)",
+                ));
+            }
             let url = if url.trim().is_empty() {
                 "about:blank"
             } else {

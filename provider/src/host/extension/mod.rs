@@ -841,6 +841,10 @@ impl ViewHost for ExtensionHost {
         self.shared.link.borrow().is_some()
     }
 
+    fn opens_person_tabs(&self) -> bool {
+        false
+    }
+
     fn sessions_changed(&self, sessions: &[String]) {
         let labels: Vec<SessionLabel> = sessions
             .iter()
