@@ -71,7 +71,7 @@ impl Drop for Window {
 /// `raise_requests` until `closing`; then drops the input, which closes it.
 async fn speak_to_window(
     mut stdin: tokio::process::ChildStdin,
-    mut raise_requests: Option<tokio::signal::unix::Signal>,
+    mut raise_requests: Option<crate::platform::signals::RaiseRequests>,
     closing: CancellationToken,
 ) {
     use tokio::io::AsyncWriteExt;
@@ -96,14 +96,14 @@ async fn speak_to_window(
 }
 
 /// Opens the window on `viewer_url`. When the person closes it, `close` is
-/// cancelled. Each of `raise_requests` (SIGUSR1, sent by a second desktop
+/// cancelled. Each of `raise_requests` (sent by a second desktop
 /// on the same profile) brings it to the front. When no window can be
 /// opened, that is said on stderr with where the column is, and the shell
 /// goes on without one.
 pub fn open(
     viewer_url: &str,
     close: CancellationToken,
-    raise_requests: Option<tokio::signal::unix::Signal>,
+    raise_requests: Option<crate::platform::signals::RaiseRequests>,
 ) -> Window {
     let program = match available() {
         Ok(program) => program,

@@ -58,20 +58,14 @@ pub fn config_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os(CONFIG_DIR_VARIABLE) {
         return Ok(PathBuf::from(dir));
     }
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-                .map(|home| home.join(".config"))
-        })
+    crate::platform::dirs::config_base()
         .map(|dir| dir.join("browser-shell"))
         .ok_or_else(|| {
             BrowserError::invalid(
                 "config directory",
-                format!("neither XDG_CONFIG_HOME nor HOME is set; set {CONFIG_DIR_VARIABLE}"),
+                format!(
+                    "this system names no configuration directory for you; set {CONFIG_DIR_VARIABLE}"
+                ),
             )
         })
 }
@@ -233,7 +227,6 @@ pub fn follow_browser(host: &Arc<ExtensionHost>, browser: &Browser) {
 /// whether a shell holds the bridge now. `Err((problem, fix))` when
 /// something needs fixing.
 pub async fn diagnose() -> std::result::Result<String, (String, String)> {
-    use std::os::unix::fs::PermissionsExt;
     let unpacked = extension_dir().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
     let path = pairing_path().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
     let pairing = match Pairing::load(&path) {
@@ -257,15 +250,13 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
             ));
         }
     };
-    let mode = std::fs::metadata(&path)
-        .map(|m| m.permissions().mode() & 0o777)
-        .unwrap_or(0);
-    if mode & 0o077 != 0 {
+    if let Err(why) = crate::platform::files::check_private(&path) {
         return Err((
-            format!("{} is readable by others (mode {mode:o})", path.display()),
-            format!("chmod 600 {}", path.display()),
+            format!("{}: {why}", path.display()),
+            "make the pairing file yours alone, or run `browser-shell extension pair` again".into(),
         ));
     }
+    let access = crate::platform::files::access_of(&path);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
     let probe = tokio::net::TcpStream::connect(address);
     let bridge = match tokio::time::timeout(Duration::from_secs(1), probe).await {
@@ -281,7 +272,7 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
         _ => format!("the bridge on {address} opens when a `--browser extension` shell starts"),
     };
     Ok(format!(
-        "paired ({}, mode {mode:o}); extension in {}; {bridge}",
+        "paired ({}, {access}); extension in {}; {bridge}",
         path.display(),
         unpacked.display()
     ))

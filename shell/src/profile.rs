@@ -6,26 +6,19 @@ use std::path::{Path, PathBuf};
 
 use browser_provider::{BrowserError, Result};
 
-/// Where the desktop keeps its profile: `$XDG_DATA_HOME/browser-shell/profile`,
-/// else `~/.local/share/browser-shell/profile`.
+/// Where the desktop keeps its profile: `browser-shell/profile` in the
+/// OS's per-user data place ([`crate::platform::dirs::data_base`]; on Linux
+/// `$XDG_DATA_HOME`, else `~/.local/share`).
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` when neither `XDG_DATA_HOME` nor `HOME` names a
 /// directory.
 pub fn desktop_default() -> Result<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-                .map(|home| home.join(".local/share"))
-        })
+    let data = crate::platform::dirs::data_base()
         .ok_or_else(|| {
             BrowserError::invalid(
                 "profile",
-                "neither XDG_DATA_HOME nor HOME is set, so there is no place for the profile; \
+                "this system names no data directory for you (on Linux: XDG_DATA_HOME or HOME), so there is no place for the profile; \
                  pass --profile DIR or --temporary-profile",
             )
         })?;
@@ -38,20 +31,15 @@ pub fn desktop_default() -> Result<PathBuf> {
 /// # Errors
 /// `INVALID_ARGUMENT` when it cannot be created.
 pub fn create_private(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| {
-            BrowserError::invalid(
-                "profile",
-                format!("cannot create the profile directory {}: {e}", dir.display()),
-            )
-        })
+    crate::platform::files::create_private_dir(dir).map_err(|e| {
+        BrowserError::invalid(
+            "profile",
+            format!("cannot create the profile directory {}: {e}", dir.display()),
+        )
+    })
 }
 
 /// This process's claim on a profile: one browser-shell at a time uses
@@ -72,14 +60,11 @@ const LOCK_FILE: &str = "browser-shell.lock";
 /// `INVALID_ARGUMENT` when the lock file cannot be opened.
 pub fn claim(dir: &Path) -> Result<std::result::Result<ProfileLock, u32>> {
     use std::io::{Read, Seek, Write};
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = crate::platform::files::private_file_options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(0o600)
         .open(dir.join(LOCK_FILE))
         .map_err(|e| {
             BrowserError::invalid(
@@ -87,8 +72,7 @@ pub fn claim(dir: &Path) -> Result<std::result::Result<ProfileLock, u32>> {
                 format!("cannot lock the profile {}: {e}", dir.display()),
             )
         })?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if file.try_lock().is_err() {
         let mut owner = String::new();
         let _ = file.read_to_string(&mut owner);
         return Ok(Err(owner.trim().parse().unwrap_or(0)));
@@ -110,6 +94,7 @@ pub fn in_use_by(dir: &Path) -> Option<u32> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

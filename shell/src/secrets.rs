@@ -6,7 +6,6 @@
 //! bank = { value = "…", hosts = ["bank.example"] }   # only there
 //! ```
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use browser_provider::{BrowserError, Result};
@@ -52,22 +51,8 @@ pub fn load(
 fn read_file(path: &Path) -> Result<Vec<Secret>> {
     let refuse =
         |why: String| BrowserError::invalid("secrets", format!("{}: {why}", path.display()));
-    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    if metadata.uid() != uid {
-        return Err(refuse(format!(
-            "it belongs to user {}, not to you ({uid}); secrets must be your own file",
-            metadata.uid()
-        )));
-    }
-    if metadata.mode() & 0o077 != 0 {
-        return Err(refuse(format!(
-            "others may read it (mode {:o}); run: chmod 600 {}",
-            metadata.mode() & 0o777,
-            path.display()
-        )));
-    }
+    // Secrets must be the user's own file, readable by no one else.
+    crate::platform::files::check_private(path).map_err(refuse)?;
     let text = std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
     let table: toml::Table = toml::from_str(&text).map_err(|e| refuse(e.message().to_owned()))?;
     let mut secrets = Vec::new();
@@ -87,6 +72,7 @@ fn read_file(path: &Path) -> Result<Vec<Secret>> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
