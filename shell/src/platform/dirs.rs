@@ -1,14 +1,14 @@
 //! Per-user directories, where each OS keeps them:
 //!
-//! | | Linux and other Unixes | macOS |
-//! |---|---|---|
-//! | runtime (tokens, sockets' records) | `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>` | `$TMPDIR/browser-shell` (a per-user temp directory) |
-//! | configuration (pairing, config file) | `$XDG_CONFIG_HOME`, else `~/.config` | `~/Library/Application Support` |
-//! | data (the desktop's profile) | `$XDG_DATA_HOME`, else `~/.local/share` | `~/Library/Application Support` |
+//! | | Linux and other Unixes | macOS | Windows |
+//! |---|---|---|---|
+//! | runtime (tokens, records of running shells) | `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>` | `$TMPDIR/browser-shell` (a per-user temp directory) | `%LOCALAPPDATA%\browser-shell\run` |
+//! | configuration (pairing, config file) | `$XDG_CONFIG_HOME`, else `~/.config` | `~/Library/Application Support` | `%LOCALAPPDATA%` |
+//! | data (the desktop's profile) | `$XDG_DATA_HOME`, else `~/.local/share` | `~/Library/Application Support` | `%LOCALAPPDATA%` |
 //!
 //! The configuration and data bases are where `browser-shell/` goes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The runtime directory itself (not yet created or checked).
 pub fn runtime() -> PathBuf {
@@ -33,8 +33,9 @@ fn absolute_var(name: &str) -> Option<PathBuf> {
 }
 
 /// `$HOME`/`below`, when `HOME` is an absolute directory.
+#[cfg(unix)]
 fn under_home(below: &str) -> Option<PathBuf> {
-    absolute_var("HOME").map(|home| Path::new(&home).join(below))
+    absolute_var("HOME").map(|home| home.join(below))
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -75,5 +76,31 @@ mod imp {
 
     pub fn data_base() -> Option<PathBuf> {
         super::under_home("Library/Application Support")
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use std::path::PathBuf;
+
+    /// `%LOCALAPPDATA%` (the user's own, not roaming to other machines:
+    /// tokens and the pairing's secret stay on this one).
+    fn local_app_data() -> Option<PathBuf> {
+        super::absolute_var("LOCALAPPDATA")
+    }
+
+    pub fn runtime() -> PathBuf {
+        local_app_data()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("browser-shell")
+            .join("run")
+    }
+
+    pub fn config_base() -> Option<PathBuf> {
+        local_app_data()
+    }
+
+    pub fn data_base() -> Option<PathBuf> {
+        local_app_data()
     }
 }

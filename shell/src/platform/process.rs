@@ -39,7 +39,7 @@ pub fn user_id() -> u32 {
 
 #[cfg(unix)]
 mod imp {
-    use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+    use std::os::fd::OwnedFd;
     use std::time::Duration;
 
     pub fn is_alive(pid: u32) -> bool {
@@ -80,6 +80,7 @@ mod imp {
     /// when there is no such process or pidfds are not available.
     #[cfg(target_os = "linux")]
     fn pidfd(pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+        use std::os::fd::{FromRawFd, RawFd};
         let raw_pid = libc::pid_t::try_from(pid).ok().filter(|pid| *pid > 0)?;
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
@@ -93,5 +94,81 @@ mod imp {
     #[cfg(not(target_os = "linux"))]
     fn pidfd(_pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
         None
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, STILL_ACTIVE, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, INFINITE, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        PROCESS_SYNCHRONIZE, PROCESS_TERMINATE, TerminateProcess, WaitForSingleObject,
+    };
+
+    /// A process handle, closed on drop.
+    struct Process(HANDLE);
+
+    impl Process {
+        fn open(pid: u32, access: u32) -> Option<Self> {
+            if pid == 0 {
+                return None;
+            }
+            // SAFETY: OpenProcess takes plain values and returns a handle or null.
+            let handle = unsafe { OpenProcess(access, 0, pid) };
+            (!handle.is_null()).then_some(Self(handle))
+        }
+    }
+
+    impl Process {
+        /// Blocks until the process ends; true when it did.
+        fn wait(&self) -> bool {
+            // SAFETY: a live handle with synchronize access.
+            unsafe { WaitForSingleObject(self.0, INFINITE) == WAIT_OBJECT_0 }
+        }
+    }
+
+    impl Drop for Process {
+        fn drop(&mut self) {
+            // SAFETY: a handle OpenProcess gave us.
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+
+    // SAFETY: a process handle may be used from any thread.
+    unsafe impl Send for Process {}
+
+    pub fn is_alive(pid: u32) -> bool {
+        let Some(process) = Process::open(pid, PROCESS_QUERY_LIMITED_INFORMATION) else {
+            return false;
+        };
+        let mut code = 0u32;
+        // SAFETY: a live handle with query access and an out-pointer.
+        let read = unsafe { GetExitCodeProcess(process.0, &mut code) };
+        read != 0 && code == STILL_ACTIVE as u32
+    }
+
+    /// Waits on the process handle (on a blocking thread).
+    pub async fn exited(pid: u32) {
+        let Some(process) = Process::open(pid, PROCESS_SYNCHRONIZE) else {
+            return;
+        };
+        let _ = tokio::task::spawn_blocking(move || process.wait()).await;
+    }
+
+    /// Windows has no polite signal for another console's process: it is
+    /// ended (its browser goes with it, through the Job Object it holds).
+    pub fn ask_to_stop(pid: u32) -> bool {
+        let Some(process) = Process::open(pid, PROCESS_TERMINATE) else {
+            return false;
+        };
+        // SAFETY: a live handle with terminate access.
+        unsafe { TerminateProcess(process.0, 1) != 0 }
+    }
+
+    pub fn detach(command: &mut tokio::process::Command) {
+        /// Its own console process group, and no console of ours.
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        command.creation_flags(CREATE_NEW_PROCESS_GROUP | DETACHED_PROCESS);
     }
 }

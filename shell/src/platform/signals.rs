@@ -73,3 +73,44 @@ mod imp {
         pid > 0 && unsafe { libc::kill(pid, libc::SIGUSR1) } == 0
     }
 }
+
+#[cfg(windows)]
+mod imp {
+    use tokio::signal::windows::{ctrl_break, ctrl_close, ctrl_logoff, ctrl_shutdown};
+
+    /// Ctrl+C, Ctrl+Break, the console window closed, logoff or shutdown.
+    pub async fn stop_requested() {
+        let (Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) =
+            (ctrl_break(), ctrl_close(), ctrl_logoff(), ctrl_shutdown())
+        else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = brk.recv() => {}
+            _ = close.recv() => {}
+            _ = logoff.recv() => {}
+            _ = shutdown.recv() => {}
+        }
+    }
+
+    /// No signal reaches another process's window here: a second desktop
+    /// says where the first one is instead.
+    #[derive(Debug)]
+    pub struct RaiseRequests;
+
+    impl RaiseRequests {
+        pub fn listen() -> Option<Self> {
+            None
+        }
+
+        pub async fn recv(&mut self) -> Option<()> {
+            None
+        }
+    }
+
+    pub fn ask_to_raise(_pid: u32) -> bool {
+        false
+    }
+}
