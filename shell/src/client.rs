@@ -7,8 +7,6 @@
 //! `/cli/call`. Every command therefore acts on the same session.
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -17,6 +15,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::cli_endpoint::{CliCall, CliReply};
 use crate::instance::{self, InstanceInfo, InstanceKind};
+use crate::platform;
 
 /// How long a new background instance may take to start (Chromium included).
 const START_BOUND: Duration = Duration::from_secs(60);
@@ -161,10 +160,7 @@ impl Client {
                 ),
             ));
         }
-        let pid = libc::pid_t::try_from(self.info.pid)
-            .map_err(|_| BrowserError::invalid("pid", "out of range"))?;
-        // SAFETY: sending SIGTERM to a process id read from our private runtime file.
-        if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        if !platform::process::stop(self.info.pid) {
             return Ok(());
         }
         let bound = Duration::from_secs(15);
@@ -184,12 +180,13 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
     let program = std::env::current_exe()
         .map_err(|e| BrowserError::not_connected(format!("cannot find our own executable: {e}")))?;
     let log_path = instance::runtime_dir()?.join("background.log");
-    let log = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&log_path)
+    let log = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&log_path)
         .map_err(|e| {
             BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
         })?;
@@ -202,9 +199,9 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log)
-        // Its own process group: Ctrl+C in this terminal is not for it.
-        .process_group(0)
         .kill_on_drop(false);
+    // Ctrl+C in this terminal is not for it.
+    platform::process::detach(&mut command);
     let mut child = command.spawn().map_err(|e| {
         BrowserError::not_connected(format!("cannot start a background instance: {e}"))
     })?;
@@ -258,29 +255,20 @@ struct StartLock {
 impl StartLock {
     async fn acquire() -> Result<Self> {
         let path = instance::runtime_dir()?.join("start.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| {
-                BrowserError::not_connected(format!("cannot open {}: {e}", path.display()))
-            })?;
-        let fd = file.as_raw_fd();
-        let locked = tokio::task::spawn_blocking(move || {
-            // SAFETY: `fd` stays open: `file` outlives this call (we await it).
-            unsafe { libc::flock(fd, libc::LOCK_EX) }
-        })
-        .await
-        .map_err(|e| BrowserError::not_connected(format!("cannot lock {}: {e}", path.display())))?;
-        if locked != 0 {
-            return Err(BrowserError::not_connected(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )));
-        }
+        let file = platform::files::private_file(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .open(&path)
+        .map_err(|e| BrowserError::not_connected(format!("cannot open {}: {e}", path.display())))?;
+        let cannot_lock =
+            |e: &dyn std::fmt::Display| format!("cannot lock {}: {e}", path.display());
+        let file = tokio::task::spawn_blocking(move || platform::lock::lock(&file).map(|()| file))
+            .await
+            .map_err(|e| BrowserError::not_connected(cannot_lock(&e)))?
+            .map_err(|e| BrowserError::not_connected(cannot_lock(&e)))?;
         Ok(Self { _file: file })
     }
 }

@@ -71,7 +71,7 @@ impl Drop for Window {
 /// `raise_requests` until `closing`; then drops the input, which closes it.
 async fn speak_to_window(
     mut stdin: tokio::process::ChildStdin,
-    mut raise_requests: Option<tokio::signal::unix::Signal>,
+    mut raise_requests: Option<crate::platform::signals::RaiseRequests>,
     closing: CancellationToken,
 ) {
     use tokio::io::AsyncWriteExt;
@@ -103,7 +103,7 @@ async fn speak_to_window(
 pub fn open(
     viewer_url: &str,
     close: CancellationToken,
-    raise_requests: Option<tokio::signal::unix::Signal>,
+    raise_requests: Option<crate::platform::signals::RaiseRequests>,
 ) -> Window {
     let program = match available() {
         Ok(program) => program,

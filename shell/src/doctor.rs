@@ -213,13 +213,10 @@ fn display_name() -> String {
 
 /// The runtime directory: private to this user (it holds tokens).
 fn runtime_dir() -> Finding {
-    use std::os::unix::fs::PermissionsExt;
     match instance::runtime_dir() {
         Ok(dir) => {
-            let mode = std::fs::metadata(&dir)
-                .map(|m| m.permissions().mode() & 0o777)
-                .unwrap_or(0);
-            Finding::Fine(format!("{} (mode {mode:o})", dir.display()))
+            let access = crate::platform::files::describe_access(&dir);
+            Finding::Fine(format!("{} ({access})", dir.display()))
         }
         Err(error) => Finding::Fix(error.to_string(), error.hint().to_owned()),
     }

@@ -216,7 +216,6 @@ pub fn follow_browser(host: &Arc<ExtensionHost>, browser: &Browser) {
 /// whether a shell holds the bridge now. `Err((problem, fix))` when
 /// something needs fixing.
 pub async fn diagnose() -> std::result::Result<String, (String, String)> {
-    use std::os::unix::fs::PermissionsExt;
     let unpacked = extension_dir().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
     let path = pairing_path().map_err(|e| (e.to_string(), e.hint().to_owned()))?;
     let pairing = match Pairing::load(&path) {
@@ -240,15 +239,13 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
             ));
         }
     };
-    let mode = std::fs::metadata(&path)
-        .map(|m| m.permissions().mode() & 0o777)
-        .unwrap_or(0);
-    if mode & 0o077 != 0 {
+    if let Some(exposure) = crate::platform::files::exposure(&path) {
         return Err((
-            format!("{} is readable by others (mode {mode:o})", path.display()),
-            format!("chmod 600 {}", path.display()),
+            format!("{}: {}", path.display(), exposure.problem),
+            exposure.fix,
         ));
     }
+    let mode = crate::platform::files::describe_access(&path);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
     let probe = tokio::net::TcpStream::connect(address);
     let bridge = match tokio::time::timeout(Duration::from_secs(1), probe).await {
@@ -264,7 +261,7 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
         _ => format!("the bridge on {address} opens when a `--browser extension` shell starts"),
     };
     Ok(format!(
-        "paired ({}, mode {mode:o}); extension in {}; {bridge}",
+        "paired ({}, {mode}); extension in {}; {bridge}",
         path.display(),
         unpacked.display()
     ))

@@ -2,19 +2,20 @@
 //! browser-shell listens.
 //!
 //! A relay or shell writes `instance.json` (address, token, kind, pid) into
-//! a private runtime directory (mode 0700, the file 0600), so the command
+//! a private runtime directory (mode 0700, the file 0600; on Windows an ACL
+//! granting only the user, see [`platform::files`]), so the command
 //! line and `mcp --connect` find it without anyone copying tokens by hand.
 //! The file is removed when its instance stops; a file whose process is
 //! gone is ignored.
 
 use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use browser_provider::{BrowserError, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::platform;
 
 /// Overrides the runtime directory (tests, or several independent setups).
 pub const RUNTIME_DIR_VARIABLE: &str = "BROWSER_SHELL_RUNTIME_DIR";
@@ -55,43 +56,25 @@ impl InstanceInfo {
 }
 
 /// The private directory for runtime files: `$BROWSER_SHELL_RUNTIME_DIR`,
-/// else `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>`.
-/// Created with mode 0700; refused when someone else owns it or others
-/// can read it.
+/// else the OS's default ([`platform::dirs::runtime_default`]:
+/// `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>`;
+/// `%LOCALAPPDATA%\browser-shell\run` on Windows). Created private to
+/// the user; refused when someone else owns it or others can read it.
 pub fn runtime_dir() -> Result<PathBuf> {
     let dir = match std::env::var_os(RUNTIME_DIR_VARIABLE) {
         Some(dir) => PathBuf::from(dir),
-        None => match std::env::var_os("XDG_RUNTIME_DIR") {
-            Some(base) => Path::new(&base).join("browser-shell"),
-            // SAFETY: getuid has no preconditions and cannot fail.
-            None => {
-                std::env::temp_dir().join(format!("browser-shell-{}", unsafe { libc::getuid() }))
-            }
-        },
+        None => platform::dirs::runtime_default(),
     };
     let refuse = |why: String| BrowserError::invalid("runtime directory", why);
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-    {
-        Ok(()) => {}
-        Err(e) => return Err(refuse(format!("cannot create {}: {e}", dir.display()))),
+    if let Err(e) = platform::files::create_private_dir(&dir) {
+        return Err(refuse(format!("cannot create {}: {e}", dir.display())));
     }
-    let meta = std::fs::metadata(&dir)
-        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let me = unsafe { libc::getuid() };
-    if meta.uid() != me {
+    if let Some(exposure) = platform::files::exposure(&dir) {
         return Err(refuse(format!(
-            "{} belongs to another user; set {RUNTIME_DIR_VARIABLE} to a private directory",
-            dir.display()
-        )));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(refuse(format!(
-            "{} is readable by other users; run chmod 700 on it",
-            dir.display()
+            "{}: {}; set {RUNTIME_DIR_VARIABLE} to a private directory, or: {}",
+            dir.display(),
+            exposure.problem,
+            exposure.fix
         )));
     }
     Ok(dir)
@@ -118,45 +101,19 @@ pub fn find() -> Option<InstanceInfo> {
 
 /// Whether a process with this id exists.
 pub fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    platform::process::alive(pid)
 }
 
 /// Waits until process `pid` has exited, at most `within`; true if it has.
-/// Event-driven (a pidfd becomes readable when the process ends), so it
-/// works for processes that are not our children.
+/// Event-driven where the OS allows it, so it works for processes that
+/// are not our children.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
-    tokio::time::timeout(within, exited(pid)).await.is_ok()
+    platform::process::wait_for_exit(pid, within).await
 }
 
 /// Resolves when process `pid` has exited (at once when there is none).
-/// Event-driven through a pidfd; where pidfds are not available, it checks
-/// once a second.
 pub async fn exited(pid: u32) {
-    if let Some(fd) = pidfd(pid)
-        && fd.readable().await.is_ok()
-    {
-        return;
-    }
-    while process_alive(pid) {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-/// A descriptor that becomes readable when process `pid` ends; `None` when
-/// there is no such process or pidfds are not available.
-fn pidfd(pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
-    let raw_pid = libc::pid_t::try_from(pid).ok().filter(|pid| *pid > 0)?;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
-    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: the descriptor was just created for us and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: an OwnedFd is valid and open, and the AsyncFd owns it until dropped.
-    unsafe { tokio::io::unix::AsyncFd::register(fd) }.ok()
+    platform::process::exited(pid).await;
 }
 
 /// Keeps a runtime file while alive; removes it on drop if it still names
@@ -203,12 +160,13 @@ pub fn write_private(path: &Path, record: &impl Serialize) -> Result<Published> 
         )
     };
     let text = serde_json::to_string_pretty(record).map_err(|e| fail(std::io::Error::other(e)))?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)
+    let mut file = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&temporary)
         .map_err(fail)?;
     file.write_all(text.as_bytes()).map_err(fail)?;
     drop(file);

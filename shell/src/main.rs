@@ -23,6 +23,7 @@ mod instance;
 mod mcp;
 mod options;
 mod people;
+mod platform;
 mod profile;
 mod relay;
 mod secrets;
@@ -299,10 +300,9 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> ExitCode {
     let cancel = CancellationToken::new();
-    // A second desktop on our profile sends SIGUSR1 to bring our window to
-    // the front. Taken first thing: its default action would end us.
-    let raise_requests =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    // A second desktop on our profile asks us to bring our window to the
+    // front (SIGUSR1 on Unix). Taken first thing: its default action would end us.
+    let raise_requests = platform::signals::RaiseRequests::listen();
     {
         let cancel = cancel.clone();
         tokio::spawn(async move {
@@ -687,14 +687,10 @@ fn keep_desktop_profile(
     ))
 }
 
-/// Asks the desktop instance `pid` (which takes SIGUSR1 for this from its
+/// Asks the desktop instance `pid` (which takes these requests from its
 /// start) to bring its window to the front; true when the request was sent.
 fn raise_window_of(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill has no memory preconditions; a stale pid fails harmlessly.
-    let sent = unsafe { libc::kill(pid, libc::SIGUSR1) } == 0;
+    let sent = platform::signals::ask_to_raise(pid);
     tracing::debug!(pid, sent, "asked the running desktop to raise its window");
     sent
 }
@@ -705,21 +701,11 @@ fn fail(error: &browser_provider::BrowserError) -> ExitCode {
     ExitCode::from(report::exit_status(error))
 }
 
-/// Resolves on Ctrl+C (SIGINT) or SIGTERM, so both shut down in order:
-/// sessions end, Chromium exits, the temporary profile is removed.
+/// Resolves on Ctrl+C or SIGTERM (on Windows also Ctrl+Break and closing
+/// the console), so all shut down in order: sessions end, Chromium exits,
+/// the temporary profile is removed.
 async fn wait_for_stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
+    platform::signals::stop_requested().await;
 }
 
 /// Logs go to stderr (stdout carries results); `RUST_LOG` sets the level.

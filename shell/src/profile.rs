@@ -6,30 +6,26 @@ use std::path::{Path, PathBuf};
 
 use browser_provider::{BrowserError, Result};
 
-/// Where the desktop keeps its profile: `$XDG_DATA_HOME/browser-shell/profile`,
-/// else `~/.local/share/browser-shell/profile`.
+use crate::platform;
+
+/// Where the desktop keeps its profile: `profile` in the per-user data
+/// folder ([`platform::dirs::data_home`]: `$XDG_DATA_HOME/browser-shell`,
+/// else `~/.local/share/browser-shell`; `%LOCALAPPDATA%\browser-shell` on
+/// Windows).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` when neither `XDG_DATA_HOME` nor `HOME` names a
-/// directory.
+/// `INVALID_ARGUMENT` when the environment names no such folder.
 pub fn desktop_default() -> Result<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-                .map(|home| home.join(".local/share"))
-        })
-        .ok_or_else(|| {
-            BrowserError::invalid(
-                "profile",
-                "neither XDG_DATA_HOME nor HOME is set, so there is no place for the profile; \
-                 pass --profile DIR or --temporary-profile",
-            )
-        })?;
-    Ok(data.join("browser-shell").join("profile"))
+    let data = platform::dirs::data_home().map_err(|missing| {
+        BrowserError::invalid(
+            "profile",
+            format!(
+                "{missing}, so there is no place for the profile; \
+                 pass --profile DIR or --temporary-profile"
+            ),
+        )
+    })?;
+    Ok(data.join("profile"))
 }
 
 /// Creates `dir` (and its parents) readable by its owner only, when it
@@ -38,15 +34,10 @@ pub fn desktop_default() -> Result<PathBuf> {
 /// # Errors
 /// `INVALID_ARGUMENT` when it cannot be created.
 pub fn create_private(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| {
+    platform::files::create_private_dir(dir).map_err(|e| {
             BrowserError::invalid(
                 "profile",
                 format!("cannot create the profile directory {}: {e}", dir.display()),
@@ -72,23 +63,27 @@ const LOCK_FILE: &str = "browser-shell.lock";
 /// `INVALID_ARGUMENT` when the lock file cannot be opened.
 pub fn claim(dir: &Path) -> Result<std::result::Result<ProfileLock, u32>> {
     use std::io::{Read, Seek, Write};
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(dir.join(LOCK_FILE))
+    let mut file = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(dir.join(LOCK_FILE))
         .map_err(|e| {
             BrowserError::invalid(
                 "profile",
                 format!("cannot lock the profile {}: {e}", dir.display()),
             )
         })?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    let locked = platform::lock::try_lock(&file).map_err(|e| {
+        BrowserError::invalid(
+            "profile",
+            format!("cannot lock the profile {}: {e}", dir.display()),
+        )
+    })?;
+    if !locked {
         let mut owner = String::new();
         let _ = file.read_to_string(&mut owner);
         return Ok(Err(owner.trim().parse().unwrap_or(0)));
@@ -106,7 +101,7 @@ pub fn in_use_by(dir: &Path) -> Option<u32> {
     let (host, pid) = target.to_str()?.rsplit_once('-')?;
     let pid: u32 = pid.parse().ok()?;
     let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
-    (host == this_host.trim() && crate::instance::process_alive(pid)).then_some(pid)
+    (host == this_host.trim() && platform::process::alive(pid)).then_some(pid)
 }
 
 #[cfg(test)]
@@ -114,6 +109,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_lock_of_a_live_process_on_this_host_is_in_use_and_a_stale_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(in_use_by(dir.path()), None, "no lock");
@@ -147,11 +143,15 @@ mod tests {
 
     #[test]
     fn the_profile_is_created_private() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let profile = dir.path().join("share/browser-shell/profile");
         create_private(&profile).unwrap();
-        let mode = std::fs::metadata(&profile).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(platform::files::exposure(&profile), None);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&profile).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
     }
 }

@@ -6,7 +6,6 @@
 //! bank = { value = "…", hosts = ["bank.example"] }   # only there
 //! ```
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use browser_provider::{BrowserError, Result};
@@ -52,20 +51,11 @@ pub fn load(
 fn read_file(path: &Path) -> Result<Vec<Secret>> {
     let refuse =
         |why: String| BrowserError::invalid("secrets", format!("{}: {why}", path.display()));
-    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    if metadata.uid() != uid {
+    std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+    if let Some(exposure) = crate::platform::files::exposure(path) {
         return Err(refuse(format!(
-            "it belongs to user {}, not to you ({uid}); secrets must be your own file",
-            metadata.uid()
-        )));
-    }
-    if metadata.mode() & 0o077 != 0 {
-        return Err(refuse(format!(
-            "others may read it (mode {:o}); run: chmod 600 {}",
-            metadata.mode() & 0o777,
-            path.display()
+            "{}; secrets must be your own file that only you can read; run: {}",
+            exposure.problem, exposure.fix
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
@@ -86,7 +76,7 @@ fn read_file(path: &Path) -> Result<Vec<Secret>> {
     Ok(secrets)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 

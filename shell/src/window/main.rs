@@ -17,6 +17,8 @@
 //! needed:" (an agent's handoff request) also makes the window ask for the
 //! person's attention, until the request ends.
 
+mod platform;
+
 use std::io::BufRead;
 use std::process::ExitCode;
 
@@ -74,11 +76,8 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    if let Err(error) = gtk::init() {
-        let display = std::env::var("DISPLAY")
-            .or_else(|_| std::env::var("WAYLAND_DISPLAY"))
-            .unwrap_or_default();
-        return no_window(&url, &format!("display {display:?}: {error}"));
+    if let Err(error) = platform::init() {
+        return no_window(&url, &error);
     }
     let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
     let proxy = event_loop.create_proxy();
@@ -159,14 +158,7 @@ fn build_window(
         // The column stays the column: no navigating away, no popups.
         .with_navigation_handler(move |url| origin_of(&url) == origin)
         .with_new_window_req_handler(|_, _| NewWindowResponse::Deny);
-    let webview = {
-        use tao::platform::unix::WindowExtUnix;
-        use wry::WebViewBuilderExtUnix;
-        let container = window
-            .default_vbox()
-            .ok_or("the window has no container for the webview")?;
-        builder.build_gtk(container).map_err(|e| e.to_string())?
-    };
+    let webview = platform::build_webview(&window, builder)?;
     Ok((window, webview))
 }
 
