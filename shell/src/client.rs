@@ -187,9 +187,9 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
             .truncate(true),
     )
     .open(&log_path)
-        .map_err(|e| {
-            BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
-        })?;
+    .map_err(|e| {
+        BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
+    })?;
     let mut command = tokio::process::Command::new(program);
     command
         .arg("background")

@@ -167,7 +167,7 @@ pub fn write_private(path: &Path, record: &impl Serialize) -> Result<Published> 
             .truncate(true),
     )
     .open(&temporary)
-        .map_err(fail)?;
+    .map_err(fail)?;
     file.write_all(text.as_bytes()).map_err(fail)?;
     drop(file);
     std::fs::rename(&temporary, path).map_err(fail)?;

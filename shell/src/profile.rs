@@ -38,11 +38,11 @@ pub fn create_private(dir: &Path) -> Result<()> {
         return Ok(());
     }
     platform::files::create_private_dir(dir).map_err(|e| {
-            BrowserError::invalid(
-                "profile",
-                format!("cannot create the profile directory {}: {e}", dir.display()),
-            )
-        })
+        BrowserError::invalid(
+            "profile",
+            format!("cannot create the profile directory {}: {e}", dir.display()),
+        )
+    })
 }
 
 /// This process's claim on a profile: one browser-shell at a time uses
@@ -71,12 +71,12 @@ pub fn claim(dir: &Path) -> Result<std::result::Result<ProfileLock, u32>> {
             .truncate(false),
     )
     .open(dir.join(LOCK_FILE))
-        .map_err(|e| {
-            BrowserError::invalid(
-                "profile",
-                format!("cannot lock the profile {}: {e}", dir.display()),
-            )
-        })?;
+    .map_err(|e| {
+        BrowserError::invalid(
+            "profile",
+            format!("cannot lock the profile {}: {e}", dir.display()),
+        )
+    })?;
     let locked = platform::lock::try_lock(&file).map_err(|e| {
         BrowserError::invalid(
             "profile",

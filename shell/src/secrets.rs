@@ -76,7 +76,8 @@ fn read_file(path: &Path) -> Result<Vec<Secret>> {
     Ok(secrets)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 

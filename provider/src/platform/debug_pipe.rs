@@ -182,7 +182,6 @@ mod imp {
     ///
     /// # Errors
     /// None today; the signature matches the Unix version.
-    #[expect(clippy::unnecessary_wraps, reason = "the Unix version can fail")]
     pub fn into_async(
         reader: PipeReader,
         writer: PipeWriter,

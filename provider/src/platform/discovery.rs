@@ -113,7 +113,10 @@ mod imp {
         ("LOCALAPPDATA", r"Google\Chrome\Application\chrome.exe"),
         ("LOCALAPPDATA", r"Chromium\Application\chrome.exe"),
         ("ProgramFiles", r"Chromium\Application\chrome.exe"),
-        ("ProgramFiles(x86)", r"Microsoft\Edge\Application\msedge.exe"),
+        (
+            "ProgramFiles(x86)",
+            r"Microsoft\Edge\Application\msedge.exe",
+        ),
         ("ProgramFiles", r"Microsoft\Edge\Application\msedge.exe"),
         ("LOCALAPPDATA", r"Microsoft\Edge\Application\msedge.exe"),
     ];
@@ -203,7 +206,11 @@ mod tests {
     #[test]
     fn a_program_is_found_on_the_search_path() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let name = if cfg!(windows) { "fake-browser.exe" } else { "fake-browser" };
+        let name = if cfg!(windows) {
+            "fake-browser.exe"
+        } else {
+            "fake-browser"
+        };
         let program = dir.path().join(name);
         std::fs::write(&program, b"").expect("write");
         #[cfg(unix)]
@@ -220,7 +227,10 @@ mod tests {
     #[test]
     fn the_full_browser_names_are_always_candidates() {
         let list = candidates(false);
-        assert!(list.iter().any(|c| matches!(c, Candidate::OnPath(name) if name.starts_with("chrom"))));
+        assert!(
+            list.iter()
+                .any(|c| matches!(c, Candidate::OnPath(name) if name.starts_with("chrom")))
+        );
         #[cfg(windows)]
         if std::env::var_os("LOCALAPPDATA").is_some() {
             assert!(list.iter().any(|c| matches!(c, Candidate::Path(path)

@@ -46,7 +46,9 @@ mod imp {
         match std::env::var_os("XDG_RUNTIME_DIR") {
             Some(base) => Path::new(&base).join("browser-shell"),
             // SAFETY: getuid has no preconditions and cannot fail.
-            None => std::env::temp_dir().join(format!("browser-shell-{}", unsafe { libc::getuid() })),
+            None => {
+                std::env::temp_dir().join(format!("browser-shell-{}", unsafe { libc::getuid() }))
+            }
         }
     }
 }

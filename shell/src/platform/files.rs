@@ -75,7 +75,10 @@ mod imp {
         if metadata.uid() != uid {
             return Some(Exposure {
                 problem: format!("it belongs to user {}, not to you ({uid})", metadata.uid()),
-                fix: format!("use a file or directory of your own instead of {}", path.display()),
+                fix: format!(
+                    "use a file or directory of your own instead of {}",
+                    path.display()
+                ),
             });
         }
         let mode = metadata.mode() & 0o777;
@@ -233,7 +236,8 @@ mod imp {
         };
         let mut acl: *mut ACL = std::ptr::null_mut();
         // SAFETY: one valid entry, no old ACL; `acl` receives a LocalAlloc'd ACL.
-        let status = unsafe { SetEntriesInAclW(1, &raw const access, std::ptr::null(), &raw mut acl) };
+        let status =
+            unsafe { SetEntriesInAclW(1, &raw const access, std::ptr::null(), &raw mut acl) };
         if status != 0 {
             return Err(std::io::Error::from_raw_os_error(status as i32));
         }
@@ -301,9 +305,12 @@ mod imp {
     unsafe fn dacl_allows_others(dacl: *mut ACL, me: *mut c_void) -> std::io::Result<bool> {
         // SAFETY: all-zero is a valid ACL_SIZE_INFORMATION.
         let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
-        let length = u32::try_from(size_of::<ACL_SIZE_INFORMATION>()).map_err(std::io::Error::other)?;
+        let length =
+            u32::try_from(size_of::<ACL_SIZE_INFORMATION>()).map_err(std::io::Error::other)?;
         // SAFETY: `dacl` is valid (caller); `size` is writable and of that class.
-        if unsafe { GetAclInformation(dacl, (&raw mut size).cast(), length, AclSizeInformation) } == 0 {
+        if unsafe { GetAclInformation(dacl, (&raw mut size).cast(), length, AclSizeInformation) }
+            == 0
+        {
             return Err(std::io::Error::last_os_error());
         }
         for index in 0..size.AceCount {
@@ -314,11 +321,14 @@ mod imp {
             }
             // SAFETY: every ACE starts with an ACE_HEADER.
             let header = unsafe { &*ace.cast::<ACE_HEADER>() };
-            if header.AceType != ACCESS_ALLOWED || u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0 {
+            if header.AceType != ACCESS_ALLOWED
+                || u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0
+            {
                 continue;
             }
             // SAFETY: an access-allowed ACE; its SID starts at SidStart.
-            let sid = unsafe { (&raw mut (*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart).cast::<c_void>() };
+            let sid =
+                unsafe { (&raw mut (*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart).cast::<c_void>() };
             // SAFETY: both SIDs are valid.
             let trusted = unsafe {
                 EqualSid(sid, me) != 0

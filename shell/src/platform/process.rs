@@ -93,9 +93,9 @@ mod imp {
 
     use windows_sys::Win32::Foundation::{ERROR_ACCESS_DENIED, HANDLE, STILL_ACTIVE};
     use windows_sys::Win32::System::Threading::{
-        CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, GetExitCodeProcess, OpenProcess,
+        CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, GetExitCodeProcess, INFINITE, OpenProcess,
         PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE, PROCESS_TERMINATE,
-        TerminateProcess, WaitForSingleObject, INFINITE,
+        TerminateProcess, WaitForSingleObject,
     };
 
     /// The process `pid` opened with `rights`, if it exists and lets us.

@@ -34,7 +34,10 @@ mod tests {
     /// that exists on every OS (and under Wine).
     fn this_test_binary(args: &[&str]) -> Command {
         let mut command = Command::new(std::env::current_exe().expect("own path"));
-        command.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+        command
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         command
     }
 
