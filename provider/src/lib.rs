@@ -22,6 +22,9 @@
 //! * [`policy`] — which URLs may be opened.
 //! * [`registry`] — choosing among several registered providers.
 //! * [`error`] — [`BrowserError`], with the stable codes every caller matches on.
+//! * [`platform`] — what differs between operating systems (the debugging
+//!   pipe, process trees, the sandbox, where browsers are installed), one
+//!   module per concern with one implementation per OS.
 //!
 //! Injected page scripts live in `src/js/` and are embedded at build time.
 
@@ -31,6 +34,7 @@ pub mod control;
 pub mod error;
 pub mod host;
 pub mod page;
+pub mod platform;
 pub mod policy;
 pub mod registry;
 pub mod snapshot;

@@ -160,8 +160,7 @@ impl Client {
                 ),
             ));
         }
-        // A process id read from our private runtime file.
-        if !platform::process::ask_to_stop(self.info.pid) {
+        if !platform::process::stop(self.info.pid) {
             return Ok(());
         }
         let bound = Duration::from_secs(15);
@@ -181,14 +180,16 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
     let program = std::env::current_exe()
         .map_err(|e| BrowserError::not_connected(format!("cannot find our own executable: {e}")))?;
     let log_path = instance::runtime_dir()?.join("background.log");
-    let log = platform::files::private_file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&log_path)
-        .map_err(|e| {
-            BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
-        })?;
+    let log = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&log_path)
+    .map_err(|e| {
+        BrowserError::not_connected(format!("cannot create {}: {e}", log_path.display()))
+    })?;
     let mut command = tokio::process::Command::new(program);
     command
         .arg("background")
@@ -254,20 +255,20 @@ struct StartLock {
 impl StartLock {
     async fn acquire() -> Result<Self> {
         let path = instance::runtime_dir()?.join("start.lock");
-        let file = platform::files::private_file_options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| {
-                BrowserError::not_connected(format!("cannot open {}: {e}", path.display()))
-            })?;
+        let file = platform::files::private_file(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .open(&path)
+        .map_err(|e| BrowserError::not_connected(format!("cannot open {}: {e}", path.display())))?;
         let cannot_lock =
-            |e: String| BrowserError::not_connected(format!("cannot lock {}: {e}", path.display()));
-        let file = tokio::task::spawn_blocking(move || file.lock().map(|()| file))
+            |e: &dyn std::fmt::Display| format!("cannot lock {}: {e}", path.display());
+        let file = tokio::task::spawn_blocking(move || platform::lock::lock(&file).map(|()| file))
             .await
-            .map_err(|e| cannot_lock(e.to_string()))?
-            .map_err(|e| cannot_lock(e.to_string()))?;
+            .map_err(|e| BrowserError::not_connected(cannot_lock(&e)))?
+            .map_err(|e| BrowserError::not_connected(cannot_lock(&e)))?;
         Ok(Self { _file: file })
     }
 }

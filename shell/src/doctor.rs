@@ -214,11 +214,10 @@ fn display_name() -> String {
 /// The runtime directory: private to this user (it holds tokens).
 fn runtime_dir() -> Finding {
     match instance::runtime_dir() {
-        Ok(dir) => Finding::Fine(format!(
-            "{} ({})",
-            dir.display(),
-            crate::platform::files::access_of(&dir)
-        )),
+        Ok(dir) => {
+            let access = crate::platform::files::describe_access(&dir);
+            Finding::Fine(format!("{} ({access})", dir.display()))
+        }
         Err(error) => Finding::Fix(error.to_string(), error.hint().to_owned()),
     }
 }

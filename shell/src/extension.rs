@@ -50,7 +50,8 @@ pub enum ExtensionCommand {
 }
 
 /// The user's configuration directory: `$BROWSER_SHELL_CONFIG_DIR`, else
-/// `$XDG_CONFIG_HOME/browser-shell`, else `~/.config/browser-shell`.
+/// the OS's place for it ([`crate::platform::dirs::config_home`]: on Linux
+/// `$XDG_CONFIG_HOME/browser-shell`, else `~/.config/browser-shell`).
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` when none of them names a directory.
@@ -58,16 +59,12 @@ pub fn config_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os(CONFIG_DIR_VARIABLE) {
         return Ok(PathBuf::from(dir));
     }
-    crate::platform::dirs::config_base()
-        .map(|dir| dir.join("browser-shell"))
-        .ok_or_else(|| {
-            BrowserError::invalid(
-                "config directory",
-                format!(
-                    "this system names no configuration directory for you; set {CONFIG_DIR_VARIABLE}"
-                ),
-            )
-        })
+    crate::platform::dirs::config_home().map_err(|why| {
+        BrowserError::invalid(
+            "config directory",
+            format!("{why}; set {CONFIG_DIR_VARIABLE}"),
+        )
+    })
 }
 
 /// Where the pairing is kept.
@@ -250,13 +247,13 @@ pub async fn diagnose() -> std::result::Result<String, (String, String)> {
             ));
         }
     };
-    if let Err(why) = crate::platform::files::check_private(&path) {
+    if let Some(exposure) = crate::platform::files::exposure(&path) {
         return Err((
-            format!("{}: {why}", path.display()),
-            "make the pairing file yours alone, or run `browser-shell extension pair` again".into(),
+            format!("{}: {}", path.display(), exposure.problem),
+            exposure.fix,
         ));
     }
-    let access = crate::platform::files::access_of(&path);
+    let access = crate::platform::files::describe_access(&path);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port));
     let probe = tokio::net::TcpStream::connect(address);
     let bridge = match tokio::time::timeout(Duration::from_secs(1), probe).await {

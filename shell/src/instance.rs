@@ -2,7 +2,8 @@
 //! browser-shell listens.
 //!
 //! A relay or shell writes `instance.json` (address, token, kind, pid) into
-//! a private runtime directory (mode 0700, the file 0600), so the command
+//! a private runtime directory (mode 0700, the file 0600; on Windows an ACL
+//! granting only the user, see [`platform::files`]), so the command
 //! line and `mcp --connect` find it without anyone copying tokens by hand.
 //! The file is removed when its instance stops; a file whose process is
 //! gone is ignored.
@@ -11,10 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::platform;
-
 use browser_provider::{BrowserError, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::platform;
 
 /// Overrides the runtime directory (tests, or several independent setups).
 pub const RUNTIME_DIR_VARIABLE: &str = "BROWSER_SHELL_RUNTIME_DIR";
@@ -55,23 +56,27 @@ impl InstanceInfo {
 }
 
 /// The private directory for runtime files: `$BROWSER_SHELL_RUNTIME_DIR`,
-/// else the OS's per-user runtime place ([`platform::dirs::runtime`]).
-/// Created readable by this user only; refused when someone else owns it
-/// or others can read it.
+/// else the OS's default ([`platform::dirs::runtime_default`]:
+/// `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>`;
+/// `%LOCALAPPDATA%\browser-shell\run` on Windows). Created private to
+/// the user; refused when someone else owns it or others can read it.
 pub fn runtime_dir() -> Result<PathBuf> {
     let dir = match std::env::var_os(RUNTIME_DIR_VARIABLE) {
         Some(dir) => PathBuf::from(dir),
-        None => platform::dirs::runtime(),
+        None => platform::dirs::runtime_default(),
     };
     let refuse = |why: String| BrowserError::invalid("runtime directory", why);
-    platform::files::create_private_dir(&dir)
-        .map_err(|e| refuse(format!("cannot create {}: {e}", dir.display())))?;
-    platform::files::check_private(&dir).map_err(|why| {
-        refuse(format!(
-            "{}: {why} (or set {RUNTIME_DIR_VARIABLE} to a private directory)",
-            dir.display()
-        ))
-    })?;
+    if let Err(e) = platform::files::create_private_dir(&dir) {
+        return Err(refuse(format!("cannot create {}: {e}", dir.display())));
+    }
+    if let Some(exposure) = platform::files::exposure(&dir) {
+        return Err(refuse(format!(
+            "{}: {}; set {RUNTIME_DIR_VARIABLE} to a private directory, or: {}",
+            dir.display(),
+            exposure.problem,
+            exposure.fix
+        )));
+    }
     Ok(dir)
 }
 
@@ -96,10 +101,12 @@ pub fn find() -> Option<InstanceInfo> {
 
 /// Whether a process with this id exists.
 pub fn process_alive(pid: u32) -> bool {
-    platform::process::is_alive(pid)
+    platform::process::alive(pid)
 }
 
 /// Waits until process `pid` has exited, at most `within`; true if it has.
+/// Event-driven where the OS allows it, so it works for processes that
+/// are not our children.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
     platform::process::wait_for_exit(pid, within).await
 }
@@ -153,12 +160,14 @@ pub fn write_private(path: &Path, record: &impl Serialize) -> Result<Published> 
         )
     };
     let text = serde_json::to_string_pretty(record).map_err(|e| fail(std::io::Error::other(e)))?;
-    let mut file = platform::files::private_file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temporary)
-        .map_err(fail)?;
+    let mut file = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&temporary)
+    .map_err(fail)?;
     file.write_all(text.as_bytes()).map_err(fail)?;
     drop(file);
     std::fs::rename(&temporary, path).map_err(fail)?;

@@ -6,23 +6,26 @@ use std::path::{Path, PathBuf};
 
 use browser_provider::{BrowserError, Result};
 
-/// Where the desktop keeps its profile: `browser-shell/profile` in the
-/// OS's per-user data place ([`crate::platform::dirs::data_base`]; on Linux
-/// `$XDG_DATA_HOME`, else `~/.local/share`).
+use crate::platform;
+
+/// Where the desktop keeps its profile: `profile` in the per-user data
+/// folder ([`platform::dirs::data_home`]: `$XDG_DATA_HOME/browser-shell`,
+/// else `~/.local/share/browser-shell`; `%LOCALAPPDATA%\browser-shell` on
+/// Windows).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` when neither `XDG_DATA_HOME` nor `HOME` names a
-/// directory.
+/// `INVALID_ARGUMENT` when the environment names no such folder.
 pub fn desktop_default() -> Result<PathBuf> {
-    let data = crate::platform::dirs::data_base()
-        .ok_or_else(|| {
-            BrowserError::invalid(
-                "profile",
-                "this system names no data directory for you (on Linux: XDG_DATA_HOME or HOME), so there is no place for the profile; \
-                 pass --profile DIR or --temporary-profile",
-            )
-        })?;
-    Ok(data.join("browser-shell").join("profile"))
+    let data = platform::dirs::data_home().map_err(|missing| {
+        BrowserError::invalid(
+            "profile",
+            format!(
+                "{missing}, so there is no place for the profile; \
+                 pass --profile DIR or --temporary-profile"
+            ),
+        )
+    })?;
+    Ok(data.join("profile"))
 }
 
 /// Creates `dir` (and its parents) readable by its owner only, when it
@@ -34,7 +37,7 @@ pub fn create_private(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    crate::platform::files::create_private_dir(dir).map_err(|e| {
+    platform::files::create_private_dir(dir).map_err(|e| {
         BrowserError::invalid(
             "profile",
             format!("cannot create the profile directory {}: {e}", dir.display()),
@@ -60,19 +63,27 @@ const LOCK_FILE: &str = "browser-shell.lock";
 /// `INVALID_ARGUMENT` when the lock file cannot be opened.
 pub fn claim(dir: &Path) -> Result<std::result::Result<ProfileLock, u32>> {
     use std::io::{Read, Seek, Write};
-    let mut file = crate::platform::files::private_file_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(LOCK_FILE))
-        .map_err(|e| {
-            BrowserError::invalid(
-                "profile",
-                format!("cannot lock the profile {}: {e}", dir.display()),
-            )
-        })?;
-    if file.try_lock().is_err() {
+    let mut file = platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(dir.join(LOCK_FILE))
+    .map_err(|e| {
+        BrowserError::invalid(
+            "profile",
+            format!("cannot lock the profile {}: {e}", dir.display()),
+        )
+    })?;
+    let locked = platform::lock::try_lock(&file).map_err(|e| {
+        BrowserError::invalid(
+            "profile",
+            format!("cannot lock the profile {}: {e}", dir.display()),
+        )
+    })?;
+    if !locked {
         let mut owner = String::new();
         let _ = file.read_to_string(&mut owner);
         return Ok(Err(owner.trim().parse().unwrap_or(0)));
@@ -90,15 +101,15 @@ pub fn in_use_by(dir: &Path) -> Option<u32> {
     let (host, pid) = target.to_str()?.rsplit_once('-')?;
     let pid: u32 = pid.parse().ok()?;
     let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
-    (host == this_host.trim() && crate::instance::process_alive(pid)).then_some(pid)
+    (host == this_host.trim() && platform::process::alive(pid)).then_some(pid)
 }
 
 #[cfg(test)]
-#[cfg(unix)]
 mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_lock_of_a_live_process_on_this_host_is_in_use_and_a_stale_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(in_use_by(dir.path()), None, "no lock");
@@ -132,11 +143,15 @@ mod tests {
 
     #[test]
     fn the_profile_is_created_private() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let profile = dir.path().join("share/browser-shell/profile");
         create_private(&profile).unwrap();
-        let mode = std::fs::metadata(&profile).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(platform::files::exposure(&profile), None);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&profile).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
     }
 }

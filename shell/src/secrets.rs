@@ -51,8 +51,13 @@ pub fn load(
 fn read_file(path: &Path) -> Result<Vec<Secret>> {
     let refuse =
         |why: String| BrowserError::invalid("secrets", format!("{}: {why}", path.display()));
-    // Secrets must be the user's own file, readable by no one else.
-    crate::platform::files::check_private(path).map_err(refuse)?;
+    std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+    if let Some(exposure) = crate::platform::files::exposure(path) {
+        return Err(refuse(format!(
+            "{}; secrets must be your own file that only you can read; run: {}",
+            exposure.problem, exposure.fix
+        )));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
     let table: toml::Table = toml::from_str(&text).map_err(|e| refuse(e.message().to_owned()))?;
     let mut secrets = Vec::new();

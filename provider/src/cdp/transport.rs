@@ -6,7 +6,6 @@
 //! the same to it — and tests can put a fake peer behind either.
 
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::OwnedFd;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -45,8 +44,9 @@ pub struct Transport {
     pub shutdown: CancellationToken,
 }
 
-/// Starts a transport over Chromium's `--remote-debugging-pipe` file
-/// descriptors: we write NUL-terminated JSON into `to_browser` and read
+/// Starts a transport over Chromium's `--remote-debugging-pipe` (see
+/// [`crate::platform::debug_pipe`] for how the browser gets its ends on
+/// each OS): we write NUL-terminated JSON into `to_browser` and read
 /// NUL-terminated JSON from `from_browser`.
 ///
 /// Must be called inside a tokio runtime.
@@ -54,10 +54,8 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
     let io_error = |e: std::io::Error| BrowserError::NotConnected {
         reason: format!("cannot use the browser pipe: {e}"),
     };
-    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(from_browser))
-        .map_err(io_error)?;
-    let writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(to_browser))
-        .map_err(io_error)?;
+    let (reader, writer) =
+        crate::platform::debug_pipe::into_async(from_browser, to_browser).map_err(io_error)?;
 
     let (in_tx, incoming) = mpsc::unbounded_channel();
     let (outgoing, mut out_rx) = mpsc::unbounded_channel::<String>();
@@ -116,7 +114,13 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
             };
             let mut framed = message.into_bytes();
             framed.push(0);
-            if let Err(e) = writer.write_all(&framed).await {
+            // Flushed at once: on Windows the write runs on tokio's blocking
+            // pool and only the flush waits for it.
+            let written = async {
+                writer.write_all(&framed).await?;
+                writer.flush().await
+            };
+            if let Err(e) = written.await {
                 tracing::debug!(target: "cdp::transport", error = %e, "pipe write failed");
                 break;
             }

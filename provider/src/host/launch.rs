@@ -1,49 +1,24 @@
 //! Finding and starting a Chromium child process with a debugging pipe.
 //!
-//! The child gets our pipe on fds 3 (it reads commands) and 4 (it writes
-//! responses), its own process group (so we can stop it and its helpers in
-//! one signal), and a profile directory we own. [`BrowserProcess`] kills the
-//! group and removes a temporary profile when dropped, so no process and no
-//! directory outlive the host, even on an error path.
+//! The child gets a private debugging pipe ([`platform::debug_pipe`]), a
+//! process tree we can end in one call ([`platform::process`]: a process
+//! group on Unix, a Job Object on Windows), and a profile directory we own.
+//! [`BrowserProcess`] ends the tree and removes a temporary profile when
+//! dropped, so no process and no directory outlive the host, even on an
+//! error path.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, PipeReader, PipeWriter};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{BrowserError, Result};
+use crate::platform::{self, debug_pipe::DebugPipe, discovery::Candidate, process::ProcessTree};
 
 /// Environment variable naming the browser executable to use.
 pub const BROWSER_ENV: &str = "BROWSER_SHELL_CHROMIUM";
-
-/// Program names searched on `PATH`, in order.
-/// Where distributions install the headless shell's binary itself: it is
-/// run directly, not through the `/usr/bin` wrapper script, which stays
-/// in between as a shell process (so signals and exit status would be
-/// the script's, not the browser's).
-const HEADLESS_SHELL_BINARIES: &[&str] = &["/usr/lib/chromium/chromium-headless-shell"];
-
-/// Names searched on `PATH` first for a browser without a window: the
-/// headless shell starts in a third of the time and runs in half the
-/// memory of the full browser in headless mode.
-const HEADLESS_SHELL_CANDIDATES: &[&str] = &["chromium-headless-shell", "chrome-headless-shell"];
-
-const PATH_CANDIDATES: &[&str] = &[
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-];
-
-/// Standard application paths on macOS.
-const MACOS_CANDIDATES: &[&str] = &[
-    "/Applications/Chromium.app/Contents/MacOS/Chromium",
-    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
-];
 
 /// Where the browser keeps its profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,8 +70,9 @@ impl Default for LaunchOptions {
 }
 
 /// Finds the browser executable: the explicit path, then [`BROWSER_ENV`],
-/// then, for a browser without a window (`headless`), the headless shell
-/// on `PATH`, then the usual names on `PATH`, then standard macOS locations.
+/// then where this OS installs browsers ([`platform::discovery`]): for a
+/// browser without a window (`headless`) the headless shell first, then the
+/// usual names on `PATH` and the standard locations.
 ///
 /// # Errors
 /// `BROWSER_NOT_FOUND` listing every candidate tried.
@@ -116,34 +92,22 @@ pub fn find_browser(explicit: Option<&Path>, headless: bool) -> Result<PathBuf> 
         }
         tried.push(format!("{}={}", BROWSER_ENV, path.display()));
     }
-    if headless {
-        for path in HEADLESS_SHELL_BINARIES {
-            if is_executable(Path::new(path)) {
-                return Ok(PathBuf::from(path));
-            }
-            tried.push((*path).to_owned());
-        }
-    }
     let search_path = std::env::var_os("PATH").unwrap_or_default();
-    let headless_shell = if headless {
-        HEADLESS_SHELL_CANDIDATES
-    } else {
-        &[]
-    };
-    for name in headless_shell.iter().chain(PATH_CANDIDATES) {
-        for dir in std::env::split_paths(&search_path) {
-            let candidate = dir.join(name);
-            if is_executable(&candidate) {
-                return Ok(candidate);
+    for candidate in platform::discovery::candidates(headless) {
+        match candidate {
+            Candidate::Path(path) => {
+                if is_executable(&path) {
+                    return Ok(path);
+                }
+                tried.push(path.display().to_string());
+            }
+            Candidate::OnPath(name) => {
+                if let Some(path) = platform::discovery::on_path(name, &search_path) {
+                    return Ok(path);
+                }
+                tried.push(format!("{name} on PATH"));
             }
         }
-        tried.push(format!("{name} on PATH"));
-    }
-    for path in MACOS_CANDIDATES {
-        if is_executable(Path::new(path)) {
-            return Ok(PathBuf::from(path));
-        }
-        tried.push((*path).to_owned());
     }
     Err(BrowserError::BrowserNotFound { tried })
 }
@@ -157,10 +121,7 @@ pub fn is_headless_shell(executable: &Path) -> bool {
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    platform::discovery::is_program(path)
 }
 
 /// The switches we always pass: quiet (no first-run UI, no calls home — this
@@ -203,6 +164,8 @@ fn quiet_switches() -> &'static [&'static str] {
 pub struct BrowserProcess {
     /// The child; `None` once reaped.
     child: Mutex<Option<Child>>,
+    /// The child and its helpers, ended together.
+    tree: ProcessTree,
     /// Held so the directory lives exactly as long as the browser; taken
     /// (and so removed) by [`BrowserProcess::terminate`].
     profile: Mutex<Option<tempfile::TempDir>>,
@@ -239,12 +202,9 @@ fn sweep_orphaned_profiles() {
         }
         let owner = std::fs::read_to_string(path.join(OWNER_FILE))
             .ok()
-            .and_then(|pid| pid.trim().parse::<libc::pid_t>().ok());
+            .and_then(|pid| pid.trim().parse::<u32>().ok());
         let Some(owner) = owner else { continue };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(owner, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive {
+        if !platform::process::is_alive(owner) {
             tracing::debug!(path = %path.display(), owner, "removing an orphaned temporary profile");
             let _ = std::fs::remove_dir_all(&path);
         }
@@ -289,12 +249,9 @@ impl BrowserProcess {
             }
         };
 
-        let pipe_error = |e: std::io::Error| BrowserError::LaunchFailed {
+        let pipe = DebugPipe::new().map_err(|e| BrowserError::LaunchFailed {
             detail: format!("cannot create the debugging pipe: {e}"),
-        };
-        // The browser reads commands from fd 3 and writes to fd 4.
-        let (commands_reader, commands_writer) = std::io::pipe().map_err(pipe_error)?;
-        let (responses_reader, responses_writer) = std::io::pipe().map_err(pipe_error)?;
+        })?;
 
         let mut command = Command::new(&executable);
         command.args(quiet_switches());
@@ -308,9 +265,7 @@ impl BrowserProcess {
             command.arg("--hide-scrollbars");
             command.arg("--mute-audio");
         }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
-            // Chromium refuses to run as root with its sandbox on.
+        if platform::privilege::sandbox_must_be_disabled() {
             command.arg("--no-sandbox");
         }
         if let Some(rules) = &options.host_resolver_rules {
@@ -323,36 +278,25 @@ impl BrowserProcess {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
-
-        let child_reads = commands_reader.as_raw_fd();
-        let child_writes = responses_writer.as_raw_fd();
-        // SAFETY: the closure only calls async-signal-safe functions (fcntl,
-        // dup2) on descriptors that are open in the forked child.
-        unsafe {
-            command.pre_exec(move || {
-                // Move both ends out of the way first so that dup2 onto 3 and 4
-                // cannot clobber one of them, whatever numbers they had.
-                let high_read = libc::fcntl(child_reads, libc::F_DUPFD_CLOEXEC, 10);
-                let high_write = libc::fcntl(child_writes, libc::F_DUPFD_CLOEXEC, 10);
-                if high_read < 0 || high_write < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::dup2(high_read, 3) < 0 || libc::dup2(high_write, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+            .stderr(Stdio::piped());
+        platform::process::isolate(&mut command);
+        pipe.attach(&mut command);
 
         tracing::debug!(executable = %executable.display(), headless = options.headless, "launching Chromium");
         let mut child = command.spawn().map_err(|e| BrowserError::LaunchFailed {
             detail: format!("cannot run {}: {e}", executable.display()),
         })?;
-        // Our copies of the child's ends must close, or we never see EOF.
-        drop(commands_reader);
-        drop(responses_writer);
+        let (responses_reader, commands_writer) = pipe.into_parent_ends();
+        let tree = match ProcessTree::adopt(&child) {
+            Ok(tree) => tree,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(BrowserError::LaunchFailed {
+                    detail: format!("cannot take charge of the browser's processes: {e}"),
+                });
+            }
+        };
 
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
         if let Some(stderr) = child.stderr.take() {
@@ -366,11 +310,14 @@ impl BrowserProcess {
         }
 
         let (exit_sender, exit) = tokio::sync::watch::channel(None);
-        let pid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+        let watch =
+            platform::process::ExitWatch::new(&child).map_err(|e| BrowserError::LaunchFailed {
+                detail: format!("cannot watch the browser process: {e}"),
+            })?;
         std::thread::Builder::new()
             .name("chromium-exit".into())
             .spawn(move || {
-                let _ = exit_sender.send(Some(wait_for_exit(pid)));
+                let _ = exit_sender.send(Some(watch.wait()));
             })
             .map_err(|e| BrowserError::LaunchFailed {
                 detail: format!("cannot start the exit watcher: {e}"),
@@ -380,6 +327,7 @@ impl BrowserProcess {
             exit,
             executable,
             child: Mutex::new(Some(child)),
+            tree,
             profile_path: profile.as_ref().map(|dir| dir.path().to_path_buf()),
             profile: Mutex::new(profile),
             stderr_tail,
@@ -439,13 +387,7 @@ impl BrowserProcess {
         let Some(mut child) = self.lock_child().take() else {
             return;
         };
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-            // SAFETY: signalling our own child's process group; failure
-            // (already gone) is harmless.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
+        self.tree.kill();
         let _ = child.kill();
         let _ = child.wait();
     }
@@ -458,58 +400,6 @@ impl BrowserProcess {
 impl Drop for BrowserProcess {
     fn drop(&mut self) {
         self.terminate();
-    }
-}
-
-/// Blocks until process `pid` (our child) has exited and says how,
-/// without reaping it: [`BrowserProcess::kill`] still reaps it.
-fn wait_for_exit(pid: libc::pid_t) -> String {
-    let Ok(id) = libc::id_t::try_from(pid) else {
-        return "it exited".into();
-    };
-    // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waits on our own child without reaping it (WNOWAIT);
-        // `info` is a valid, writable siginfo_t.
-        let waited = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                id,
-                &raw mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if waited == 0 {
-            break;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            // Already reaped: we stopped it ourselves.
-            return "it was stopped".into();
-        }
-    }
-    // SAFETY: waitid filled `info` for a child that exited.
-    let status = unsafe { info.si_status() };
-    match info.si_code {
-        libc::CLD_EXITED => format!("exited with status {status}"),
-        libc::CLD_KILLED | libc::CLD_DUMPED => {
-            format!("killed by signal {status}{}", signal_name(status))
-        }
-        _ => "it exited".into(),
-    }
-}
-
-/// ` (SIGKILL)` and the like for the signals that usually end a browser.
-fn signal_name(signal: libc::c_int) -> &'static str {
-    match signal {
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGTERM => " (SIGTERM)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGTRAP => " (SIGTRAP)",
-        _ => "",
     }
 }
 
@@ -541,7 +431,12 @@ mod tests {
     #[test]
     fn orphaned_temporary_profiles_are_swept_and_live_ones_kept() {
         // A process that has exited: its pid is (almost certainly) free now.
-        let mut gone = Command::new("true").spawn().unwrap();
+        // This test binary listing its tests is a program on every OS.
+        let mut gone = Command::new(std::env::current_exe().unwrap())
+            .arg("--list")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
         let dead_pid = gone.id();
         gone.wait().unwrap();
         let orphan = tempfile::Builder::new()
@@ -558,20 +453,6 @@ mod tests {
         sweep_orphaned_profiles();
         assert!(!orphan.exists(), "the dead process's profile is removed");
         assert!(live.path().exists(), "a live process's profile is kept");
-    }
-
-    #[test]
-    fn exits_are_described_by_status_or_signal() {
-        let mut killed = Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = libc::pid_t::try_from(killed.id()).unwrap();
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        assert_eq!(wait_for_exit(pid), "killed by signal 9 (SIGKILL)");
-        killed.wait().unwrap();
-        let mut failed = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
-        let pid = libc::pid_t::try_from(failed.id()).unwrap();
-        assert_eq!(wait_for_exit(pid), "exited with status 3");
-        failed.wait().unwrap();
     }
 
     #[test]

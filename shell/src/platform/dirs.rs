@@ -1,81 +1,72 @@
-//! Per-user directories, where each OS keeps them:
+//! Default places for per-user data and runtime files.
 //!
-//! | | Linux and other Unixes | macOS | Windows |
-//! |---|---|---|---|
-//! | runtime (tokens, records of running shells) | `$XDG_RUNTIME_DIR/browser-shell`, else `/tmp/browser-shell-<uid>` | `$TMPDIR/browser-shell` (a per-user temp directory) | `%LOCALAPPDATA%\browser-shell\run` |
-//! | configuration (pairing, config file) | `$XDG_CONFIG_HOME`, else `~/.config` | `~/Library/Application Support` | `%LOCALAPPDATA%` |
-//! | data (the desktop's profile) | `$XDG_DATA_HOME`, else `~/.local/share` | `~/Library/Application Support` | `%LOCALAPPDATA%` |
-//!
-//! The configuration and data bases are where `browser-shell/` goes.
+//! * **Unix**: data in `$XDG_DATA_HOME/browser-shell` (else
+//!   `~/.local/share/browser-shell`), configuration in
+//!   `$XDG_CONFIG_HOME/browser-shell` (else `~/.config/browser-shell`);
+//!   runtime files in
+//!   `$XDG_RUNTIME_DIR/browser-shell`, else `<temp>/browser-shell-<uid>`.
+//! * **Windows**: all under `%LOCALAPPDATA%\browser-shell` (runtime files
+//!   in its `run` folder), which is the user's own and not roamed.
 
 use std::path::PathBuf;
 
-/// The runtime directory itself (not yet created or checked).
-pub fn runtime() -> PathBuf {
-    imp::runtime()
+/// The folder for data kept between runs (the desktop profile), or why
+/// there is none (the variables that were missing).
+///
+/// # Errors
+/// A sentence naming the environment variables that were looked at.
+pub fn data_home() -> Result<PathBuf, &'static str> {
+    imp::data_home()
 }
 
-/// The base under which the configuration directory `browser-shell` is.
-pub fn config_base() -> Option<PathBuf> {
-    imp::config_base()
+/// The folder for configuration (the extension pairing), or why there is none.
+///
+/// # Errors
+/// A sentence naming the environment variables that were looked at.
+pub fn config_home() -> Result<PathBuf, &'static str> {
+    imp::config_home()
 }
 
-/// The base under which the data directory `browser-shell` is.
-pub fn data_base() -> Option<PathBuf> {
-    imp::data_base()
+/// The default runtime directory (before the private check).
+pub fn runtime_default() -> PathBuf {
+    imp::runtime_default()
 }
 
-/// An absolute directory from an environment variable, if set.
+/// `name` as an absolute directory from the environment.
 fn absolute_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
 }
 
-/// `$HOME`/`below`, when `HOME` is an absolute directory.
 #[cfg(unix)]
-fn under_home(below: &str) -> Option<PathBuf> {
-    absolute_var("HOME").map(|home| home.join(below))
-}
-
-#[cfg(all(unix, not(target_os = "macos")))]
 mod imp {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
-    pub fn runtime() -> PathBuf {
-        match super::absolute_var("XDG_RUNTIME_DIR") {
-            Some(base) => base.join("browser-shell"),
-            None => std::env::temp_dir().join(format!(
-                "browser-shell-{}",
-                super::super::process::user_id()
-            )),
+    use super::absolute_var;
+
+    pub(super) fn data_home() -> Result<PathBuf, &'static str> {
+        absolute_var("XDG_DATA_HOME")
+            .or_else(|| absolute_var("HOME").map(|home| home.join(".local/share")))
+            .map(|data| data.join("browser-shell"))
+            .ok_or("neither XDG_DATA_HOME nor HOME is set")
+    }
+
+    pub(super) fn config_home() -> Result<PathBuf, &'static str> {
+        absolute_var("XDG_CONFIG_HOME")
+            .or_else(|| absolute_var("HOME").map(|home| home.join(".config")))
+            .map(|config| config.join("browser-shell"))
+            .ok_or("neither XDG_CONFIG_HOME nor HOME is set")
+    }
+
+    pub(super) fn runtime_default() -> PathBuf {
+        match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(base) => Path::new(&base).join("browser-shell"),
+            // SAFETY: getuid has no preconditions and cannot fail.
+            None => {
+                std::env::temp_dir().join(format!("browser-shell-{}", unsafe { libc::getuid() }))
+            }
         }
-    }
-
-    pub fn config_base() -> Option<PathBuf> {
-        super::absolute_var("XDG_CONFIG_HOME").or_else(|| super::under_home(".config"))
-    }
-
-    pub fn data_base() -> Option<PathBuf> {
-        super::absolute_var("XDG_DATA_HOME").or_else(|| super::under_home(".local/share"))
-    }
-}
-
-#[cfg(target_os = "macos")]
-mod imp {
-    use std::path::PathBuf;
-
-    pub fn runtime() -> PathBuf {
-        // `$TMPDIR` is the user's own (`/var/folders/…/T/`).
-        std::env::temp_dir().join("browser-shell")
-    }
-
-    pub fn config_base() -> Option<PathBuf> {
-        super::under_home("Library/Application Support")
-    }
-
-    pub fn data_base() -> Option<PathBuf> {
-        super::under_home("Library/Application Support")
     }
 }
 
@@ -83,24 +74,22 @@ mod imp {
 mod imp {
     use std::path::PathBuf;
 
-    /// `%LOCALAPPDATA%` (the user's own, not roaming to other machines:
-    /// tokens and the pairing's secret stay on this one).
-    fn local_app_data() -> Option<PathBuf> {
-        super::absolute_var("LOCALAPPDATA")
+    use super::absolute_var;
+
+    pub(super) fn data_home() -> Result<PathBuf, &'static str> {
+        absolute_var("LOCALAPPDATA")
+            .map(|base| base.join("browser-shell"))
+            .ok_or("LOCALAPPDATA is not set")
     }
 
-    pub fn runtime() -> PathBuf {
-        local_app_data()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("browser-shell")
-            .join("run")
+    pub(super) fn config_home() -> Result<PathBuf, &'static str> {
+        data_home()
     }
 
-    pub fn config_base() -> Option<PathBuf> {
-        local_app_data()
-    }
-
-    pub fn data_base() -> Option<PathBuf> {
-        local_app_data()
+    pub(super) fn runtime_default() -> PathBuf {
+        match data_home() {
+            Ok(base) => base.join("run"),
+            Err(_) => std::env::temp_dir().join("browser-shell-run"),
+        }
     }
 }

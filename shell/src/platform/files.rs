@@ -1,316 +1,362 @@
-//! Files and directories only their owner may read: the runtime directory
-//! (tokens), the pairing, secrets, profiles. On Unix that is the owner's
-//! uid and mode bits (0700, 0600).
+//! Directories and files that only their owner can read: the runtime
+//! directory (tokens), the profile (cookies), secrets and pairings.
+//!
+//! * **Unix**: directories are created with mode 0700 and files with 0600;
+//!   "private" means owned by us with no group or other bits.
+//! * **Windows**: a directory we create gets a protected DACL (inheritance
+//!   from its parent cut) with one entry: full control for the current
+//!   user, inherited by everything created inside, so files there need
+//!   nothing of their own. "Private" means that no allow entry of the
+//!   DACL names anyone but us, SYSTEM or the Administrators group (who can
+//!   read every file anyway).
 
 use std::fs::OpenOptions;
 use std::path::Path;
 
-/// Creates `dir` and its missing parents, the new ones readable by their
-/// owner only.
+/// Creates `dir` and its parents, when missing, private to this user.
 ///
 /// # Errors
-/// What the file system says.
+/// When it cannot be created or (Windows) its access cannot be restricted.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     imp::create_private_dir(dir)
 }
 
-/// Options that create a file readable by its owner only (the caller adds
-/// read, write, create, truncate as needed).
-pub fn private_file_options() -> OpenOptions {
-    imp::private_file_options()
+/// Makes `options` create files readable by their owner only (mode 0600
+/// on Unix; on Windows the file inherits its private directory's ACL).
+pub fn private_file(options: &mut OpenOptions) -> &mut OpenOptions {
+    imp::private_file(options)
 }
 
-/// `Err(why, in words)` unless `path` (a file or directory) belongs to
-/// this user and no one else may read it; `fix` names the command that
-/// makes it so.
-///
-/// # Errors
-/// Why it is not private, or why it cannot be checked.
-pub fn check_private(path: &Path) -> Result<(), String> {
-    imp::check_private(path)
+/// Why others may read `path` (or it is not ours), as a sentence and the
+/// command that fixes it; `None` when it is private.
+pub fn exposure(path: &Path) -> Option<Exposure> {
+    imp::exposure(path)
 }
 
-/// Who may read `path`, in a few words for `doctor` (such as `mode 700`).
-pub fn access_of(path: &Path) -> String {
-    imp::access_of(path)
+/// How a path is exposed to others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exposure {
+    /// What is wrong ("others may read it (mode 644)").
+    pub problem: String,
+    /// A command or step that fixes it.
+    pub fix: String,
+}
+
+/// How `path` may be read, for `doctor` ("mode 700", "only you").
+pub fn describe_access(path: &Path) -> String {
+    imp::describe_access(path)
 }
 
 #[cfg(unix)]
 mod imp {
     use std::fs::OpenOptions;
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
     use std::path::Path;
 
-    pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use super::Exposure;
+
+    pub(super) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
     }
 
-    pub fn private_file_options() -> OpenOptions {
-        let mut options = OpenOptions::new();
-        options.mode(0o600);
-        options
+    pub(super) fn private_file(options: &mut OpenOptions) -> &mut OpenOptions {
+        options.mode(0o600)
     }
 
-    pub fn check_private(path: &Path) -> Result<(), String> {
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
-        let me = super::super::process::user_id();
-        if meta.uid() != me {
-            return Err(format!(
-                "it belongs to user {}, not to you ({me})",
-                meta.uid()
-            ));
+    pub(super) fn exposure(path: &Path) -> Option<Exposure> {
+        let Ok(metadata) = std::fs::metadata(path) else {
+            return None;
+        };
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        if metadata.uid() != uid {
+            return Some(Exposure {
+                problem: format!("it belongs to user {}, not to you ({uid})", metadata.uid()),
+                fix: format!(
+                    "use a file or directory of your own instead of {}",
+                    path.display()
+                ),
+            });
         }
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            let wanted = if meta.is_dir() { 700 } else { 600 };
-            return Err(format!(
-                "other users may read it (mode {mode:o}); run: chmod {wanted} {}",
+        let mode = metadata.mode() & 0o777;
+        (mode & 0o077 != 0).then(|| Exposure {
+            problem: format!("others may read it (mode {mode:o})"),
+            fix: format!(
+                "chmod {} {}",
+                if metadata.is_dir() { 700 } else { 600 },
                 path.display()
-            ));
-        }
-        Ok(())
+            ),
+        })
     }
 
-    pub fn access_of(path: &Path) -> String {
-        std::fs::metadata(path)
-            .map(|meta| format!("mode {:o}", meta.permissions().mode() & 0o777))
-            .unwrap_or_else(|e| format!("unreadable: {e}"))
+    pub(super) fn describe_access(path: &Path) -> String {
+        let mode = std::fs::metadata(path)
+            .map(|m| m.mode() & 0o777)
+            .unwrap_or(0);
+        format!("mode {mode:o}")
     }
 }
 
-/// On Windows "only its owner" is an access list: a directory of ours gets
-/// a protected one (nothing inherited from above) that lets in this user
-/// and the system account, and its files inherit it. A path is private
-/// when every entry that lets anyone in names this user, the system
-/// account or the administrators (who can read everything anyway).
 #[cfg(windows)]
 mod imp {
+    use std::ffi::c_void;
     use std::fs::OpenOptions;
     use std::os::windows::ffi::OsStrExt;
     use std::path::Path;
-    use std::ptr::{null, null_mut};
 
-    use windows_sys::Win32::Foundation::{CloseHandle, ERROR_SUCCESS, HANDLE, LocalFree};
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, LocalFree};
     use windows_sys::Win32::Security::Authorization::{
-        ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-        GetNamedSecurityInfoW, SDDL_REVISION_1, SE_FILE_OBJECT, SetNamedSecurityInfoW,
+        EXPLICIT_ACCESS_W, GetNamedSecurityInfoW, SE_FILE_OBJECT, SET_ACCESS, SetEntriesInAclW,
+        SetNamedSecurityInfoW, TRUSTEE_IS_SID, TRUSTEE_IS_USER, TRUSTEE_W,
     };
     use windows_sys::Win32::Security::{
-        ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION, EqualSid, GetAce,
-        GetSecurityDescriptorDacl, GetTokenInformation, IsWellKnownSid,
-        PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, TOKEN_QUERY, TOKEN_USER,
-        TokenUser, WinBuiltinAdministratorsSid, WinLocalSystemSid,
+        ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, ACL_SIZE_INFORMATION, AclSizeInformation,
+        DACL_SECURITY_INFORMATION, EqualSid, GetAce, GetAclInformation, GetTokenInformation,
+        INHERIT_ONLY_ACE, IsWellKnownSid, PROTECTED_DACL_SECURITY_INFORMATION,
+        SUB_CONTAINERS_AND_OBJECTS_INHERIT, TOKEN_QUERY, TOKEN_USER, TokenUser,
+        WinBuiltinAdministratorsSid, WinLocalSystemSid,
     };
+    use windows_sys::Win32::Storage::FileSystem::FILE_ALL_ACCESS;
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+
+    use super::Exposure;
 
     /// `ACCESS_ALLOWED_ACE_TYPE`.
     const ACCESS_ALLOWED: u8 = 0;
 
-    fn wide(path: &Path) -> Vec<u16> {
-        path.as_os_str().encode_wide().chain(Some(0)).collect()
+    pub(super) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dir)?;
+        restrict_to_current_user(dir)
     }
 
-    /// This user's SID, in the token's buffer.
+    pub(super) fn private_file(options: &mut OpenOptions) -> &mut OpenOptions {
+        options
+    }
+
+    pub(super) fn exposure(path: &Path) -> Option<Exposure> {
+        match others_allowed(path) {
+            Ok(false) => None,
+            Ok(true) => Some(Exposure {
+                problem: "other users may read it (its access list allows more than you)".into(),
+                fix: format!(
+                    "icacls \"{}\" /inheritance:r /grant:r \"%USERNAME%\":F",
+                    path.display()
+                ),
+            }),
+            Err(error) => Some(Exposure {
+                problem: format!("its access list cannot be read: {error}"),
+                fix: format!("check who may read {} (icacls)", path.display()),
+            }),
+        }
+    }
+
+    pub(super) fn describe_access(path: &Path) -> String {
+        match others_allowed(path) {
+            Ok(false) => "only you may read it".into(),
+            Ok(true) => "others may read it".into(),
+            Err(error) => format!("access unknown: {error}"),
+        }
+    }
+
+    /// `path` as a NUL-terminated UTF-16 string.
+    fn wide(path: &Path) -> Vec<u16> {
+        path.as_os_str()
+            .encode_wide()
+            .chain(std::iter::once(0))
+            .collect()
+    }
+
+    /// The current user's SID, in a buffer that holds a `TOKEN_USER`.
     struct UserSid {
+        /// The `TOKEN_USER` bytes; the SID points into them. `u64`s keep
+        /// the structure aligned.
         buffer: Vec<u64>,
     }
 
     impl UserSid {
         fn current() -> std::io::Result<Self> {
-            let mut token: HANDLE = null_mut();
-            // SAFETY: the pseudo-handle of this process and an out-pointer.
-            if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+            let mut token: HANDLE = std::ptr::null_mut();
+            // SAFETY: the pseudo-handle of our process; `token` is writable.
+            if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &raw mut token) } == 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            let mut buffer = vec![0u64; 64];
             let mut needed = 0u32;
-            // SAFETY: the buffer is 512 bytes, aligned for TOKEN_USER, and its size is given.
-            let ok = unsafe {
+            // SAFETY: asks for the size only.
+            unsafe {
+                GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &raw mut needed);
+            }
+            let mut buffer = vec![0u64; (needed as usize).div_ceil(8).max(1)];
+            let size = u32::try_from(buffer.len() * 8).map_err(std::io::Error::other)?;
+            // SAFETY: `buffer` holds `size` writable bytes, aligned for TOKEN_USER.
+            let read = unsafe {
                 GetTokenInformation(
                     token,
                     TokenUser,
                     buffer.as_mut_ptr().cast(),
-                    (buffer.len() * 8) as u32,
-                    &mut needed,
+                    size,
+                    &raw mut needed,
                 )
             };
             let error = std::io::Error::last_os_error();
-            // SAFETY: the token was opened above.
+            // SAFETY: the token handle is ours to close.
             unsafe { CloseHandle(token) };
-            if ok == 0 {
+            if read == 0 {
                 return Err(error);
             }
             Ok(Self { buffer })
         }
 
-        fn sid(&self) -> PSID {
-            // SAFETY: the buffer holds a TOKEN_USER written by GetTokenInformation.
+        fn sid(&self) -> *mut c_void {
+            // SAFETY: the buffer holds a TOKEN_USER filled by GetTokenInformation.
             unsafe { (*self.buffer.as_ptr().cast::<TOKEN_USER>()).User.Sid }
         }
-
-        fn to_text(&self) -> std::io::Result<String> {
-            let mut text: *mut u16 = null_mut();
-            // SAFETY: a valid SID; the string is freed with LocalFree below.
-            if unsafe { ConvertSidToStringSidW(self.sid(), &mut text) } == 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: a NUL-terminated string from ConvertSidToStringSidW.
-            let length = (0..).take_while(|&i| unsafe { *text.add(i) } != 0).count();
-            // SAFETY: `length` characters were just counted.
-            let sid = String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(text, length) });
-            // SAFETY: allocated by ConvertSidToStringSidW.
-            unsafe { LocalFree(text.cast()) };
-            Ok(sid)
-        }
     }
 
-    /// Gives `path` a protected access list: this user and the system
-    /// account, inherited by what is created in it.
-    fn restrict(path: &Path) -> std::io::Result<()> {
-        let user = UserSid::current()?.to_text()?;
-        let sddl: Vec<u16> = format!("D:P(A;OICI;FA;;;{user})(A;OICI;FA;;;SY)")
-            .encode_utf16()
-            .chain(Some(0))
-            .collect();
-        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-        // SAFETY: a NUL-terminated SDDL string; the descriptor is freed below.
-        if unsafe {
-            ConvertStringSecurityDescriptorToSecurityDescriptorW(
-                sddl.as_ptr(),
-                SDDL_REVISION_1,
-                &mut descriptor,
-                null_mut(),
+    /// Replaces `path`'s DACL by one entry, full control for this user,
+    /// inherited by all it contains, and cuts inheritance from above.
+    fn restrict_to_current_user(path: &Path) -> std::io::Result<()> {
+        let user = UserSid::current()?;
+        let access = EXPLICIT_ACCESS_W {
+            grfAccessPermissions: FILE_ALL_ACCESS,
+            grfAccessMode: SET_ACCESS,
+            grfInheritance: SUB_CONTAINERS_AND_OBJECTS_INHERIT,
+            Trustee: TRUSTEE_W {
+                pMultipleTrustee: std::ptr::null_mut(),
+                MultipleTrusteeOperation: 0,
+                TrusteeForm: TRUSTEE_IS_SID,
+                TrusteeType: TRUSTEE_IS_USER,
+                ptstrName: user.sid().cast(),
+            },
+        };
+        let mut acl: *mut ACL = std::ptr::null_mut();
+        // SAFETY: one valid entry, no old ACL; `acl` receives a LocalAlloc'd ACL.
+        let status =
+            unsafe { SetEntriesInAclW(1, &raw const access, std::ptr::null(), &raw mut acl) };
+        if status != 0 {
+            return Err(std::io::Error::from_raw_os_error(status as i32));
+        }
+        let name = wide(path);
+        // SAFETY: `name` is NUL-terminated; `acl` is a valid ACL freed below.
+        let status = unsafe {
+            SetNamedSecurityInfoW(
+                name.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                acl,
+                std::ptr::null(),
             )
-        } == 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        let (mut present, mut defaulted) = (0, 0);
-        let mut dacl: *mut ACL = null_mut();
-        // SAFETY: the descriptor was made above.
-        let found = unsafe {
-            GetSecurityDescriptorDacl(descriptor, &mut present, &mut dacl, &mut defaulted)
         };
-        let result = if found == 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            let name = wide(path);
-            // SAFETY: a NUL-terminated path and the DACL of a live descriptor.
-            let status = unsafe {
-                SetNamedSecurityInfoW(
-                    name.as_ptr(),
-                    SE_FILE_OBJECT,
-                    DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
-                    null_mut(),
-                    null_mut(),
-                    dacl,
-                    null(),
-                )
-            };
-            if status == ERROR_SUCCESS {
-                Ok(())
-            } else {
-                Err(std::io::Error::from_raw_os_error(status as i32))
-            }
-        };
-        // SAFETY: allocated by ConvertStringSecurityDescriptorToSecurityDescriptorW.
-        unsafe { LocalFree(descriptor.cast()) };
-        result
-    }
-
-    pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-        let existed = dir.is_dir();
-        std::fs::create_dir_all(dir)?;
-        if existed {
-            return Ok(());
+        // SAFETY: allocated by SetEntriesInAclW with LocalAlloc.
+        unsafe { LocalFree(acl.cast()) };
+        if status != 0 {
+            return Err(std::io::Error::from_raw_os_error(status as i32));
         }
-        restrict(dir)
+        Ok(())
     }
 
-    pub fn private_file_options() -> OpenOptions {
-        // Files inherit the access list of the private directory they are in.
-        OpenOptions::new()
-    }
-
-    /// Who the entries of `path`'s access list let in, other than this
-    /// user, the system account and the administrators: `Ok(0)` when no one.
-    fn others_let_in(path: &Path) -> std::io::Result<usize> {
+    /// Whether `path`'s DACL allows anyone but us, SYSTEM and the
+    /// Administrators group (a missing DACL allows everyone).
+    fn others_allowed(path: &Path) -> std::io::Result<bool> {
         let user = UserSid::current()?;
         let name = wide(path);
-        let mut dacl: *mut ACL = null_mut();
-        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-        // SAFETY: a NUL-terminated path and out-pointers; the descriptor is freed below.
+        let mut dacl: *mut ACL = std::ptr::null_mut();
+        let mut descriptor: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `name` is NUL-terminated; the outputs are writable; the
+        // descriptor is freed below and `dacl` points into it.
         let status = unsafe {
             GetNamedSecurityInfoW(
                 name.as_ptr(),
                 SE_FILE_OBJECT,
                 DACL_SECURITY_INFORMATION,
-                null_mut(),
-                null_mut(),
-                &mut dacl,
-                null_mut(),
-                &mut descriptor,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &raw mut dacl,
+                std::ptr::null_mut(),
+                &raw mut descriptor,
             )
         };
-        if status != ERROR_SUCCESS {
+        if status != 0 {
             return Err(std::io::Error::from_raw_os_error(status as i32));
         }
-        let mut others = 0;
-        if dacl.is_null() {
-            // No access list at all: everyone may.
-            others = 1;
+        let result = if dacl.is_null() {
+            Ok(true)
         } else {
-            // SAFETY: a DACL from GetNamedSecurityInfoW, alive with the descriptor.
-            let count = unsafe { (*dacl).AceCount };
-            for index in 0..u32::from(count) {
-                let mut ace: *mut core::ffi::c_void = null_mut();
-                // SAFETY: `index` is below the ACL's count.
-                if unsafe { GetAce(dacl, index, &mut ace) } == 0 {
-                    continue;
-                }
-                // SAFETY: every ACE starts with its header.
-                let header = unsafe { *ace.cast::<ACE_HEADER>() };
-                if header.AceType != ACCESS_ALLOWED {
-                    continue;
-                }
-                // SAFETY: an access-allowed ACE; its SID starts at SidStart.
-                let sid: PSID =
-                    unsafe { (&raw mut (*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart).cast() };
-                // SAFETY: valid SIDs.
-                let trusted = unsafe {
-                    EqualSid(sid, user.sid()) != 0
-                        || IsWellKnownSid(sid, WinLocalSystemSid) != 0
-                        || IsWellKnownSid(sid, WinBuiltinAdministratorsSid) != 0
-                };
-                if !trusted {
-                    others += 1;
-                }
+            // SAFETY: `dacl` is a valid ACL inside `descriptor`.
+            unsafe { dacl_allows_others(dacl, user.sid()) }
+        };
+        // SAFETY: allocated by GetNamedSecurityInfoW with LocalAlloc.
+        unsafe { LocalFree(descriptor) };
+        result
+    }
+
+    /// Whether an allow entry of `dacl` names a SID other than `me`,
+    /// SYSTEM or Administrators.
+    ///
+    /// # Safety
+    /// `dacl` must be a valid ACL and `me` a valid SID.
+    unsafe fn dacl_allows_others(dacl: *mut ACL, me: *mut c_void) -> std::io::Result<bool> {
+        // SAFETY: all-zero is a valid ACL_SIZE_INFORMATION.
+        let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
+        let length =
+            u32::try_from(size_of::<ACL_SIZE_INFORMATION>()).map_err(std::io::Error::other)?;
+        // SAFETY: `dacl` is valid (caller); `size` is writable and of that class.
+        if unsafe { GetAclInformation(dacl, (&raw mut size).cast(), length, AclSizeInformation) }
+            == 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        for index in 0..size.AceCount {
+            let mut ace: *mut c_void = std::ptr::null_mut();
+            // SAFETY: `index` is below the ACE count of a valid ACL.
+            if unsafe { GetAce(dacl, index, &raw mut ace) } == 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: every ACE starts with an ACE_HEADER.
+            let header = unsafe { &*ace.cast::<ACE_HEADER>() };
+            if header.AceType != ACCESS_ALLOWED
+                || u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0
+            {
+                continue;
+            }
+            // SAFETY: an access-allowed ACE; its SID starts at SidStart.
+            let sid =
+                unsafe { (&raw mut (*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart).cast::<c_void>() };
+            // SAFETY: both SIDs are valid.
+            let trusted = unsafe {
+                EqualSid(sid, me) != 0
+                    || IsWellKnownSid(sid, WinLocalSystemSid) != 0
+                    || IsWellKnownSid(sid, WinBuiltinAdministratorsSid) != 0
+            };
+            if !trusted {
+                return Ok(true);
             }
         }
-        // SAFETY: allocated by GetNamedSecurityInfoW.
-        unsafe { LocalFree(descriptor.cast()) };
-        Ok(others)
+        Ok(false)
     }
+}
 
-    pub fn check_private(path: &Path) -> Result<(), String> {
-        match others_let_in(path) {
-            Ok(0) => Ok(()),
-            Ok(others) => Err(format!(
-                "its access list lets in {others} other account(s) besides you, SYSTEM and the administrators; \
-                 remove them in its Properties → Security"
-            )),
-            Err(error) => Err(format!("cannot read its access list: {error}")),
-        }
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    pub fn access_of(path: &Path) -> String {
-        match others_let_in(path) {
-            Ok(0) => "only you (and SYSTEM, administrators)".into(),
-            Ok(others) => format!("{others} other account(s) may read it"),
-            Err(error) => format!("access list unreadable: {error}"),
-        }
+    #[test]
+    fn a_private_directory_and_its_files_are_private() {
+        let base = tempfile::tempdir().expect("temp dir");
+        let dir = base.path().join("a").join("b");
+        create_private_dir(&dir).expect("create");
+        assert_eq!(exposure(&dir), None, "{}", describe_access(&dir));
+        let file = dir.join("token");
+        private_file(OpenOptions::new().write(true).create(true))
+            .open(&file)
+            .expect("open");
+        assert_eq!(exposure(&file), None, "{}", describe_access(&file));
     }
 }

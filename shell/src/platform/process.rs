@@ -1,40 +1,25 @@
-//! Other processes by id: whether one still runs, waiting for it to end,
-//! asking it to stop; and who this user is.
+//! Other processes: whether one runs, waiting for its end, asking it to
+//! stop, and starting one that outlives our terminal or console.
+//!
+//! * **Unix**: `kill(pid, 0)`; a pidfd that becomes readable when the
+//!   process ends (polling once a second where there is none); `SIGTERM`,
+//!   which the shell answers by stopping in order; a process group of its
+//!   own, so Ctrl-C in our terminal is not for it.
+//! * **Windows**: a process handle (`OpenProcess`) and its exit code; a
+//!   wait on that handle; stopping is `TerminateProcess` (Windows has no
+//!   polite signal for a console-less process: the browser, in that
+//!   process's Job Object, ends with it, and its temporary profile is
+//!   swept at the next launch); `CREATE_NEW_PROCESS_GROUP |
+//!   CREATE_NO_WINDOW`, so our console's Ctrl-C does not reach it and no
+//!   console window appears.
 
 use std::time::Duration;
 
-/// Whether a process with this id exists.
-pub fn is_alive(pid: u32) -> bool {
-    imp::is_alive(pid)
-}
-
-/// Resolves when process `pid` has exited (at once when there is none).
-pub async fn exited(pid: u32) {
-    imp::exited(pid).await;
-}
+pub use imp::{alive, detach, exited, stop};
 
 /// Waits until process `pid` has exited, at most `within`; true if it has.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
     tokio::time::timeout(within, exited(pid)).await.is_ok()
-}
-
-/// Asks process `pid` to stop as on Ctrl+C (it shuts down in order); false
-/// when there is no such process.
-pub fn ask_to_stop(pid: u32) -> bool {
-    imp::ask_to_stop(pid)
-}
-
-/// Starts `command`'s process apart from this terminal's: Ctrl+C here is
-/// not for it (a background instance outlives the command that started it).
-pub fn detach(command: &mut tokio::process::Command) {
-    imp::detach(command);
-}
-
-/// This user's id (Unix), for directories named after it.
-#[cfg(unix)]
-pub fn user_id() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
 }
 
 #[cfg(unix)]
@@ -42,7 +27,8 @@ mod imp {
     use std::os::fd::OwnedFd;
     use std::time::Duration;
 
-    pub fn is_alive(pid: u32) -> bool {
+    /// Whether a process with this id exists.
+    pub fn alive(pid: u32) -> bool {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return false;
         };
@@ -50,30 +36,18 @@ mod imp {
         pid > 0 && unsafe { libc::kill(pid, 0) } == 0
     }
 
-    /// Event-driven through a pidfd (so it works for processes that are
-    /// not our children); where pidfds are not available, it checks once
-    /// a second.
+    /// Resolves when process `pid` has exited (at once when there is none).
+    /// Event-driven through a pidfd; where pidfds are not available, it
+    /// checks once a second.
     pub async fn exited(pid: u32) {
         if let Some(fd) = pidfd(pid)
             && fd.readable().await.is_ok()
         {
             return;
         }
-        while is_alive(pid) {
+        while alive(pid) {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
-    }
-
-    pub fn detach(command: &mut tokio::process::Command) {
-        command.process_group(0);
-    }
-
-    pub fn ask_to_stop(pid: u32) -> bool {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        // SAFETY: kill has no memory preconditions; a stale pid fails harmlessly.
-        pid > 0 && unsafe { libc::kill(pid, libc::SIGTERM) } == 0
     }
 
     /// A descriptor that becomes readable when process `pid` ends; `None`
@@ -91,84 +65,101 @@ mod imp {
         unsafe { tokio::io::unix::AsyncFd::register(fd) }.ok()
     }
 
+    /// No pidfds outside Linux: [`exited`] polls.
     #[cfg(not(target_os = "linux"))]
     fn pidfd(_pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
         None
+    }
+
+    /// Asks process `pid` to stop (SIGTERM); false when there was none to ask.
+    pub fn stop(pid: u32) -> bool {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: sending SIGTERM to a process id read from our private runtime file.
+        pid > 0 && unsafe { libc::kill(pid, libc::SIGTERM) } == 0
+    }
+
+    /// Starts `command` in a process group of its own: Ctrl-C in this
+    /// terminal is not for it.
+    pub fn detach(command: &mut tokio::process::Command) {
+        command.process_group(0);
     }
 }
 
 #[cfg(windows)]
 mod imp {
-    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, STILL_ACTIVE, WAIT_OBJECT_0};
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+    use windows_sys::Win32::Foundation::{ERROR_ACCESS_DENIED, HANDLE, STILL_ACTIVE};
     use windows_sys::Win32::System::Threading::{
-        GetExitCodeProcess, INFINITE, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
-        PROCESS_SYNCHRONIZE, PROCESS_TERMINATE, TerminateProcess, WaitForSingleObject,
+        CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, GetExitCodeProcess, INFINITE, OpenProcess,
+        PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE, PROCESS_TERMINATE,
+        TerminateProcess, WaitForSingleObject,
     };
 
-    /// A process handle, closed on drop.
-    struct Process(HANDLE);
-
-    impl Process {
-        fn open(pid: u32, access: u32) -> Option<Self> {
-            if pid == 0 {
-                return None;
-            }
-            // SAFETY: OpenProcess takes plain values and returns a handle or null.
-            let handle = unsafe { OpenProcess(access, 0, pid) };
-            (!handle.is_null()).then_some(Self(handle))
+    /// The process `pid` opened with `rights`, if it exists and lets us.
+    fn open(pid: u32, rights: u32) -> Option<OwnedHandle> {
+        if pid == 0 {
+            return None;
         }
+        // SAFETY: OpenProcess takes plain values; a null handle is failure.
+        let raw = unsafe { OpenProcess(rights, 0, pid) };
+        // SAFETY: a fresh, valid handle that we own from here.
+        (!raw.is_null()).then(|| unsafe { OwnedHandle::from_raw_handle(raw.cast()) })
     }
 
-    impl Process {
-        /// Blocks until the process ends; true when it did.
-        fn wait(&self) -> bool {
-            // SAFETY: a live handle with synchronize access.
-            unsafe { WaitForSingleObject(self.0, INFINITE) == WAIT_OBJECT_0 }
-        }
-    }
-
-    impl Drop for Process {
-        fn drop(&mut self) {
-            // SAFETY: a handle OpenProcess gave us.
-            unsafe { CloseHandle(self.0) };
-        }
-    }
-
-    // SAFETY: a process handle may be used from any thread.
-    unsafe impl Send for Process {}
-
-    pub fn is_alive(pid: u32) -> bool {
-        let Some(process) = Process::open(pid, PROCESS_QUERY_LIMITED_INFORMATION) else {
-            return false;
+    /// Whether a process with this id is running.
+    pub fn alive(pid: u32) -> bool {
+        let Some(process) = open(pid, PROCESS_QUERY_LIMITED_INFORMATION) else {
+            return pid != 0
+                && std::io::Error::last_os_error().raw_os_error()
+                    == Some(ERROR_ACCESS_DENIED as i32);
         };
         let mut code = 0u32;
-        // SAFETY: a live handle with query access and an out-pointer.
-        let read = unsafe { GetExitCodeProcess(process.0, &mut code) };
-        read != 0 && code == STILL_ACTIVE as u32
+        // SAFETY: a valid process handle; `code` is writable.
+        let ok = unsafe { GetExitCodeProcess(process.as_raw_handle() as HANDLE, &raw mut code) };
+        ok != 0 && code == STILL_ACTIVE as u32
     }
 
-    /// Waits on the process handle (on a blocking thread).
+    /// Resolves when process `pid` has exited (at once when there is none),
+    /// by waiting on its handle on a blocking thread.
     pub async fn exited(pid: u32) {
-        let Some(process) = Process::open(pid, PROCESS_SYNCHRONIZE) else {
+        let Some(process) = open(pid, PROCESS_SYNCHRONIZE) else {
             return;
         };
-        let _ = tokio::task::spawn_blocking(move || process.wait()).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            // SAFETY: a valid process handle owned by this closure.
+            unsafe { WaitForSingleObject(process.as_raw_handle() as HANDLE, INFINITE) }
+        })
+        .await;
     }
 
-    /// Windows has no polite signal for another console's process: it is
-    /// ended (its browser goes with it, through the Job Object it holds).
-    pub fn ask_to_stop(pid: u32) -> bool {
-        let Some(process) = Process::open(pid, PROCESS_TERMINATE) else {
+    /// Ends process `pid` (`TerminateProcess`); false when there was none
+    /// we could end.
+    pub fn stop(pid: u32) -> bool {
+        let Some(process) = open(pid, PROCESS_TERMINATE) else {
             return false;
         };
-        // SAFETY: a live handle with terminate access.
-        unsafe { TerminateProcess(process.0, 1) != 0 }
+        // SAFETY: a valid process handle opened with terminate rights.
+        unsafe { TerminateProcess(process.as_raw_handle() as HANDLE, 1) != 0 }
     }
 
+    /// Starts `command` in a process group of its own and without a
+    /// console window.
     pub fn detach(command: &mut tokio::process::Command) {
-        /// Its own console process group, and no console of ours.
-        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        const DETACHED_PROCESS: u32 = 0x0000_0008;
-        command.creation_flags(CREATE_NEW_PROCESS_GROUP | DETACHED_PROCESS);
+        command.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_process_is_alive() {
+        assert!(alive(std::process::id()));
+        assert!(!alive(0));
+        assert!(!alive(u32::MAX));
     }
 }

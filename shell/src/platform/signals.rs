@@ -1,43 +1,23 @@
-//! The signals that stop the shell in order (Ctrl+C, and SIGTERM on Unix)
-//! and the one a second desktop sends the first to bring its window to
-//! the front (SIGUSR1 on Unix).
+//! Requests the shell takes from outside its own input.
+//!
+//! * **Stop**: Ctrl-C or `SIGTERM` on Unix; Ctrl-C, Ctrl-Break, closing
+//!   the console window, logging off and shutting down on Windows (tokio's
+//!   `ctrl_c`, `ctrl_break`, `ctrl_close`, `ctrl_logoff`,
+//!   `ctrl_shutdown`). On console close Windows gives a process about five
+//!   seconds before it ends it: long enough for sessions to end and the
+//!   browser (a Job Object of ours) to go.
+//! * **Raise the window**: a second desktop on the same profile sends
+//!   `SIGUSR1` to the first one on Unix. Windows has no such signal; the
+//!   second desktop there says that one runs and where, and leaves the
+//!   window as it is.
 
-/// Resolves when the shell is asked to stop.
-pub async fn stop_requested() {
-    imp::stop_requested().await;
-}
-
-/// Requests to raise the window, from [`ask_to_raise`] in another process.
-#[derive(Debug)]
-pub struct RaiseRequests {
-    inner: imp::RaiseRequests,
-}
-
-impl RaiseRequests {
-    /// Starts listening; taken first thing, before the default action of
-    /// the signal could end the process. `None` where it is not available.
-    pub fn listen() -> Option<Self> {
-        imp::RaiseRequests::listen().map(|inner| Self { inner })
-    }
-
-    /// The next request; `None` when no more can come.
-    pub async fn recv(&mut self) -> Option<()> {
-        self.inner.recv().await
-    }
-}
-
-/// Asks process `pid` (a desktop listening with [`RaiseRequests`]) to bring
-/// its window to the front; true when the request was sent.
-pub fn ask_to_raise(pid: u32) -> bool {
-    let sent = imp::ask_to_raise(pid);
-    tracing::debug!(pid, sent, "asked the running desktop to raise its window");
-    sent
-}
+pub use imp::{RaiseRequests, ask_to_raise, stop_requested};
 
 #[cfg(unix)]
 mod imp {
     use tokio::signal::unix::{Signal, SignalKind, signal};
 
+    /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
     pub async fn stop_requested() {
         match signal(SignalKind::terminate()) {
             Ok(mut terminate) => {
@@ -52,42 +32,57 @@ mod imp {
         }
     }
 
+    /// Requests (SIGUSR1) to bring our window to the front.
     #[derive(Debug)]
-    pub struct RaiseRequests(Signal);
+    pub struct RaiseRequests {
+        /// SIGUSR1, taken from the start (its default action ends us).
+        signal: Signal,
+    }
 
     impl RaiseRequests {
+        /// Starts taking requests; `None` when the signal cannot be taken.
+        /// Call it first thing: before, a request would end the process.
         pub fn listen() -> Option<Self> {
-            signal(SignalKind::user_defined1()).ok().map(Self)
+            signal(SignalKind::user_defined1())
+                .ok()
+                .map(|signal| Self { signal })
         }
 
+        /// The next request; `None` when no more can come.
         pub async fn recv(&mut self) -> Option<()> {
-            self.0.recv().await
+            self.signal.recv().await
         }
     }
 
+    /// Asks the shell `pid` (which takes [`RaiseRequests`]) to bring its
+    /// window to the front; true when the request was sent.
     pub fn ask_to_raise(pid: u32) -> bool {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return false;
         };
         // SAFETY: kill has no memory preconditions; a stale pid fails harmlessly.
-        pid > 0 && unsafe { libc::kill(pid, libc::SIGUSR1) } == 0
+        unsafe { libc::kill(pid, libc::SIGUSR1) == 0 }
     }
 }
 
 #[cfg(windows)]
 mod imp {
-    use tokio::signal::windows::{ctrl_break, ctrl_close, ctrl_logoff, ctrl_shutdown};
+    use tokio::signal::windows;
 
-    /// Ctrl+C, Ctrl+Break, the console window closed, logoff or shutdown.
+    /// Resolves on Ctrl-C, Ctrl-Break, console close, log-off or shutdown.
     pub async fn stop_requested() {
-        let (Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) =
-            (ctrl_break(), ctrl_close(), ctrl_logoff(), ctrl_shutdown())
-        else {
+        let (Ok(mut c), Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) = (
+            windows::ctrl_c(),
+            windows::ctrl_break(),
+            windows::ctrl_close(),
+            windows::ctrl_logoff(),
+            windows::ctrl_shutdown(),
+        ) else {
             let _ = tokio::signal::ctrl_c().await;
             return;
         };
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            _ = c.recv() => {}
             _ = brk.recv() => {}
             _ = close.recv() => {}
             _ = logoff.recv() => {}
@@ -95,21 +90,26 @@ mod imp {
         }
     }
 
-    /// No signal reaches another process's window here: a second desktop
-    /// says where the first one is instead.
+    /// Requests to bring our window to the front: none on Windows yet.
     #[derive(Debug)]
-    pub struct RaiseRequests;
+    pub struct RaiseRequests {
+        /// Never constructed.
+        _never: std::convert::Infallible,
+    }
 
     impl RaiseRequests {
+        /// `None`: Windows has no signal for it.
         pub fn listen() -> Option<Self> {
             None
         }
 
+        /// Never resolves with a request.
         pub async fn recv(&mut self) -> Option<()> {
-            None
+            match self._never {}
         }
     }
 
+    /// Not possible on Windows: false.
     pub fn ask_to_raise(_pid: u32) -> bool {
         false
     }

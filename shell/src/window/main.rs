@@ -161,7 +161,7 @@ fn build_window(
         // The column stays the column: no navigating away, no popups.
         .with_navigation_handler(move |url| origin_of(&url) == origin)
         .with_new_window_req_handler(|_, _| NewWindowResponse::Deny);
-    let webview = platform::attach(builder, &window)?;
+    let webview = platform::build_webview(&window, builder)?;
     Ok((window, webview))
 }
 

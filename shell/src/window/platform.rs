@@ -1,13 +1,20 @@
-//! How the web view goes into the window on each OS: on Linux GTK must be
-//! started first and the view goes into the window's GTK box (WebKitGTK);
-//! on Windows (WebView2) and macOS (WKWebView) it goes into the window
-//! itself.
+//! What the window program does differently per OS: initializing the
+//! toolkit, and putting the webview in the window.
+//!
+//! * **Linux**: GTK must be initialized first (that is where a missing
+//!   display shows), and wry's WebKitGTK view goes into the window's GTK
+//!   container (`build_gtk`; `build` does not work with tao's GTK window).
+//! * **macOS and Windows**: nothing to initialize; wry puts its WKWebView
+//!   or WebView2 in the window itself (`build`). On Windows the WebView2
+//!   runtime must be installed (it ships with Windows 11 and current 10).
 
 use tao::window::Window;
 use wry::{WebView, WebViewBuilder};
 
-/// Readies the windowing toolkit; `Err(why)` when there is no usable
-/// display.
+/// Prepares the toolkit before the event loop exists.
+///
+/// # Errors
+/// Why no window can be opened (no display, on Linux).
 #[cfg(target_os = "linux")]
 pub fn init() -> Result<(), String> {
     gtk::init().map_err(|error| {
@@ -18,15 +25,22 @@ pub fn init() -> Result<(), String> {
     })
 }
 
-/// Nothing to ready here: tao starts the toolkit with its event loop.
+/// Prepares the toolkit before the event loop exists: nothing here.
+///
+/// # Errors
+/// None on this OS.
 #[cfg(not(target_os = "linux"))]
 pub fn init() -> Result<(), String> {
     Ok(())
 }
 
-/// Builds the web view into `window`.
+/// Builds the webview inside `window`.
+///
+/// # Errors
+/// Why the webview could not be made (on Windows, typically a missing
+/// WebView2 runtime).
 #[cfg(target_os = "linux")]
-pub fn attach(builder: WebViewBuilder<'_>, window: &Window) -> Result<WebView, String> {
+pub fn build_webview(window: &Window, builder: WebViewBuilder<'_>) -> Result<WebView, String> {
     use tao::platform::unix::WindowExtUnix;
     use wry::WebViewBuilderExtUnix;
     let container = window
@@ -35,8 +49,12 @@ pub fn attach(builder: WebViewBuilder<'_>, window: &Window) -> Result<WebView, S
     builder.build_gtk(container).map_err(|e| e.to_string())
 }
 
-/// Builds the web view into `window`.
+/// Builds the webview inside `window`.
+///
+/// # Errors
+/// Why the webview could not be made (on Windows, typically a missing
+/// WebView2 runtime).
 #[cfg(not(target_os = "linux"))]
-pub fn attach(builder: WebViewBuilder<'_>, window: &Window) -> Result<WebView, String> {
+pub fn build_webview(window: &Window, builder: WebViewBuilder<'_>) -> Result<WebView, String> {
     builder.build(window).map_err(|e| e.to_string())
 }
