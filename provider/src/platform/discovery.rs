@@ -5,8 +5,8 @@
 //!
 //! * **Linux**: the headless shell's binary and names on `PATH`
 //!   (`chromium-headless-shell` when headless; `chromium`, `google-chrome`…).
-//! * **macOS**: the same names on `PATH`, then the app bundles in
-//!   `/Applications`.
+//! * **macOS**: the same names on `PATH`, then the app bundles of Chrome,
+//!   Chromium and Edge in `/Applications`, then in `~/Applications`.
 //! * **Windows**: `chrome.exe`, `msedge.exe`… on `PATH`; the registry's
 //!   App Paths (`HKCU`, then `HKLM`, `SOFTWARE\Microsoft\Windows\
 //!   CurrentVersion\App Paths\chrome.exe` and `msedge.exe`), where their
@@ -55,10 +55,11 @@ mod imp {
 
     use super::{Candidate, HEADLESS_SHELL_BINARIES, HEADLESS_SHELL_NAMES, PATH_NAMES};
 
-    /// Standard application paths on macOS.
+    /// The browsers' programs inside their app bundles on macOS.
     const MACOS_BUNDLES: &[&str] = &[
-        "/Applications/Chromium.app/Contents/MacOS/Chromium",
-        "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+        "Google Chrome.app/Contents/MacOS/Google Chrome",
+        "Chromium.app/Contents/MacOS/Chromium",
+        "Microsoft Edge.app/Contents/MacOS/Microsoft Edge",
     ];
 
     /// Where to look, in order; `headless` puts the headless shell first.
@@ -73,11 +74,15 @@ mod imp {
             list.extend(HEADLESS_SHELL_NAMES.iter().copied().map(Candidate::OnPath));
         }
         list.extend(PATH_NAMES.iter().copied().map(Candidate::OnPath));
-        list.extend(
-            MACOS_BUNDLES
-                .iter()
-                .map(|path| Candidate::Path(PathBuf::from(path))),
-        );
+        // The system's Applications folder, then the user's own.
+        let home = std::env::var_os("HOME").map(|home| Path::new(&home).join("Applications"));
+        for folder in std::iter::once(PathBuf::from("/Applications")).chain(home) {
+            list.extend(
+                MACOS_BUNDLES
+                    .iter()
+                    .map(|bundle| Candidate::Path(folder.join(bundle))),
+            );
+        }
         list
     }
 
