@@ -523,30 +523,6 @@ async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
     owner.finish().await;
 }
 
-/// A certificate for 127.0.0.1 (PEM files in `dir`), made by openssl.
-fn certificate_in(dir: &Path) -> (PathBuf, PathBuf) {
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let made = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
-    (cert, key)
-}
-
 #[tokio::test]
 async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
     let base = common::serve_fixtures().await;
@@ -562,7 +538,7 @@ async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
         )),
         "{link}"
     );
-    let (cert, key) = certificate_in(&setup.runtime);
+    let (cert, key) = common::certificate_in(&setup.runtime);
     let mut relay = setup
         .command(&[
             "relay",

@@ -478,29 +478,7 @@ async fn other_addresses_need_tls_or_an_explicit_insecure_flag() {
 
     // With a certificate: HTTPS, and the token is still required.
     let dir = common::runtime_dir();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let made = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let (cert, key) = common::certificate_in(&dir);
     let (relay, printed) = start_shell(
         &[
             "relay",

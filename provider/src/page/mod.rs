@@ -107,6 +107,9 @@ pub struct Page {
     /// Opened by a CDP client of the shell's endpoint, which owns its
     /// emulation (viewport and the like).
     external: std::sync::atomic::AtomicBool,
+    /// A capture beyond the viewport was taken in this page (Chrome's first
+    /// one in a tab can be the viewport stretched; see `screenshot`).
+    pub(crate) captured_beyond_viewport: std::sync::atomic::AtomicBool,
     /// Our isolated worlds for snapshots and actions: the main frame's
     /// (`None`) and one per out-of-process frame.
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
@@ -177,6 +180,7 @@ impl Page {
             network,
             icon: Mutex::new(icon::Icon::default()),
             external: std::sync::atomic::AtomicBool::new(false),
+            captured_beyond_viewport: std::sync::atomic::AtomicBool::new(false),
             worlds: Mutex::new(HashMap::new()),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
             health,

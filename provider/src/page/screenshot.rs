@@ -293,7 +293,11 @@ async fn capture_once(
         }),
         capture_beyond_viewport: beyond_viewport,
     };
-    if beyond_viewport {
+    let first_beyond = beyond_viewport
+        && !page
+            .captured_beyond_viewport
+            .swap(true, std::sync::atomic::Ordering::Relaxed);
+    if first_beyond {
         // Chrome's first capture beyond the viewport of a tab can show the
         // viewport stretched over the region (seen in a person's Chrome
         // through the extension); a tiny one first makes the real one right.

@@ -606,6 +606,31 @@ where
     }
 }
 
+/// The snapshot of frames.html once both its frames show (the cross-origin
+/// one loads after the page), bounded.
+async fn with_both_frames(ctx: &Ctx, session: &SessionId) -> String {
+    within(Duration::from_secs(10), || async {
+        let text = snapshot(ctx, session).await?;
+        if text.matches("button \"Frame button\"").count() == 2 {
+            Ok(text)
+        } else {
+            Err(BrowserError::invalid(
+                "frames",
+                format!("not both frames yet:\n{text}"),
+            ))
+        }
+    })
+    .await
+}
+
+/// The part of a frames.html snapshot inside its cross-origin iframe.
+fn cross_origin_part(text: &str) -> String {
+    text.split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned()
+}
+
 pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
     let session = ctx.session().await;
     let browser = &ctx.env.suite.browser;
@@ -623,18 +648,7 @@ pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
         matches!(&loaded, ExecuteResult::Value { value, .. } if value == true),
         "{loaded:?}"
     );
-    let text = within(Duration::from_secs(10), || async {
-        let text = snapshot(&ctx, &session).await?;
-        if text.matches("button \"Frame button\"").count() == 2 {
-            Ok(text)
-        } else {
-            Err(BrowserError::invalid(
-                "frames",
-                format!("not both frames yet:\n{text}"),
-            ))
-        }
-    })
-    .await;
+    let text = with_both_frames(&ctx, &session).await;
     // It is out of process: the host follows it as a child session.
     let views = ctx.env.host.list_views().await.unwrap();
     let view = views
@@ -643,11 +657,7 @@ pub async fn cross_origin_frames_are_seen_and_driven(ctx: Ctx) {
         .expect("the agent's tab");
     let frames = ctx.env.host.frames(&view.id).await.unwrap();
     assert_eq!(frames.len(), 1, "one out-of-process frame: {frames:?}");
-    let cross = text
-        .split("- iframe \"Cross-origin frame\"")
-        .nth(1)
-        .expect("the cross-origin iframe")
-        .to_owned();
+    let cross = cross_origin_part(&text);
     let report = browser
         .act(&session, &ref_of(&cross, "Frame button"), &click(), &cancel)
         .await
@@ -671,23 +681,8 @@ pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx
     share(&ctx, &url, &session).await;
     let browser = &ctx.env.suite.browser;
     let cancel = CancellationToken::new();
-    let text = within(Duration::from_secs(10), || async {
-        let text = snapshot(&ctx, &session).await?;
-        if text.matches("button \"Frame button\"").count() == 2 {
-            Ok(text)
-        } else {
-            Err(BrowserError::invalid(
-                "frames",
-                format!("not both frames yet:\n{text}"),
-            ))
-        }
-    })
-    .await;
-    let cross = text
-        .split("- iframe \"Cross-origin frame\"")
-        .nth(1)
-        .expect("the cross-origin iframe")
-        .to_owned();
+    let text = with_both_frames(&ctx, &session).await;
+    let cross = cross_origin_part(&text);
     browser
         .act(&session, &ref_of(&cross, "Frame button"), &click(), &cancel)
         .await
