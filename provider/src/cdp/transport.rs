@@ -206,7 +206,18 @@ where
                 () = stop.cancelled() => break,
                 message = out_rx.recv() => match message { Some(m) => m, None => break },
             };
-            if let Err(e) = sink.send(Message::text(message)).await {
+            // Commands often come in bursts (a click's three input events,
+            // a typed word's key events): whatever is queued goes out in one
+            // write instead of one write per message.
+            let mut written = sink.feed(Message::text(message)).await;
+            while written.is_ok() {
+                let Ok(more) = out_rx.try_recv() else { break };
+                written = sink.feed(Message::text(more)).await;
+            }
+            if let Err(e) = match written {
+                Ok(()) => sink.flush().await,
+                Err(e) => Err(e),
+            } {
                 if !matches!(e, tungstenite::Error::ConnectionClosed) {
                     tracing::debug!(target: "cdp::transport", error = %e, "WebSocket write failed");
                 }

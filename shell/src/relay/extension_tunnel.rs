@@ -73,7 +73,7 @@ async fn join(
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     let (local, _) =
-        tokio_tungstenite::connect_async_with_config(request, Some(config), false).await?;
+        tokio_tungstenite::connect_async_with_config(request, Some(config), true).await?;
     tracing::info!("an extension connected through the relay");
     let (mut to_bridge, mut from_bridge) = local.split();
     let (mut to_extension, mut from_extension) = extension.split();

@@ -120,6 +120,12 @@ pub async fn listen(
                     }
                 },
             };
+            // Commands are small and come in bursts (a click is three
+            // input events sent back to back): Nagle's algorithm would hold
+            // each one back until the one before it was acknowledged.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "bridge: cannot turn off Nagle's algorithm");
+            }
             let shared = Arc::clone(&shared);
             let accepted = accepted.clone();
             tokio::spawn(async move {
