@@ -1122,6 +1122,45 @@
     for (let i = 0; i < count; i++) await frame();
     return true;
   }
+  // The document's animations and those in every shadow root (which
+  // document.getAnimations() leaves out; web components animate there).
+  function everyAnimation() {
+    const found = document.getAnimations();
+    const visit = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        const shadow = shadowOf(el);
+        if (!shadow) continue;
+        found.push(...shadow.getAnimations());
+        visit(shadow);
+      }
+    };
+    visit(document);
+    return found;
+  }
+
+  // Waits (at most boundMs) until no finite animation has run for two
+  // frames: a widget clicked while it still animates its last change (a
+  // popup closing) can end up in a state no person would see it reach, and
+  // such widgets often wait a frame between one animation and the next.
+  async function animationsEnded(boundMs) {
+    const deadline = performance.now() + boundMs;
+    const timeLeft = () => new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())));
+    const running = () => everyAnimation().filter((animation) =>
+      animation.playState === 'running' && Number.isFinite(animation.effect?.getComputedTiming().endTime));
+    let quietFrames = 0;
+    while (quietFrames < 2) {
+      if (performance.now() > deadline) return false;
+      const now = running();
+      if (now.length) {
+        quietFrames = 0;
+        await Promise.race([Promise.all(now.map((animation) => animation.finished.catch(() => null))), timeLeft()]);
+      } else {
+        quietFrames++;
+      }
+      await Promise.race([frame(), timeLeft()]);
+    }
+    return true;
+  }
 
   function focus(ref) {
     const el = element(ref);
@@ -1232,7 +1271,7 @@
     });
   }
 
-  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText,
+  globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, animationsEnded, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText,
     // For find.js: the helpers it builds on.
     internals: { refFor, fingerprint, clip, squash, shadowOf, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME },
   };

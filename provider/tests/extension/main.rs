@@ -188,9 +188,7 @@ fn main() {
         widgets::ace_holds_exactly_what_was_filled,
         widgets::native_selects_show_their_options,
         widgets::a_combobox_library_is_chosen_by_option_name,
-        // (Not `shadow_dom_components_are_operable` for now: once, under a
-        // heavy parallel build, choosing "Large" read the custom select's
-        // options as empty through the extension; to be understood.)
+        widgets::shadow_dom_components_are_operable,
         patterns::operable_elements_get_refs_and_their_names,
         patterns::role_and_name_reach_what_the_snapshot_shows_without_a_ref,
         patterns::type_presses_keys_that_keyup_pages_hear,

@@ -15,9 +15,14 @@ use super::{MouseButton, Ready, world_call};
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
 
-/// How many times a custom select's options are looked for after it was
-/// opened, two animation frames apart (about a second in all).
-const POPUP_LOOKS: usize = 30;
+/// How long a custom select's options are looked for after it was opened
+/// (two animation frames between looks): its popup may animate in, and a
+/// busy machine draws few frames.
+const POPUP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long the page's running animations are waited for before a custom
+/// select is clicked open (milliseconds).
+const ANIMATIONS_WAIT_MS: u32 = 1000;
 
 /// Chooses options of a select (native, or a custom combobox or listbox)
 /// by value or label.
@@ -69,6 +74,13 @@ pub(super) async fn select(
     }
 }
 
+/// Whether a custom select's answer shows it closed, with no option to be
+/// seen anywhere.
+fn closed_without_options(answer: &serde_json::Value) -> bool {
+    answer["expanded"].as_str() == Some("false")
+        && answer["available"].as_array().is_some_and(Vec::is_empty)
+}
+
 fn no_option(answer: &serde_json::Value) -> BrowserError {
     BrowserError::invalid(
         "values",
@@ -89,10 +101,51 @@ async fn choose_custom(
     budget: &Budget,
 ) -> Result<()> {
     if !open {
+        // A popup still closing from an earlier choice could be opened
+        // and then hidden by its own closing animation's end.
+        world_call(
+            page,
+            None,
+            budget,
+            &format!("__browserShell.animationsEnded({ANIMATIONS_WAIT_MS})"),
+        )
+        .await?;
         click(page, ready, MouseButton::Left, 1, 0, budget).await?;
     }
-    let mut looks = 0;
-    let options = loop {
+    // A control that said it was open may have been closing from an
+    // earlier choice: then it is opened once (nothing was chosen yet).
+    let options = find_options(page, ready, values, open, budget).await?;
+    for (value, option) in values.iter().zip(options) {
+        let at = match prepare(page, &option, "click", budget).await {
+            // The popup drew the option anew since it was found (an
+            // animation, a re-render): look once more. Nothing was sent to
+            // it, so this is a second look, not a retry.
+            Err(BrowserError::StaleRef { .. }) => {
+                let again =
+                    find_options(page, ready, std::slice::from_ref(value), false, budget).await?;
+                let option = again.into_iter().next().unwrap_or(option);
+                prepare(page, &option, "click", budget).await?
+            }
+            other => other?,
+        };
+        click(page, &at, MouseButton::Left, 1, 0, budget).await?;
+    }
+    Ok(())
+}
+
+/// The refs of the options named by `values` in an opened custom select's
+/// popup, in order, looked for until they show (at most [`POPUP_WAIT`]).
+/// With `may_reopen`, a control found closed with no options in sight is
+/// clicked open once.
+async fn find_options(
+    page: &Page,
+    ready: &Ready,
+    values: &[String],
+    mut may_reopen: bool,
+    budget: &Budget,
+) -> Result<Vec<String>> {
+    let started = std::time::Instant::now();
+    loop {
         let next_ref = page.agent.lock().await.next_ref();
         let answer = world_call(
             page,
@@ -106,33 +159,30 @@ async fn choose_custom(
         )
         .await?;
         let status = answer["status"].as_str().unwrap_or_default().to_owned();
-        looks += 1;
-        if status == "ok" || looks >= POPUP_LOOKS || status == "gone" {
+        if status == "missing" && may_reopen && closed_without_options(&answer) {
+            may_reopen = false;
+            click(page, ready, MouseButton::Left, 1, 0, budget).await?;
+            continue;
+        }
+        if status == "ok" || started.elapsed() >= POPUP_WAIT || status == "gone" {
             let handed: HandedOut = serde_json::from_value(answer.clone()).map_err(|e| {
                 BrowserError::ExecuteFailed {
                     message: format!("unexpected answer while finding options: {e}"),
                 }
             })?;
             let refs = handed.record(page).await;
-            match status.as_str() {
-                "ok" => break refs,
-                "gone" => {
-                    return Err(BrowserError::invalid(
-                        "ref",
-                        format!("{} left the page", ready.reference),
-                    ));
-                }
-                _ => return Err(no_option(&answer)),
-            }
+            return match status.as_str() {
+                "ok" => Ok(refs),
+                "gone" => Err(BrowserError::invalid(
+                    "ref",
+                    format!("{} left the page", ready.reference),
+                )),
+                _ => Err(no_option(&answer)),
+            };
         }
         // The popup renders a frame or two after the click.
         world_call(page, None, budget, "__browserShell.frames(2)").await?;
-    };
-    for option in options {
-        let at = prepare(page, &option, "click", budget).await?;
-        click(page, &at, MouseButton::Left, 1, 0, budget).await?;
     }
-    Ok(())
 }
 
 /// Makes a checkbox or radio checked (`want`) or unchecked.
