@@ -10,6 +10,7 @@ mod extension_tunnel;
 mod live;
 mod report;
 pub mod timeline;
+mod tls;
 mod viewer;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -352,7 +353,7 @@ impl RelaySetup {
 pub struct BoundRelay {
     app: Router,
     listener: tokio::net::TcpListener,
-    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    tls: Option<tls::TlsConfig>,
     scheme: &'static str,
     bound: SocketAddr,
     token: Arc<str>,
@@ -377,7 +378,7 @@ impl std::fmt::Debug for BoundRelay {
 /// starts. Connections wait in the listener's queue until it serves.
 pub struct Listening {
     listener: tokio::net::TcpListener,
-    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    tls: Option<tls::TlsConfig>,
     scheme: &'static str,
     bound: SocketAddr,
     token: Arc<str>,
@@ -406,20 +407,7 @@ pub async fn listen(setup: RelaySetup) -> Result<Listening> {
     setup.check()?;
     // Certificates are read before anything listens, so a bad file fails at once.
     let tls = match &setup.tls {
-        Some(files) => Some(
-            axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert, &files.key)
-                .await
-                .map_err(|e| {
-                    BrowserError::invalid(
-                        "tls",
-                        format!(
-                            "cannot use {} and {}: {e}",
-                            files.cert.display(),
-                            files.key.display()
-                        ),
-                    )
-                })?,
-        ),
+        Some(files) => Some(tls::load(&files.cert, &files.key).await?),
         None => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -688,29 +676,9 @@ impl BoundRelay {
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
             .map_err(stopped),
-            Some(config) => {
-                let handle = axum_server::Handle::new();
-                let shutdown = handle.clone();
-                tokio::spawn(async move {
-                    stop.cancelled().await;
-                    shutdown.graceful_shutdown(Some(Duration::from_secs(5)));
-                });
-                match listener.into_std() {
-                    Ok(listener) => match axum_server::from_tcp(listener) {
-                        Ok(server) => server
-                            .acceptor(
-                                axum_server::tls_rustls::RustlsAcceptor::new(config)
-                                    .acceptor(axum_server::accept::NoDelayAcceptor::new()),
-                            )
-                            .handle(handle)
-                            .serve(app.into_make_service_with_connect_info::<SocketAddr>())
-                            .await
-                            .map_err(stopped),
-                        Err(error) => Err(stopped(error)),
-                    },
-                    Err(error) => Err(stopped(error)),
-                }
-            }
+            Some(config) => tls::serve(listener, config, app, stop)
+                .await
+                .map_err(stopped),
         };
         command_line.close().await;
         drop(published);
