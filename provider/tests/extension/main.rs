@@ -201,25 +201,9 @@ fn main() {
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.
     args.test_threads = Some(1);
-    if args.list {
-        let trials = tests
-            .iter()
-            .map(|(name, _)| libtest_mimic::Trial::test(*name, || Ok(())))
-            .collect();
-        libtest_mimic::run(&args, trials).exit();
-    }
-    let env = start();
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            let env = Arc::clone(&env);
-            libtest_mimic::Trial::test(name, move || {
-                env.suite.runtime.block_on(test(Arc::clone(&env)));
-                Ok(())
-            })
-        })
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
+    let (_env, conclusion) = support::run_trials(args, tests, start, |env, test| {
+        env.suite.runtime.block_on(test(Arc::clone(env)));
+    });
     conclusion.exit();
 }
 

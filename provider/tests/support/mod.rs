@@ -286,8 +286,31 @@ pub fn run_on_one_browser(
     tests: Vec<(&'static str, TestFn)>,
     start: impl FnOnce() -> Arc<Env>,
 ) -> (Arc<Env>, libtest_mimic::Conclusion) {
-    use libtest_mimic::{Arguments, Trial};
-    let args = Arguments::from_args();
+    let args = libtest_mimic::Arguments::from_args();
+    let (env, conclusion) = run_trials(args, tests, start, |env, test| {
+        env.runtime.block_on(test(Ctx {
+            env: Arc::clone(env),
+        }));
+    });
+    if let Some(host) = &env.launched {
+        env.runtime.block_on(host.shutdown());
+    }
+    (env, conclusion)
+}
+
+/// Runs `tests` as libtest trials with `args`, each by `run` on the one
+/// environment `start` makes (listing them makes none, and exits).
+pub fn run_trials<E, T>(
+    args: libtest_mimic::Arguments,
+    tests: Vec<(&'static str, T)>,
+    start: impl FnOnce() -> Arc<E>,
+    run: fn(&Arc<E>, T),
+) -> (Arc<E>, libtest_mimic::Conclusion)
+where
+    E: Send + Sync + 'static,
+    T: Send + 'static,
+{
+    use libtest_mimic::Trial;
     if args.list {
         let trials = tests
             .iter()
@@ -301,17 +324,11 @@ pub fn run_on_one_browser(
         .map(|(name, test)| {
             let env = Arc::clone(&env);
             Trial::test(name, move || {
-                let ctx = Ctx {
-                    env: Arc::clone(&env),
-                };
-                env.runtime.block_on(test(ctx));
+                run(&env, test);
                 Ok(())
             })
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
-    if let Some(host) = &env.launched {
-        env.runtime.block_on(host.shutdown());
-    }
     (env, conclusion)
 }
