@@ -83,6 +83,7 @@ pub async fn compare(base: &str, rounds: usize) {
             label,
         )
         .await;
+        persons.quit().await;
     }
     own.shutdown().await;
 }

@@ -63,6 +63,7 @@ use browser_provider::host::ExtensionHost;
 use browser_provider::host::extension::pairing::Pairing;
 
 use person::Person;
+use serde_json::json;
 
 /// Everything the tests share.
 pub struct Env {
@@ -201,9 +202,17 @@ fn main() {
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.
     args.test_threads = Some(1);
-    let (_env, conclusion) = support::run_trials(args, tests, start, |env, test| {
+    let (env, conclusion) = support::run_trials(args, tests, start, |env, test| {
         env.suite.runtime.block_on(test(Arc::clone(env)));
     });
+    // The process exits without dropping anything: the person's Chrome
+    // must be ended here, or it outlives the tests.
+    match Arc::try_unwrap(env) {
+        Ok(Env { suite, person, .. }) => suite.runtime.block_on(person.quit()),
+        Err(env) => env.suite.runtime.block_on(async {
+            let _ = env.person.cdp.send(None, "Browser.close", json!({})).await;
+        }),
+    }
     conclusion.exit();
 }
 

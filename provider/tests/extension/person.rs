@@ -122,6 +122,18 @@ impl Person {
         person
     }
 
+    /// Chrome quits as when the person closes it (killed if it has not
+    /// within 5 s); then its profile is removed.
+    pub async fn quit(mut self) {
+        let _ = self.cdp.send(None, "Browser.close", json!({})).await;
+        if tokio::time::timeout(Duration::from_secs(5), self.process.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.process.kill().await;
+        }
+    }
+
     /// Chrome goes away at once, as when it crashes or is killed.
     pub async fn kill(mut self) {
         self.process.kill().await.expect("kill chromium");
