@@ -109,8 +109,9 @@ mod imp {
 
     use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, LocalFree};
     use windows_sys::Win32::Security::Authorization::{
-        EXPLICIT_ACCESS_W, GetNamedSecurityInfoW, SE_FILE_OBJECT, SET_ACCESS, SetEntriesInAclW,
-        SetNamedSecurityInfoW, TRUSTEE_IS_SID, TRUSTEE_IS_USER, TRUSTEE_W,
+        ConvertSidToStringSidW, EXPLICIT_ACCESS_W, GetNamedSecurityInfoW, SE_FILE_OBJECT,
+        SET_ACCESS, SetEntriesInAclW, SetNamedSecurityInfoW, TRUSTEE_IS_SID, TRUSTEE_IS_USER,
+        TRUSTEE_W,
     };
     use windows_sys::Win32::Security::{
         ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, ACL_SIZE_INFORMATION, AclSizeInformation,
@@ -141,9 +142,12 @@ mod imp {
 
     pub(super) fn exposure(path: &Path) -> Option<Exposure> {
         match others_allowed(path) {
-            Ok(false) => None,
-            Ok(true) => Some(Exposure {
-                problem: "other users may read it (its access list allows more than you)".into(),
+            Ok(others) if others.is_empty() => None,
+            Ok(others) => Some(Exposure {
+                problem: format!(
+                    "other users may read it (its access list also allows {})",
+                    others.join(", ")
+                ),
                 fix: format!(
                     "icacls \"{}\" /inheritance:r /grant:r \"%USERNAME%\":F",
                     path.display()
@@ -158,8 +162,8 @@ mod imp {
 
     pub(super) fn describe_access(path: &Path) -> String {
         match others_allowed(path) {
-            Ok(false) => "only you may read it".into(),
-            Ok(true) => "others may read it".into(),
+            Ok(others) if others.is_empty() => "only you may read it".into(),
+            Ok(others) => format!("others may read it ({})", others.join(", ")),
             Err(error) => format!("access unknown: {error}"),
         }
     }
@@ -262,9 +266,9 @@ mod imp {
         Ok(())
     }
 
-    /// Whether `path`'s DACL allows anyone but us, SYSTEM and the
-    /// Administrators group (a missing DACL allows everyone).
-    fn others_allowed(path: &Path) -> std::io::Result<bool> {
+    /// Who besides us, SYSTEM and the Administrators group `path`'s DACL
+    /// allows in (their SIDs; a missing DACL allows everyone).
+    fn others_allowed(path: &Path) -> std::io::Result<Vec<String>> {
         let user = UserSid::current()?;
         let name = wide(path);
         let mut dacl: *mut ACL = std::ptr::null_mut();
@@ -287,22 +291,22 @@ mod imp {
             return Err(std::io::Error::from_raw_os_error(status as i32));
         }
         let result = if dacl.is_null() {
-            Ok(true)
+            Ok(vec!["everyone (it has no access list)".to_owned()])
         } else {
             // SAFETY: `dacl` is a valid ACL inside `descriptor`.
-            unsafe { dacl_allows_others(dacl, user.sid()) }
+            unsafe { others_in(dacl, user.sid()) }
         };
         // SAFETY: allocated by GetNamedSecurityInfoW with LocalAlloc.
         unsafe { LocalFree(descriptor) };
         result
     }
 
-    /// Whether an allow entry of `dacl` names a SID other than `me`,
-    /// SYSTEM or Administrators.
+    /// The SIDs that allow entries of `dacl` name besides `me`, SYSTEM
+    /// and Administrators.
     ///
     /// # Safety
     /// `dacl` must be a valid ACL and `me` a valid SID.
-    unsafe fn dacl_allows_others(dacl: *mut ACL, me: *mut c_void) -> std::io::Result<bool> {
+    unsafe fn others_in(dacl: *mut ACL, me: *mut c_void) -> std::io::Result<Vec<String>> {
         // SAFETY: all-zero is a valid ACL_SIZE_INFORMATION.
         let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
         let length =
@@ -313,6 +317,7 @@ mod imp {
         {
             return Err(std::io::Error::last_os_error());
         }
+        let mut others = Vec::new();
         for index in 0..size.AceCount {
             let mut ace: *mut c_void = std::ptr::null_mut();
             // SAFETY: `index` is below the ACE count of a valid ACL.
@@ -336,10 +341,30 @@ mod imp {
                     || IsWellKnownSid(sid, WinBuiltinAdministratorsSid) != 0
             };
             if !trusted {
-                return Ok(true);
+                // SAFETY: a valid SID.
+                others.push(unsafe { sid_text(sid) });
             }
         }
-        Ok(false)
+        Ok(others)
+    }
+
+    /// A SID as text (`S-1-1-0`), or a placeholder when it cannot be shown.
+    ///
+    /// # Safety
+    /// `sid` must be a valid SID.
+    unsafe fn sid_text(sid: *mut c_void) -> String {
+        let mut text: *mut u16 = std::ptr::null_mut();
+        // SAFETY: `sid` is valid (caller); `text` receives a LocalAlloc'd string.
+        if unsafe { ConvertSidToStringSidW(sid, &raw mut text) } == 0 || text.is_null() {
+            return "a SID that cannot be shown".into();
+        }
+        // SAFETY: a NUL-terminated UTF-16 string from ConvertSidToStringSidW.
+        let length = (0..).take_while(|&i| unsafe { *text.add(i) } != 0).count();
+        // SAFETY: `length` units were just read.
+        let shown = String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(text, length) });
+        // SAFETY: allocated by ConvertSidToStringSidW with LocalAlloc.
+        unsafe { LocalFree(text.cast()) };
+        shown
     }
 }
 
