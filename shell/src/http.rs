@@ -126,15 +126,25 @@ pub async fn serve(
         },
     ));
     // No Nagle delay on small responses and streamed events.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot disable Nagle's algorithm");
-        }
-    });
-    axum::serve(listener, app)
+    axum::serve(without_nagle(listener), app)
         .with_graceful_shutdown(cancel.clone().cancelled_owned())
         .await
         .map_err(|e| BrowserError::invalid("http", format!("the HTTP server stopped: {e}")))
+}
+
+/// `listener` with Nagle's algorithm off on every connection it accepts:
+/// small messages (a response, an event, a frame's header, a burst of CDP
+/// commands) go out at once instead of waiting for the previous one's
+/// acknowledgement.
+pub fn without_nagle(
+    listener: tokio::net::TcpListener,
+) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+    fn no_delay(stream: &mut tokio::net::TcpStream) {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot disable Nagle's algorithm");
+        }
+    }
+    axum::serve::ListenerExt::tap_io(listener, no_delay as fn(&mut tokio::net::TcpStream))
 }
 
 /// Refuses requests without the token or from a foreign page.

@@ -214,10 +214,11 @@ where
                 let Ok(more) = out_rx.try_recv() else { break };
                 written = sink.feed(Message::text(more)).await;
             }
-            if let Err(e) = match written {
+            let written = match written {
                 Ok(()) => sink.flush().await,
-                Err(e) => Err(e),
-            } {
+                failed => failed,
+            };
+            if let Err(e) = written {
                 if !matches!(e, tungstenite::Error::ConnectionClosed) {
                     tracing::debug!(target: "cdp::transport", error = %e, "WebSocket write failed");
                 }

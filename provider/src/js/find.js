@@ -149,9 +149,7 @@
       refs.push(optionRef);
     }
     const available = options.slice(0, 50).map((o) => squash(nameOf(o, 'option') || o.textContent || ''));
-    // Whether the control says its popup is open ("true"/"false"; null when it does not say).
-    const expanded = el.getAttribute('aria-expanded');
-    return { doc, status: missing.length ? 'missing' : 'ok', refs, missing, available, expanded, fingerprints: state.fingerprints, nextRef: state.nextRef };
+    return { doc, status: missing.length ? 'missing' : 'ok', refs, missing, available, fingerprints: state.fingerprints, nextRef: state.nextRef };
   }
 
   Object.assign(lib, { refsByRole, virtualScrollers, seekWhere, seekByRole, customOptions });

@@ -134,14 +134,8 @@ pub async fn start(
         .route("/{token}/json/", get(list))
         .with_state(endpoint);
     let stop = cancel.child_token();
-    // A client's commands come in bursts (Playwright pipelines them):
-    // Nagle's algorithm would hold each back until the one before was
-    // acknowledged.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot disable Nagle's algorithm");
-        }
-    });
+    // A client's commands come in bursts (Playwright pipelines them).
+    let listener = crate::http::without_nagle(listener);
     tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(stop.cancelled_owned())

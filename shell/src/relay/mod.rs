@@ -666,11 +666,7 @@ impl BoundRelay {
             // No Nagle delay: a frame's small header must not wait for an ACK
             // before its picture goes out (tens of milliseconds per frame).
             None => axum::serve(
-                axum::serve::ListenerExt::tap_io(listener, |stream| {
-                    if let Err(error) = stream.set_nodelay(true) {
-                        tracing::debug!(%error, "cannot disable Nagle's algorithm");
-                    }
-                }),
+                crate::http::without_nagle(listener),
                 app.into_make_service_with_connect_info::<SocketAddr>(),
             )
             .with_graceful_shutdown(stop.cancelled_owned())

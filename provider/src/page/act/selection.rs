@@ -74,13 +74,6 @@ pub(super) async fn select(
     }
 }
 
-/// Whether a custom select's answer shows it closed, with no option to be
-/// seen anywhere.
-fn closed_without_options(answer: &serde_json::Value) -> bool {
-    answer["expanded"].as_str() == Some("false")
-        && answer["available"].as_array().is_some_and(Vec::is_empty)
-}
-
 fn no_option(answer: &serde_json::Value) -> BrowserError {
     BrowserError::invalid(
         "values",
@@ -112,17 +105,14 @@ async fn choose_custom(
         .await?;
         click(page, ready, MouseButton::Left, 1, 0, budget).await?;
     }
-    // A control that said it was open may have been closing from an
-    // earlier choice: then it is opened once (nothing was chosen yet).
-    let options = find_options(page, ready, values, open, budget).await?;
+    let options = find_options(page, ready, values, budget).await?;
     for (value, option) in values.iter().zip(options) {
         let at = match prepare(page, &option, "click", budget).await {
             // The popup drew the option anew since it was found (an
             // animation, a re-render): look once more. Nothing was sent to
             // it, so this is a second look, not a retry.
             Err(BrowserError::StaleRef { .. }) => {
-                let again =
-                    find_options(page, ready, std::slice::from_ref(value), false, budget).await?;
+                let again = find_options(page, ready, std::slice::from_ref(value), budget).await?;
                 let option = again.into_iter().next().unwrap_or(option);
                 prepare(page, &option, "click", budget).await?
             }
@@ -135,13 +125,10 @@ async fn choose_custom(
 
 /// The refs of the options named by `values` in an opened custom select's
 /// popup, in order, looked for until they show (at most [`POPUP_WAIT`]).
-/// With `may_reopen`, a control found closed with no options in sight is
-/// clicked open once.
 async fn find_options(
     page: &Page,
     ready: &Ready,
     values: &[String],
-    mut may_reopen: bool,
     budget: &Budget,
 ) -> Result<Vec<String>> {
     let started = std::time::Instant::now();
@@ -159,11 +146,6 @@ async fn find_options(
         )
         .await?;
         let status = answer["status"].as_str().unwrap_or_default().to_owned();
-        if status == "missing" && may_reopen && closed_without_options(&answer) {
-            may_reopen = false;
-            click(page, ready, MouseButton::Left, 1, 0, budget).await?;
-            continue;
-        }
         if status == "ok" || started.elapsed() >= POPUP_WAIT || status == "gone" {
             let handed: HandedOut = serde_json::from_value(answer.clone()).map_err(|e| {
                 BrowserError::ExecuteFailed {
