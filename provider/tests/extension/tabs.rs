@@ -330,19 +330,7 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
             &format!("button[data-share=\"{session}\"]"),
         )
         .await;
-    let started = tokio::time::Instant::now();
-    let text = loop {
-        match snapshot(&ctx, &session).await {
-            Ok(text) => break text,
-            Err(error) => {
-                assert!(
-                    started.elapsed() < Duration::from_secs(10),
-                    "still refused: {error}"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    };
+    let text = within(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
     assert!(
         text.contains("Owls") || text.contains("localhost"),
         "{text}"
