@@ -6,8 +6,8 @@
 import { Bridge } from "./bridge.js";
 import { Debuggers, FOLLOW_FRAMES, tabOrNull } from "./debugger.js";
 import { Grants, protectedReason, siteOf } from "./grants.js";
-import { AgentInput, BINDING, INSTALL, WORLD, expectedReport } from "./hands.js";
-import { BridgeError } from "./protocol.js";
+import { AgentInput, BINDING, INSTALL, WORLD, expectedReport, pressesIn } from "./hands.js";
+import { BridgeError, MAX_BATCH } from "./protocol.js";
 
 /** `tab-<id>` for a tab, `tab-<id>:<child session>` for one of its frames. */
 const TAB_SESSION = /^tab-(\d+)(?::(.+))?$/;
@@ -93,9 +93,14 @@ async function route(message) {
     const result = await answer(message);
     bridge.send({ id: message.id, result: result ?? {} });
   } catch (error) {
-    const text = error instanceof BridgeError ? `${error.code}: ${error.message}` : String(error?.message ?? error);
-    bridge.send({ id: message.id, error: { code: error?.cdpCode ?? -32000, message: text } });
+    bridge.send({ id: message.id, error: errorAnswer(error) });
   }
+}
+
+/** A failure as the shell reads it: `CODE: text` for our own refusals, CDP's words otherwise. */
+function errorAnswer(error) {
+  const text = error instanceof BridgeError ? `${error.code}: ${error.message}` : String(error?.message ?? error);
+  return { code: error?.cdpCode ?? -32000, message: text };
 }
 
 async function answer({ method, params = {}, sessionId }) {
@@ -107,6 +112,8 @@ async function answer({ method, params = {}, sessionId }) {
         product: (navigator.userAgent.match(/(Chrome|Edg)\/[\d.]+/) ?? ["Chrome"])[0],
         extensionVersion: chrome.runtime.getManifest().version,
       };
+    case "Extension.sendCommands":
+      return sendCommands(params);
     case "Extension.listTabs":
       return { tabs: await visibleTabs() };
     case "Extension.createTab":
@@ -169,6 +176,29 @@ async function forward(sessionId, method, params) {
 }
 
 /**
+ * Several CDP commands for one tab (input events that must arrive in
+ * order), in one message each way. They are all sent before any answer is
+ * awaited; each takes the same steps through `forward`, so they reach
+ * Chrome in their order.
+ */
+async function sendCommands({ sessionId, commands }) {
+  if (typeof sessionId !== "string" || !Array.isArray(commands) || commands.length > MAX_BATCH) {
+    throw new BridgeError("INVALID_ARGUMENT", `a batch is a sessionId and at most ${MAX_BATCH} commands`);
+  }
+  const sent = commands.map((command) =>
+    typeof command?.method === "string"
+      ? forward(sessionId, command.method, command.params ?? {})
+      : Promise.reject(new BridgeError("INVALID_ARGUMENT", "a command without a method")),
+  );
+  const settled = await Promise.allSettled(sent);
+  return {
+    answers: settled.map((outcome) =>
+      outcome.status === "fulfilled" ? { result: outcome.value ?? {} } : { error: errorAnswer(outcome.reason) },
+    ),
+  };
+}
+
+/**
  * Where a tab is, kept from Chrome's tab events so that a command does not
  * ask Chrome each time (Chrome itself still refuses its own pages).
  */
@@ -189,9 +219,13 @@ async function urlOf(tabId) {
  * took over, as if they had pressed Stop; agents' calls answer
  * HUMAN_INTERVENED until the person lets them go on.
  */
-function personInput(tabId, kind) {
-  if (!agentInput.isPersons(tabId, kind)) return;
-  if (shell.control !== "agent" || !grants.visible(tabId)) return;
+function personInput(tabId, payload) {
+  // Every press pays what the agent owes, whatever happens next.
+  const persons = Object.entries(pressesIn(payload))
+    .filter(([kind, count]) => agentInput.personsPresses(tabId, kind, count) > 0)
+    .map(([kind]) => kind);
+  if (persons.length === 0 || shell.control !== "agent" || !grants.visible(tabId)) return;
+  const kind = persons.includes("key") ? "key" : "click";
   const what = kind === "key" ? "typed" : "clicked";
   stopAgents(`you ${what} in a tab an agent drives`, { tabId, input: kind });
 }

@@ -4,8 +4,9 @@
 // events), so the page alone cannot tell them apart. This worker can: every
 // agent input passes through it. A small listener in an isolated world of
 // each driven tab reports trusted pointer presses and key presses through a
-// CDP binding. Each press the agent sends is owed one report, counted
-// before it is sent; a report nothing is owed for is the person's own.
+// CDP binding, a burst of them as counts. Each press the agent sends is
+// owed, counted before it is sent; a reported press nothing is owed for is
+// the person's own.
 
 /** The isolated world the listener lives in (the page cannot see it). */
 export const WORLD = "browser-shell-person";
@@ -15,22 +16,66 @@ export const BINDING = "__browserShellPersonInput";
 /**
  * How long an agent input's own report is waited for: past that, the
  * input made none (it hit a frame without the listener) and a report of
- * that kind is the person's again.
+ * that kind is the person's again. Far longer than the listener gathers.
  */
 const EXPECTED_FOR_MS = 2000;
 
-/** One report per trusted pointer press or key press, nothing else. */
+/**
+ * How long the listener gathers presses after reporting one: a burst (the
+ * agent typing a sentence) makes two reports instead of one per key, each
+ * of which would cross three processes to reach this worker.
+ */
+const GATHER_MS = 50;
+
+/**
+ * Reports trusted pointer presses and key presses, nothing else: the first
+ * at once, then what came in the next GATHER_MS together, as counts
+ * (`{"click": n, "key": n}`).
+ */
 const LISTENER = `(() => {
   if (globalThis.__browserShellWatching) return;
   globalThis.__browserShellWatching = true;
+  const counts = { click: 0, key: 0 };
+  let gathering = false;
+  const flush = () => {
+    const binding = globalThis[${JSON.stringify(BINDING)}];
+    if (typeof binding === "function" && counts.click + counts.key > 0) binding(JSON.stringify(counts));
+    counts.click = 0;
+    counts.key = 0;
+  };
   const report = (kind) => (event) => {
     if (!event.isTrusted) return;
-    const binding = globalThis[${JSON.stringify(BINDING)}];
-    if (typeof binding === "function") binding(kind);
+    counts[kind] += 1;
+    if (gathering) return;
+    flush();
+    gathering = true;
+    setTimeout(() => {
+      gathering = false;
+      flush();
+    }, ${GATHER_MS});
   };
   addEventListener("pointerdown", report("click"), true);
   addEventListener("keydown", report("key"), true);
 })();`;
+
+/**
+ * The presses in a listener's report, by kind. A listener of an older
+ * version, still in a page, reports one press by its kind's name.
+ */
+export function pressesIn(payload) {
+  if (payload === "click" || payload === "key") return { [payload]: 1 };
+  try {
+    const counts = JSON.parse(payload);
+    const presses = {};
+    for (const kind of ["click", "key"]) {
+      const count = counts?.[kind];
+      if (Number.isInteger(count) && count > 0) presses[kind] = count;
+    }
+    return presses;
+  } catch {
+    return {};
+  }
+}
 
 /**
  * The CDP commands that put the listener in a tab, after each attach, in
@@ -74,14 +119,21 @@ export class AgentInput {
     this.owed.set(tabId, owed);
   }
 
-  /** Whether a report of `kind` in this tab, now, is the person's own (else it pays an agent's). */
-  isPersons(tabId, kind) {
+  /**
+   * How many of `count` presses of `kind` reported in this tab now are the
+   * person's own: those the agent's owed reports do not pay for.
+   */
+  personsPresses(tabId, kind, count) {
     const now = Date.now();
     const owed = (this.owed.get(tabId) ?? []).filter((entry) => entry.until >= now);
-    const index = owed.findIndex((entry) => entry.kind === kind);
-    if (index >= 0) owed.splice(index, 1);
+    let persons = 0;
+    for (let press = 0; press < count; press++) {
+      const index = owed.findIndex((entry) => entry.kind === kind);
+      if (index >= 0) owed.splice(index, 1);
+      else persons += 1;
+    }
     this.owed.set(tabId, owed);
-    return index < 0;
+    return persons;
   }
 
   forget(tabId) {

@@ -15,12 +15,21 @@
 // {id, result} or {id, error: {code, message}} and sends events
 // {method, params, sessionId?}. A sessionId "tab-<id>" addresses a tab;
 // other session ids are Chrome's child sessions (out-of-process frames).
+// One command carries several for a tab at once, sent in order (input
+// events: one message each way instead of one per event):
+//
+//   shell → extension  {id, method: "Extension.sendCommands",
+//                       params: {sessionId, commands: [{method, params}…]}}
+//   extension → shell  {id, result: {answers: [{result} | {error}…]}}
 
 /** The version of the protocol this extension speaks. */
 export const PROTOCOL_VERSION = 1;
 
 /** The largest message either side accepts, in bytes. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/** The most commands one `Extension.sendCommands` carries (the shell's MAX_BATCH). */
+export const MAX_BATCH = 32;
 
 /** Random bytes as lowercase hex. */
 export function randomHex(bytes) {

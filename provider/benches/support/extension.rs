@@ -22,6 +22,9 @@ mod person;
 /// One measured operation.
 #[derive(Clone, Copy)]
 enum Operation {
+    /// One bare CDP command (`Runtime.evaluate` of `1`) to the tab: the
+    /// floor under every operation, what the path itself costs.
+    RoundTrip,
     Snapshot(&'static str),
     Click,
     Type,
@@ -31,6 +34,7 @@ enum Operation {
 impl Operation {
     fn label(self) -> String {
         match self {
+            Self::RoundTrip => "one CDP round trip".into(),
             Self::Snapshot(page) => format!("snapshot {page}"),
             Self::Click => "click (form.html)".into(),
             Self::Type => "type 30 chars".into(),
@@ -39,7 +43,8 @@ impl Operation {
     }
 }
 
-const OPERATIONS: [Operation; 5] = [
+const OPERATIONS: [Operation; 6] = [
+    Operation::RoundTrip,
     Operation::Snapshot("form.html"),
     Operation::Snapshot("large.html"),
     Operation::Click,
@@ -129,7 +134,7 @@ async fn measure(browser: &Browser, base: &str, operation: Operation, rounds: us
     let cancel = CancellationToken::new();
     let page = match operation {
         Operation::Snapshot(page) => page,
-        Operation::Click | Operation::Type => "form.html",
+        Operation::RoundTrip | Operation::Click | Operation::Type => "form.html",
         Operation::Screenshot => "article.html",
     };
     browser
@@ -161,6 +166,20 @@ async fn once(
     cancel: &CancellationToken,
 ) {
     match operation {
+        Operation::RoundTrip => {
+            let tab = browser.active_tab(session).unwrap();
+            let view = browser.view_of(session, &tab).unwrap();
+            browser
+                .host()
+                .send_command(
+                    &view,
+                    "Runtime.evaluate",
+                    serde_json::json!({"expression": "1"}),
+                    std::time::Duration::from_secs(5),
+                )
+                .await
+                .unwrap();
+        }
         Operation::Snapshot(_) => {
             browser
                 .snapshot(session, &Scope::Page, cancel)

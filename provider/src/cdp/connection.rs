@@ -337,7 +337,7 @@ impl Connection {
             message["sessionId"] = Value::String(session.0.clone());
         }
         let text = message.to_string();
-        if method.starts_with("Input.") {
+        if carries_input(method, &text) {
             // Typed text (passwords, secrets) stays out of even this trace.
             tracing::trace!(target: "cdp::wire", direction = "send", id, method, "(input withheld)");
         } else {
@@ -677,6 +677,12 @@ async fn read_loop(inner: Arc<Inner>, mut incoming: mpsc::UnboundedReceiver<Inbo
             }
         }
     }
+}
+
+/// Whether a command carries input events (an `Input.*` command, or a
+/// batch with one in it), whose typed text stays out of logs.
+fn carries_input(method: &str, text: &str) -> bool {
+    method.starts_with("Input.") || text.contains("\"method\":\"Input.")
 }
 
 fn truncate_for_log(text: &str) -> &str {

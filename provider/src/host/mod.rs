@@ -144,6 +144,57 @@ pub enum ViewEvent {
     },
 }
 
+/// Commands for one view's page that must arrive in order, such as the
+/// key events of typed text: sent back to back with
+/// [`ViewHost::send_commands`], without a round trip per command.
+#[derive(Debug, Default)]
+pub struct CommandBatch {
+    commands: Vec<BatchedCommand>,
+}
+
+/// One command of a [`CommandBatch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchedCommand {
+    /// The protocol method, such as `Input.dispatchKeyEvent`.
+    pub method: &'static str,
+    /// Its parameters.
+    pub params: Value,
+}
+
+impl CommandBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a typed command after the ones already in.
+    ///
+    /// # Errors
+    /// `PROTOCOL_ERROR` when its parameters cannot be encoded.
+    pub fn push<C: Command>(&mut self, command: &C) -> Result<()> {
+        self.commands.push(BatchedCommand {
+            method: C::METHOD,
+            params: encode(command)?,
+        });
+        Ok(())
+    }
+
+    /// How many commands it holds.
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// The commands, in order.
+    pub fn into_commands(self) -> Vec<BatchedCommand> {
+        self.commands
+    }
+}
+
 /// The seam between page operations and whatever hosts the pages.
 #[async_trait]
 pub trait ViewHost: Send + Sync + fmt::Debug {
@@ -188,6 +239,24 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     async fn create_context(&self) -> Result<ContextId>;
     /// Disposes an isolated context and closes its views.
     async fn destroy_context(&self, context: &ContextId) -> Result<()>;
+    /// Sends commands to the view's page back to back, in their order, and
+    /// waits for every answer; the first failure is the answer. The browser
+    /// keeps their order, so input does not pay a round trip per event; a
+    /// host whose path costs something per message (the extension's) sends
+    /// them as one.
+    async fn send_commands(
+        &self,
+        view: &ViewId,
+        batch: CommandBatch,
+        timeout: Duration,
+    ) -> Result<()> {
+        let sends = batch
+            .into_commands()
+            .into_iter()
+            .map(|command| self.send_command(view, command.method, command.params, timeout));
+        futures_util::future::try_join_all(sends).await?;
+        Ok(())
+    }
     /// The default bound for commands.
     fn command_timeout(&self) -> Duration;
     /// The browser's product string, such as `Chrome/156.0.8078.114`.

@@ -39,7 +39,7 @@ use crate::cdp::protocol::{
 };
 use crate::cdp::{Command, EventStream};
 use crate::error::{BrowserError, Result};
-use crate::host::{ViewHost, ViewHostExt, ViewId};
+use crate::host::{CommandBatch, ViewHost, ViewHostExt, ViewId};
 
 /// Dialogs remembered per page until someone reads them.
 const DIALOG_LOG_CAP: usize = 50;
@@ -285,6 +285,21 @@ impl Page {
         let bound = budget.command_bound(self.host.command_timeout());
         budget
             .run(C::METHOD, self.host.call_within(&self.view, command, bound))
+            .await
+    }
+
+    /// Sends commands back to back, in order, within the budget (input
+    /// events: the browser keeps their order).
+    pub async fn call_in_order(&self, budget: &Budget, batch: CommandBatch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let bound = budget.command_bound(self.host.command_timeout());
+        budget
+            .run(
+                "commands in order",
+                self.host.send_commands(&self.view, batch, bound),
+            )
             .await
     }
 

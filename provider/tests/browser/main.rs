@@ -99,6 +99,7 @@ fn main() {
         screenshot::bad_arguments_are_refused,
         screenshot::a_page_rendered_at_2x_still_gives_css_pixels,
         input::click_and_type_at_coordinates,
+        input::commands_in_a_batch_arrive_in_order_and_answer_their_first_failure,
         dialogs::dialogs_are_dismissed_and_reported,
         dialogs::beforeunload_does_not_block_navigation,
         dialogs::a_dialog_loop_keeps_the_navigation_bound,

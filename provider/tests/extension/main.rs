@@ -31,6 +31,9 @@ mod console;
 #[path = "../browser/content.rs"]
 mod content;
 #[allow(dead_code)]
+#[path = "../browser/input.rs"]
+mod input;
+#[allow(dead_code)]
 #[path = "../browser/network.rs"]
 mod network;
 #[allow(dead_code)]
@@ -126,6 +129,7 @@ fn main() {
         tabs::stop_in_the_extension_interrupts_the_agent,
         tabs::a_shared_tab_that_leaves_its_site_is_not_shared,
         tabs::the_person_s_own_input_stops_the_agent,
+        tabs::the_person_s_key_among_the_agent_s_many_is_theirs,
         tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
         tabs::cross_origin_frames_are_seen_and_driven,
         tabs::the_person_s_input_in_a_cross_origin_frame_stops_the_agent,
@@ -182,6 +186,7 @@ fn main() {
         wait::waits_end_at_once_when_cancelled_or_a_person_takes_over,
         console::console_messages_exceptions_and_failed_loads_are_read_by_cursor,
         network::requests_are_logged_filtered_redacted_and_read_by_cursor,
+        input::commands_in_a_batch_arrive_in_order_and_answer_their_first_failure,
         widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
         widgets::monaco_holds_exactly_what_was_filled,
         widgets::codemirror_holds_exactly_what_was_filled,

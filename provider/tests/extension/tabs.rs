@@ -450,6 +450,123 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     browser.close_session(&session).await.unwrap();
 }
 
+/// The person's presses reach the extension gathered in bursts, as counts:
+/// a long burst of the agent's own keys is all the agent's, and the
+/// person's key in the middle of one is still the person's.
+pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let url = ctx.url("form.html?burst");
+    let (_, page) = person.open_tab(&url).await;
+    let session = ctx.session().await;
+    share(&ctx, &url, &session).await;
+    let browser = &ctx.env.suite.browser;
+    let cancel = CancellationToken::new();
+    let text = snapshot(&ctx, &session).await.unwrap();
+    let field = ref_of(&text, "Full name");
+    let typing = |text: String| Action::Type {
+        text,
+        submit: false,
+    };
+    let mut control = browser.watch_control();
+
+    // 180 keys of the agent's, then a click of the person's: the click,
+    // not a key, is what stops the agent (the first stop's reason stays).
+    let burst = "the quick brown fox jumps over the lazy dog ".repeat(4);
+    browser
+        .act(&session, &field, &typing(burst.clone()), &cancel)
+        .await
+        .unwrap();
+    for kind in ["mousePressed", "mouseReleased"] {
+        person
+            .cdp
+            .send(
+                Some(&page),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": 5, "y": 5, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("the person's click takes control within 5 s")
+    .unwrap();
+    let stopped = person
+        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
+        .await;
+    assert_eq!(stopped, "you clicked in a tab an agent drives");
+    person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+
+    // The person presses a key while the agent is typing another burst.
+    let agent = {
+        let (browser, session, field) = (browser.clone(), session.clone(), field.clone());
+        let action = typing(burst.repeat(2));
+        tokio::spawn(async move {
+            browser
+                .act(&session, &field, &action, &CancellationToken::new())
+                .await
+        })
+    };
+    let longer = burst.len() + 20;
+    let under_way = format!(
+        "new Promise((done) => {{ const field = document.querySelector('#name'); \
+         const check = () => {{ if (field.value.length >= {longer}) done(true); }}; \
+         field.addEventListener('input', check); check(); }})"
+    );
+    tokio::time::timeout(Duration::from_secs(10), person.eval(&page, &under_way))
+        .await
+        .expect("the agent's second burst is under way within 10 s");
+    for kind in ["keyDown", "keyUp"] {
+        person
+            .cdp
+            .send(
+                Some(&page),
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "x", "code": "KeyX", "text": if kind == "keyDown" { "x" } else { "" }}),
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Human),
+    )
+    .await
+    .expect("the person's key takes control within 5 s")
+    .unwrap();
+    let stopped = person
+        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
+        .await;
+    assert_eq!(stopped, "you typed in a tab an agent drives");
+    // The agent's typing ended, one way or the other, without hanging.
+    let ended = tokio::time::timeout(Duration::from_secs(10), agent)
+        .await
+        .expect("the agent's typing ends")
+        .unwrap();
+    if let Err(error) = ended {
+        assert_eq!(error.code(), "HUMAN_INTERVENED", "{error}");
+    }
+    person.press_in_popup(None, "#resume").await;
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == Holder::Agent),
+    )
+    .await
+    .expect("control comes back")
+    .unwrap();
+    browser.close_session(&session).await.unwrap();
+}
+
 /// The person ticks "follow this tab" for the tab showing `url` in the popup.
 async fn follow(ctx: &Ctx, url: &str) {
     let person = &ctx.env.person;

@@ -23,6 +23,7 @@ pub mod pairing;
 pub mod protocol;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,12 +34,15 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::frames::FrameSessions;
 use super::{
-    ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent, ViewHost, ViewId, ViewInfo,
+    BatchedCommand, CommandBatch, ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent,
+    ViewHost, ViewId, ViewInfo,
 };
 use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
 use crate::error::{BrowserError, Result};
 use bridge::{Authenticated, BridgeConfig, Listener};
-use protocol::{MAX_PENDING_COMMANDS, SessionLabel, SessionList};
+use protocol::{
+    BatchAnswer, MAX_BATCH, MAX_PENDING_COMMANDS, SEND_COMMANDS, SessionLabel, SessionList,
+};
 
 /// Bound for the extension's own bookkeeping calls (tabs, sessions).
 const EXTENSION_CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -127,7 +131,7 @@ struct Shared {
     link: watch::Sender<Option<Link>>,
     /// The newest connection's generation: an older one still settling
     /// in when a newer came gives way to it.
-    newest: std::sync::atomic::AtomicU64,
+    newest: AtomicU64,
     /// When the last connection dropped (calls then wait a moment for it).
     dropped_at: Mutex<Option<tokio::time::Instant>>,
     /// Out-of-process frames of the views (child sessions named
@@ -137,6 +141,9 @@ struct Shared {
     watchers: Mutex<Vec<mpsc::UnboundedSender<ViewEvent>>>,
     sessions: watch::Sender<SessionList>,
     pending: Arc<Semaphore>,
+    /// The connected extension answered that it does not know batches
+    /// (an older one): batches go one command per message.
+    batches_refused: AtomicBool,
     command_timeout: Duration,
     version: Mutex<String>,
 }
@@ -166,13 +173,14 @@ impl ExtensionHost {
     pub async fn start(options: ExtensionOptions) -> Result<Self> {
         let shared = Arc::new(Shared {
             link: watch::Sender::new(None),
-            newest: std::sync::atomic::AtomicU64::new(0),
+            newest: AtomicU64::new(0),
             dropped_at: Mutex::new(None),
             frames: Mutex::new(FrameSessions::default()),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
             sessions: watch::Sender::new(SessionList::default()),
             pending: Arc::new(Semaphore::new(MAX_PENDING_COMMANDS)),
+            batches_refused: AtomicBool::new(false),
             command_timeout: options.command_timeout,
             version: Mutex::new("Chrome (not connected yet)".into()),
         });
@@ -238,6 +246,35 @@ impl ExtensionHost {
             .notify("Extension.setControl", json!({"holder": holder}));
     }
 
+    /// A tab the agents may address: shared with them or theirs.
+    fn check_shared(&self, view: &ViewId) -> Result<()> {
+        tab_of(view)?;
+        if !self.shared.views().contains_key(view) {
+            return Err(BrowserError::NotShared {
+                detail: format!(
+                    "{view} is not shared with agents (or no longer: it closed, the person stopped sharing it, or their Chrome restarted)"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The commands of a batch one message each (an extension without batches).
+    async fn send_one_by_one(
+        &self,
+        view: &ViewId,
+        commands: Vec<BatchedCommand>,
+        timeout: Duration,
+    ) -> Result<()> {
+        let session = SessionId(view.0.clone());
+        let sends = commands.into_iter().map(|command| {
+            self.shared
+                .call(Some(&session), command.method, command.params, timeout)
+        });
+        futures_util::future::try_join_all(sends).await?;
+        Ok(())
+    }
+
     async fn extension_call(&self, method: &str, params: Value) -> Result<Value> {
         self.shared
             .call(None, method, params, EXTENSION_CALL_TIMEOUT)
@@ -288,9 +325,24 @@ impl Shared {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
+        self.call_carrying(session, method, params, timeout, 1)
+            .await
+    }
+
+    /// A command through the extension that carries `commands` CDP
+    /// commands, each taking one of the slots for pending ones.
+    async fn call_carrying(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        commands: u32,
+    ) -> Result<Value> {
         let started = tokio::time::Instant::now();
         let connection = self.connection_or_comeback().await?;
-        let permit = tokio::time::timeout(timeout, Arc::clone(&self.pending).acquire_owned())
+        let slots = Arc::clone(&self.pending).acquire_many_owned(commands);
+        let permit = tokio::time::timeout(timeout, slots)
             .await
             .map_err(|_| {
                 BrowserError::timeout(
@@ -305,6 +357,54 @@ impl Shared {
             .await;
         drop(permit);
         result.map_err(|error| translate(error, &connection))
+    }
+
+    /// Up to [`MAX_BATCH`] commands for a tab in one message; the first
+    /// failure, in their order, is the answer.
+    async fn call_batch(
+        &self,
+        tab: &ViewId,
+        commands: &[BatchedCommand],
+        timeout: Duration,
+    ) -> Result<()> {
+        let params = json!({
+            "sessionId": tab.as_str(),
+            "commands": commands
+                .iter()
+                .map(|command| json!({"method": command.method, "params": command.params}))
+                .collect::<Vec<_>>(),
+        });
+        let count = u32::try_from(commands.len()).unwrap_or(u32::MAX);
+        let answer = self
+            .call_carrying(None, SEND_COMMANDS, params, timeout, count)
+            .await?;
+        let answer: BatchAnswer =
+            serde_json::from_value(answer).map_err(|e| BrowserError::Protocol {
+                method: SEND_COMMANDS.into(),
+                message: format!("unexpected answer shape: {e}"),
+            })?;
+        if answer.answers.len() != commands.len() {
+            return Err(BrowserError::Protocol {
+                method: SEND_COMMANDS.into(),
+                message: format!(
+                    "{} answers for {} commands",
+                    answer.answers.len(),
+                    commands.len()
+                ),
+            });
+        }
+        let failed = answer
+            .answers
+            .into_iter()
+            .zip(commands)
+            .find_map(|(answer, command)| answer.error.map(|error| (command.method, error)));
+        match failed {
+            None => Ok(()),
+            Some((method, error)) => Err(translate_refusal(BrowserError::Protocol {
+                method: method.into(),
+                message: error.message,
+            })),
+        }
     }
 
     /// A command whose answer nobody waits for (popup bookkeeping).
@@ -365,8 +465,9 @@ impl Shared {
         let connection = Connection::start(transport, self.command_timeout);
         tracing::info!(%peer, generation, extension_version, "the browser-shell extension connected");
         tracing::info!(target: crate::AUDIT, event = "extension_connected", %peer, generation);
-        self.newest
-            .store(generation, std::sync::atomic::Ordering::SeqCst);
+        self.newest.store(generation, Ordering::SeqCst);
+        // A new connection may be a newer extension that knows batches.
+        self.batches_refused.store(false, Ordering::Relaxed);
         let previous = self.link.send_replace(None);
         if let Some(previous) = previous {
             previous.connection.close();
@@ -381,7 +482,7 @@ impl Shared {
             // that quit is gone before anyone calls again.
             shared.reconcile(&connection).await;
             let published = shared.link.send_if_modified(|link| {
-                let newest = shared.newest.load(std::sync::atomic::Ordering::SeqCst) == generation;
+                let newest = shared.newest.load(Ordering::SeqCst) == generation;
                 if newest {
                     *link = Some(Link {
                         connection: connection.clone(),
@@ -601,7 +702,7 @@ async fn sync_sessions(mut sessions: watch::Receiver<SessionList>, connection: C
 
 /// The extension answers refusals as `CODE: text`; those become our codes.
 fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
-    let BrowserError::Protocol { method, message } = &error else {
+    if !matches!(error, BrowserError::Protocol { .. }) {
         let dropped = matches!(
             error,
             BrowserError::NotConnected { .. } | BrowserError::BrowserCrashed { .. }
@@ -613,6 +714,14 @@ fn translate(error: BrowserError, connection: &Connection) -> BrowserError {
                 ),
             };
         }
+        return error;
+    }
+    translate_refusal(error)
+}
+
+/// An error answer of the extension's own (`CODE: text`) as our code.
+fn translate_refusal(error: BrowserError) -> BrowserError {
+    let BrowserError::Protocol { method, message } = &error else {
         return error;
     };
     let Some((code, detail)) = message.split_once(": ") else {
@@ -716,18 +825,36 @@ impl ViewHost for ExtensionHost {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        tab_of(view)?;
-        if !self.shared.views().contains_key(view) {
-            return Err(BrowserError::NotShared {
-                detail: format!(
-                    "{view} is not shared with agents (or no longer: it closed, the person stopped sharing it, or their Chrome restarted)"
-                ),
-            });
-        }
+        self.check_shared(view)?;
         let session = SessionId(view.0.clone());
         self.shared
             .call(Some(&session), method, params, timeout)
             .await
+    }
+
+    async fn send_commands(
+        &self,
+        view: &ViewId,
+        batch: CommandBatch,
+        timeout: Duration,
+    ) -> Result<()> {
+        self.check_shared(view)?;
+        let commands = batch.into_commands();
+        if self.shared.batches_refused.load(Ordering::Relaxed) {
+            return self.send_one_by_one(view, commands, timeout).await;
+        }
+        let sends = commands
+            .chunks(MAX_BATCH)
+            .map(|chunk| self.shared.call_batch(view, chunk, timeout));
+        match futures_util::future::try_join_all(sends).await {
+            Err(error) if is_unknown_batch(&error) => {
+                // An extension from before batches (Chrome runs an unpacked
+                // extension's old code until it reloads): it ran none of them.
+                self.shared.batches_refused.store(true, Ordering::Relaxed);
+                self.send_one_by_one(view, commands, timeout).await
+            }
+            other => other.map(drop),
+        }
     }
 
     async fn main_frame(&self, view: &ViewId) -> Result<String> {
@@ -872,9 +999,43 @@ impl ViewHost for ExtensionHost {
     }
 }
 
+/// The extension's refusal of a bridge method it does not know, for [`SEND_COMMANDS`].
+fn is_unknown_batch(error: &BrowserError) -> bool {
+    matches!(error, BrowserError::InvalidArgument { problem, .. }
+        if problem.contains(&format!("unknown method {SEND_COMMANDS}")))
+}
+
 fn no_contexts() -> BrowserError {
     BrowserError::invalid(
         "isolated",
         "the person's own Chrome has no isolated contexts: every agent session shares its cookies and logins",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_extension_without_batches_is_told_apart_from_other_refusals() {
+        let refused = |message: &str| {
+            translate_refusal(BrowserError::Protocol {
+                method: SEND_COMMANDS.into(),
+                message: message.into(),
+            })
+        };
+        // What an extension from before batches answers (background.js).
+        let old = refused("INVALID_ARGUMENT: unknown method Extension.sendCommands");
+        assert_eq!(old.code(), "INVALID_ARGUMENT");
+        assert!(is_unknown_batch(&old));
+        let other = refused("INVALID_ARGUMENT: a batch is a sessionId and at most 32 commands");
+        assert!(!is_unknown_batch(&other));
+        assert!(!is_unknown_batch(&refused(
+            "NOT_SHARED: this tab is not shared with agents"
+        )));
+        assert_eq!(
+            refused("NOT_SHARED: this tab is not shared with agents").code(),
+            "NOT_SHARED"
+        );
+    }
 }

@@ -10,7 +10,16 @@
 //! ```
 //!
 //! After the welcome, messages are CDP-shaped (commands with ids, answers,
-//! events), so a [`crate::cdp::Connection`] runs over the socket.
+//! events), so a [`crate::cdp::Connection`] runs over the socket. One
+//! bridge command carries several CDP commands for a tab at once
+//! ([`SEND_COMMANDS`]): input events that must arrive in order, one message
+//! each way instead of one per event.
+//!
+//! ```text
+//! shell → extension  {id, method: "Extension.sendCommands",
+//!                     params: {sessionId: "tab-<id>", commands: [{method, params}…]}}
+//! extension → shell  {id, result: {answers: [{result} | {error: {code, message}}…]}}
+//! ```
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
@@ -24,6 +33,37 @@ pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Commands the shell may have waiting on the extension at once.
 pub const MAX_PENDING_COMMANDS: usize = 64;
+
+/// The bridge command that carries a batch of CDP commands for one tab,
+/// sent by the extension in order without waiting between them.
+pub const SEND_COMMANDS: &str = "Extension.sendCommands";
+
+/// The most CDP commands one [`SEND_COMMANDS`] carries; each counts
+/// against [`MAX_PENDING_COMMANDS`].
+pub const MAX_BATCH: usize = 32;
+const _: () = assert!(MAX_BATCH <= MAX_PENDING_COMMANDS);
+
+/// The extension's answer to [`SEND_COMMANDS`]: one per command, in order.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchAnswer {
+    /// What each command answered.
+    pub answers: Vec<BatchedAnswer>,
+}
+
+/// One command's answer in a [`BatchAnswer`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchedAnswer {
+    /// Its failure, as CDP words it (`CODE: text` for the extension's own refusals).
+    #[serde(default)]
+    pub error: Option<BatchedError>,
+}
+
+/// A failed command in a [`BatchAnswer`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchedError {
+    /// What went wrong.
+    pub message: String,
+}
 
 /// Extension connections (handshaking or connected) at once.
 pub const MAX_CONNECTIONS: usize = 4;
@@ -228,5 +268,20 @@ mod tests {
         assert!(!is_nonce("00"));
         assert_eq!(unhex("00ff"), Some(vec![0, 255]));
         assert_eq!(unhex("0"), None);
+    }
+
+    #[test]
+    fn the_limits_agree_with_the_extension_s() {
+        let script = include_str!("../../../../assets/extension/protocol.js");
+        for line in [
+            format!("export const PROTOCOL_VERSION = {PROTOCOL_VERSION};"),
+            format!("export const MAX_BATCH = {MAX_BATCH};"),
+            format!(
+                "export const MAX_MESSAGE_BYTES = {} * 1024 * 1024;",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
+        ] {
+            assert!(script.contains(&line), "protocol.js lacks `{line}`");
+        }
     }
 }

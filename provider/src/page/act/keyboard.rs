@@ -12,8 +12,9 @@
 use serde_json::json;
 
 use super::{Ready, world_call};
-use crate::cdp::protocol::InputDispatchKeyEvent;
+use crate::cdp::protocol::{InputDispatchKeyEvent, InputInsertText};
 use crate::error::{BrowserError, Result};
+use crate::host::CommandBatch;
 use crate::page::keys::{self, Chord};
 use crate::page::{Budget, Page, input};
 
@@ -96,11 +97,11 @@ async fn paste(page: &Page, ready: &Ready, text: &str, budget: &Budget) -> Resul
 }
 
 /// Sends one key press per character (text without a key as inserted
-/// text). The events go out back to back and their acknowledgements are
-/// awaited together, as for a click: the browser keeps their order, and
-/// typing does not pay a renderer round trip per key.
+/// text). The events go out back to back, in one batch, and their
+/// acknowledgements are awaited together, as for a click: the browser
+/// keeps their order, and typing does not pay a renderer round trip per key.
 async fn keystrokes(page: &Page, text: &str, budget: &Budget) -> Result<()> {
-    let mut pending = Vec::new();
+    let mut strokes = Vec::new();
     let mut unkeyed = String::new();
     for c in text.chars() {
         let Some(key) = keys::for_char(c) else {
@@ -108,38 +109,29 @@ async fn keystrokes(page: &Page, text: &str, budget: &Budget) -> Result<()> {
             continue;
         };
         if !unkeyed.is_empty() {
-            pending.push(Stroke::Text(std::mem::take(&mut unkeyed)));
+            strokes.push(Stroke::Text(std::mem::take(&mut unkeyed)));
         }
-        pending.push(Stroke::Key(key));
+        strokes.push(Stroke::Key(key));
     }
     if !unkeyed.is_empty() {
-        pending.push(Stroke::Text(unkeyed));
+        strokes.push(Stroke::Text(unkeyed));
     }
-    let sends = pending.iter().flat_map(|stroke| match stroke {
-        Stroke::Key(key) => {
-            let down = if key.text.is_some() {
-                "keyDown"
-            } else {
-                "rawKeyDown"
-            };
-            vec![
-                futures_util::future::Either::Left(key_event(
-                    page,
-                    down,
-                    key,
-                    0,
-                    key.text.clone(),
-                    budget,
-                )),
-                futures_util::future::Either::Left(key_event(page, "keyUp", key, 0, None, budget)),
-            ]
+    let mut batch = CommandBatch::new();
+    for stroke in strokes {
+        match stroke {
+            Stroke::Key(key) => {
+                let down = if key.text.is_some() {
+                    "keyDown"
+                } else {
+                    "rawKeyDown"
+                };
+                batch.push(&key_event(down, &key, 0, key.text.clone()))?;
+                batch.push(&key_event("keyUp", &key, 0, None))?;
+            }
+            Stroke::Text(text) => batch.push(&InputInsertText { text })?,
         }
-        Stroke::Text(text) => vec![futures_util::future::Either::Right(input::type_text(
-            page, text, budget,
-        ))],
-    });
-    futures_util::future::try_join_all(sends).await?;
-    Ok(())
+    }
+    page.call_in_order(budget, batch).await
 }
 
 /// One step of typing.
@@ -204,10 +196,12 @@ async fn press(page: &Page, chord: &Chord, budget: &Budget) -> Result<()> {
         )
     })
     .collect();
+    // One batch: the browser keeps the order, modifiers down to modifiers up.
+    let mut batch = CommandBatch::new();
     let mut held = 0;
     for (bit, modifier) in &modifier_keys {
         held |= bit;
-        key_event(page, "rawKeyDown", &modifier.key, held, None, budget).await?;
+        batch.push(&key_event("rawKeyDown", &modifier.key, held, None))?;
     }
     // Text is typed only without Control/Alt/Meta (a chord like Control+A is a command).
     let text = chord
@@ -220,35 +214,29 @@ async fn press(page: &Page, chord: &Chord, budget: &Budget) -> Result<()> {
     } else {
         "rawKeyDown"
     };
-    key_event(page, kind, &chord.key, chord.modifiers, text, budget).await?;
-    key_event(page, "keyUp", &chord.key, chord.modifiers, None, budget).await?;
+    batch.push(&key_event(kind, &chord.key, chord.modifiers, text))?;
+    batch.push(&key_event("keyUp", &chord.key, chord.modifiers, None))?;
     for (bit, modifier) in modifier_keys.iter().rev() {
         held &= !bit;
-        key_event(page, "keyUp", &modifier.key, held, None, budget).await?;
+        batch.push(&key_event("keyUp", &modifier.key, held, None))?;
     }
-    Ok(())
+    page.call_in_order(budget, batch).await
 }
 
-async fn key_event(
-    page: &Page,
+/// One key event of a press.
+fn key_event(
     kind: &'static str,
     key: &keys::Key,
     modifiers: u8,
     text: Option<String>,
-    budget: &Budget,
-) -> Result<()> {
-    page.call(
-        budget,
-        &InputDispatchKeyEvent {
-            kind,
-            modifiers,
-            key: key.key.clone(),
-            code: key.code.clone(),
-            windows_virtual_key_code: key.key_code,
-            text,
-            commands: Vec::new(),
-        },
-    )
-    .await?;
-    Ok(())
+) -> InputDispatchKeyEvent {
+    InputDispatchKeyEvent {
+        kind,
+        modifiers,
+        key: key.key.clone(),
+        code: key.code.clone(),
+        windows_virtual_key_code: key.key_code,
+        text,
+        commands: Vec::new(),
+    }
 }

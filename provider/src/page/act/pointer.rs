@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{MouseButton, Ready, world_call};
 use crate::cdp::protocol::InputDispatchMouseEvent;
 use crate::error::{BrowserError, Result};
+use crate::host::CommandBatch;
 use crate::page::keys;
 use crate::page::{Budget, Page};
 
@@ -115,8 +116,8 @@ pub(super) async fn mouse(
 }
 
 /// Moves to the element's action point and presses and releases `count`
-/// times. In the main frame's process the events are sent back to back and
-/// their acknowledgements awaited together (as Puppeteer does): the browser
+/// times. In the main frame's process the events are sent back to back, in
+/// one batch, and their acknowledgements awaited together (as Puppeteer does): the browser
 /// keeps their order, and the click does not pay one renderer round trip per
 /// event. An out-of-process frame gets them one by one: a frame that has just
 /// loaded can lose input that arrives before it is ready for it.
@@ -129,36 +130,30 @@ pub(super) async fn click(
     budget: &Budget,
 ) -> Result<()> {
     let (x, y, name) = (ready.x, ready.y, button.cdp_name());
-    let mut events = vec![mouse(
-        page,
-        "mouseMoved",
+    let event = |kind, button, click_count| InputDispatchMouseEvent {
+        kind,
         x,
         y,
-        "none",
-        0,
+        button,
+        click_count,
         modifiers,
-        budget,
-    )];
+        ..InputDispatchMouseEvent::default()
+    };
+    let mut events = vec![event("mouseMoved", "none", 0)];
     for click_count in 1..=count {
         for kind in ["mousePressed", "mouseReleased"] {
-            events.push(mouse(
-                page,
-                kind,
-                x,
-                y,
-                name,
-                click_count,
-                modifiers,
-                budget,
-            ));
+            events.push(event(kind, name, click_count));
         }
     }
     if ready.frame.is_some() {
-        for event in events {
-            event.await?;
+        for event in &events {
+            page.call(budget, event).await?;
         }
-    } else {
-        futures_util::future::try_join_all(events).await?;
+        return Ok(());
     }
-    Ok(())
+    let mut batch = CommandBatch::new();
+    for event in &events {
+        batch.push(event)?;
+    }
+    page.call_in_order(budget, batch).await
 }
