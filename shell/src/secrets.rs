@@ -83,11 +83,9 @@ mod tests {
 
     use super::*;
 
-    fn file(name: &str, text: &str, mode: u32) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("browser-shell-secrets-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// A secrets file in `dir` (removed with it when the test ends).
+    fn file(dir: &tempfile::TempDir, name: &str, text: &str, mode: u32) -> std::path::PathBuf {
+        let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         path
@@ -95,7 +93,9 @@ mod tests {
 
     #[test]
     fn a_private_file_and_variables_give_secrets() {
+        let dir = tempfile::tempdir().unwrap();
         let path = file(
+            &dir,
             "good.toml",
             "github = \"ghp_abcdef\"\nbank = { value = \"hunter22\", hosts = [\"bank.example\"] }\n",
             0o600,
@@ -115,16 +115,17 @@ mod tests {
 
     #[test]
     fn files_others_can_read_or_odd_entries_are_refused() {
-        let open = file("open.toml", "github = \"ghp_abcdef\"\n", 0o644);
+        let dir = tempfile::tempdir().unwrap();
+        let open = file(&dir, "open.toml", "github = \"ghp_abcdef\"\n", 0o644);
         let error = load(Some(&open), []).unwrap_err();
         assert!(error.to_string().contains("chmod 600"), "{error}");
-        let odd = file("odd.toml", "github = 12\n", 0o600);
+        let odd = file(&dir, "odd.toml", "github = 12\n", 0o600);
         let error = load(Some(&odd), []).unwrap_err();
         assert!(
             error.to_string().contains("github must be a string"),
             "{error}"
         );
-        let short = file("short.toml", "pin = \"123\"\n", 0o600);
+        let short = file(&dir, "short.toml", "pin = \"123\"\n", 0o600);
         assert!(load(Some(&short), []).is_err());
         let missing = std::path::Path::new("/nonexistent/secrets.toml");
         assert_eq!(

@@ -21,6 +21,9 @@ use crate::cdp::protocol::{
 use crate::cdp::{Connection, EventFilter, EventStream, SessionId, transport};
 use crate::error::{BrowserError, Result};
 
+/// How long a browser asked to close is given to exit by itself.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
 /// How long to wait for a browser's exit status once its pipe closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
 
@@ -168,20 +171,17 @@ impl ChromiumHost {
     /// every later command fails with `NOT_CONNECTED`.
     pub async fn shutdown(&self) {
         if let Some(process) = &self.process {
-            if self.connection.is_open() {
-                let mut closed = self.connection.subscribe(EventFilter::Browser);
-                if self
+            if self.connection.is_open()
+                && self
                     .connection
                     .call_with_timeout(None, &BrowserClose {}, Duration::from_secs(2))
                     .await
                     .is_ok()
-                {
-                    // The stream ends when the pipe closes, i.e. when the browser has exited.
-                    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-                        while closed.recv().await.is_some() {}
-                    })
-                    .await;
-                }
+            {
+                // The process, not the pipe, says the browser is done: it
+                // exits once it has flushed the profile and removed its
+                // singleton files, which a kill would leave behind.
+                let _ = tokio::time::timeout(SHUTDOWN_WAIT, process.exited()).await;
             }
             process.terminate();
         }

@@ -171,6 +171,8 @@ pub struct BrowserProcess {
     profile: Mutex<Option<tempfile::TempDir>>,
     /// The temporary profile's path, for callers that check it is gone.
     profile_path: Option<PathBuf>,
+    /// The profile the browser runs with (temporary or the person's).
+    user_data_dir: PathBuf,
     /// The last lines the browser wrote to stderr, for launch diagnostics.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// How the process ended, once it has (`None` while it runs).
@@ -206,8 +208,38 @@ fn sweep_orphaned_profiles() {
         let Some(owner) = owner else { continue };
         if !platform::process::is_alive(owner) {
             tracing::debug!(path = %path.display(), owner, "removing an orphaned temporary profile");
+            remove_singleton_dir(&path);
             let _ = std::fs::remove_dir_all(&path);
         }
+    }
+}
+
+/// Removes the directory of a dead browser's process-singleton socket.
+///
+/// Chromium (not the headless shell) puts that socket in a directory of
+/// its own in the temporary directory (`org.chromium.Chromium.XXXXXX`,
+/// `com.google.Chrome.XXXXXX`) and links it from the profile as
+/// `SingletonSocket`. It removes both when it exits by itself; a browser
+/// that was killed, or crashed, leaves the directory behind for good.
+fn remove_singleton_dir(user_data_dir: &Path) {
+    let Ok(socket) = std::fs::read_link(user_data_dir.join("SingletonSocket")) else {
+        return;
+    };
+    let Some(dir) = socket.parent() else { return };
+    let named_by_chromium = dir
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with("org.chromium.") || name.starts_with("com.google."));
+    let in_temp = match (
+        dir.parent().map(Path::canonicalize),
+        std::env::temp_dir().canonicalize(),
+    ) {
+        (Some(Ok(parent)), Ok(temp)) => parent == temp,
+        _ => false,
+    };
+    if named_by_chromium && in_temp {
+        tracing::debug!(dir = %dir.display(), "removing a dead browser's singleton directory");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -329,6 +361,7 @@ impl BrowserProcess {
             child: Mutex::new(Some(child)),
             tree,
             profile_path: profile.as_ref().map(|dir| dir.path().to_path_buf()),
+            user_data_dir: profile_dir,
             profile: Mutex::new(profile),
             stderr_tail,
         };
@@ -366,10 +399,13 @@ impl BrowserProcess {
         tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
-    /// Kills the browser and its helpers, reaps it, then removes a
+    /// Kills the browser and its helpers, reaps it, then removes what a
+    /// killed browser leaves behind: its singleton directory and a
     /// temporary profile. Idempotent.
     pub fn terminate(&self) {
-        self.kill();
+        if self.kill() {
+            remove_singleton_dir(&self.user_data_dir);
+        }
         let profile = self
             .profile
             .lock()
@@ -382,14 +418,16 @@ impl BrowserProcess {
         }
     }
 
-    /// Kills the browser and its helpers and reaps it. Idempotent.
-    fn kill(&self) {
+    /// Kills the browser and its helpers and reaps it; false when it was
+    /// reaped already. Idempotent.
+    fn kill(&self) -> bool {
         let Some(mut child) = self.lock_child().take() else {
-            return;
+            return false;
         };
         self.tree.kill();
         let _ = child.kill();
         let _ = child.wait();
+        true
     }
 
     fn lock_child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {

@@ -255,3 +255,38 @@ pub async fn the_headless_shell_is_preferred_and_the_full_browser_works_too(ctx:
     assert!(shot.width > 0 && shot.data.len() > 1000);
     browser.close_session(&session).await.unwrap();
 }
+
+/// The full browser keeps its process-singleton socket in a directory of
+/// its own in the temporary directory, linked from the profile. Closed, or
+/// killed first, it leaves nothing there.
+pub async fn the_full_browser_leaves_no_singleton_directory_closed_or_killed(_ctx: Ctx) {
+    let windowed = browser_provider::host::find_browser(None, false).unwrap();
+    for killed in [false, true] {
+        let host = ChromiumHost::launch(LaunchOptions {
+            executable: Some(windowed.clone()),
+            ..support::launch_options()
+        })
+        .await
+        .unwrap();
+        let profile = host.temporary_profile().expect("a temporary profile");
+        let socket = std::fs::read_link(profile.join("SingletonSocket"))
+            .expect("the full browser links its singleton socket from the profile");
+        let singleton = socket.parent().unwrap().to_path_buf();
+        assert!(singleton.is_dir(), "{}", singleton.display());
+        if killed {
+            let pid = i32::try_from(host.pid().unwrap()).unwrap();
+            // SAFETY: signalling the child we launched.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            tokio::time::timeout(Duration::from_secs(10), host.ended())
+                .await
+                .expect("the kill is noticed");
+        }
+        host.shutdown().await;
+        assert!(
+            !singleton.exists(),
+            "{} is left (killed first: {killed})",
+            singleton.display()
+        );
+        assert!(!profile.exists(), "the temporary profile is removed");
+    }
+}

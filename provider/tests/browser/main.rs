@@ -147,6 +147,7 @@ fn main() {
         lifecycle::a_killed_browser_fails_pending_commands_promptly,
         lifecycle::connects_to_an_existing_browser_over_websocket,
         lifecycle::the_headless_shell_is_preferred_and_the_full_browser_works_too,
+        lifecycle::the_full_browser_leaves_no_singleton_directory_closed_or_killed,
     ];
 
     let mut profile = None;

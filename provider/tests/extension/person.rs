@@ -31,6 +31,8 @@ pub struct Person {
     /// The profile, when this person owns it (a test that quits and
     /// restarts Chrome keeps its own).
     owned_profile: Option<tempfile::TempDir>,
+    /// The profile Chrome runs with.
+    profile: PathBuf,
     /// The browser's own CDP connection (the person's, not the agent's).
     pub cdp: Connection,
     /// The extension's popup, open in a tab of its own.
@@ -114,6 +116,7 @@ impl Person {
         let mut person = Self {
             process,
             owned_profile: None,
+            profile: profile.to_path_buf(),
             cdp,
             popup: SessionId(String::new()),
         };
@@ -130,13 +133,31 @@ impl Person {
             .await
             .is_err()
         {
-            let _ = self.process.kill().await;
+            self.kill_now().await;
         }
     }
 
     /// Chrome goes away at once, as when it crashes or is killed.
     pub async fn kill(mut self) {
+        self.kill_now().await;
+    }
+
+    /// Kills Chrome, then removes the directory of its singleton socket,
+    /// which only a Chrome that exits by itself removes (the profile links
+    /// it as `SingletonSocket`; see the shell's own launcher).
+    async fn kill_now(&mut self) {
+        let singleton = std::fs::read_link(self.profile.join("SingletonSocket"))
+            .ok()
+            .and_then(|socket| socket.parent().map(std::path::Path::to_path_buf))
+            .filter(|dir| {
+                dir.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with("org.chromium."))
+            });
         self.process.kill().await.expect("kill chromium");
+        if let Some(dir) = singleton {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     /// Opens a tab the way the person would; its target and a CDP session on it.
