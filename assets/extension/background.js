@@ -47,6 +47,11 @@ const debuggers = new Debuggers({
   onDetach(tabId, reason) {
     if (!grants.visible(tabId)) return;
     bridge.send({ method: "Extension.debuggerDetached", params: { tabId, reason } });
+    // Cancel on Chrome's debugging bar (it lets go of every tab at once) is
+    // the person saying stop: the agent does not attach again behind it.
+    if (reason === "canceled_by_user" && shell.control === "agent") {
+      stopAgents("you pressed Cancel on Chrome's debugging bar", { tabId });
+    }
   },
 });
 

@@ -72,8 +72,15 @@ impl Person {
             std::env::var("BROWSER_SHELL_PERSON_CHROME")
                 .unwrap_or_else(|_| "/usr/bin/chromium".into()),
         )
+        // `BROWSER_SHELL_PERSON_HEADED=1` (with a DISPLAY, such as Xvfb's)
+        // shows the person's Chrome, to look at what a person sees (the
+        // debugging bar) by hand.
+        .args(
+            std::env::var_os("BROWSER_SHELL_PERSON_HEADED")
+                .is_none()
+                .then_some("--headless=new"),
+        )
         .args([
-            "--headless=new",
             "--no-sandbox",
             "--remote-debugging-port=0",
             "--no-first-run",
