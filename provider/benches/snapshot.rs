@@ -44,6 +44,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower_http::services::ServeDir;
 
+#[allow(dead_code)]
+#[path = "../tests/support/bounded.rs"]
+mod bounded;
 #[path = "support/extension.rs"]
 mod extension;
 

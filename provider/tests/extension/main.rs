@@ -13,6 +13,7 @@
 
 #[path = "../support/mod.rs"]
 mod support;
+use support::bounded;
 
 mod bridge;
 mod faults;

@@ -17,6 +17,10 @@ use browser_provider::host::extension::pairing::Pairing;
 use browser_provider::host::{ExtensionHost, ExtensionOptions};
 use serde_json::{Value, json};
 
+// The test binary and the benchmark both include this file; both have the
+// bounded wait of `tests/support/bounded.rs` at their root.
+use crate::bounded;
+
 /// Where the unpacked extension is.
 pub fn extension_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")
@@ -191,8 +195,7 @@ impl Person {
     /// Evaluates an expression (promises awaited) in a page the person has open.
     /// A page still loading (its first document replaced) is asked again.
     pub async fn eval(&self, session: &SessionId, expression: &str) -> Value {
-        let started = tokio::time::Instant::now();
-        let result = loop {
+        let result = bounded::first_some(Duration::from_secs(10), || async {
             let sent = self
                 .cdp
                 .send(
@@ -202,15 +205,12 @@ impl Person {
                 )
                 .await;
             match sent {
-                Err(error)
-                    if error.to_string().contains("context was destroyed")
-                        && started.elapsed() < Duration::from_secs(10) =>
-                {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                other => break other.expect("evaluate"),
+                Err(error) if error.to_string().contains("context was destroyed") => None,
+                other => Some(other.expect("evaluate")),
             }
-        };
+        })
+        .await
+        .unwrap_or_else(|| panic!("{expression}: the page kept replacing its document for 10 s"));
         if let Some(exception) = result.get("exceptionDetails") {
             panic!("{expression} threw: {exception}");
         }
@@ -227,18 +227,11 @@ impl Person {
         let expression = format!(
             "chrome.tabs.query({{}}).then(tabs => (tabs.find(t => t.url === {url:?}) || {{}}).id ?? null)"
         );
-        let started = tokio::time::Instant::now();
-        loop {
-            if let Some(id) = self.in_popup(&expression).await.as_i64() {
-                return id;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "no tab shows {url}"
-            );
-            tokio::task::yield_now().await;
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        bounded::first_some(Duration::from_secs(10), || async {
+            self.in_popup(&expression).await.as_i64()
+        })
+        .await
+        .unwrap_or_else(|| panic!("no tab shows {url}"))
     }
 
     /// Presses a button in the popup, waiting (bounded) for it to be there.
@@ -330,17 +323,9 @@ impl Person {
 
 /// Polls `probe` until it gives a value, at most `within`.
 pub async fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = tokio::time::Instant::now();
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{what} did not come within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    bounded::first_some(within, || std::future::ready(probe()))
+        .await
+        .unwrap_or_else(|| panic!("{what} did not come within {within:?}"))
 }
 
 /// A host and browser of their own on a free port, paired with `person`'s

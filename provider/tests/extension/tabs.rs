@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Ctx;
+use crate::support::bounded;
 
 fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
     match result {
@@ -308,19 +309,11 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
         .send(Some(&page), "Page.navigate", json!({"url": elsewhere}))
         .await
         .unwrap();
-    let started = tokio::time::Instant::now();
-    let refused = loop {
-        match snapshot(&ctx, &session).await {
-            Err(error) => break error,
-            Ok(_) => {
-                assert!(
-                    started.elapsed() < Duration::from_secs(10),
-                    "the tab is still shared"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    };
+    let refused = bounded::first_some(Duration::from_secs(10), || async {
+        snapshot(&ctx, &session).await.err()
+    })
+    .await
+    .expect("the tab is no longer shared within 10 s");
     assert_eq!(refused.code(), "NOT_SHARED", "{refused}");
 
     // Shared again by the person: the agent reads the new page.
@@ -330,7 +323,7 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
             &format!("button[data-share=\"{session}\"]"),
         )
         .await;
-    let text = within(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
+    let text = bounded::first_ok(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
     assert!(
         text.contains("Owls") || text.contains("localhost"),
         "{text}"
@@ -624,7 +617,7 @@ pub async fn a_tab_whose_debugger_is_taken_away_is_driven_again_once_free(ctx: C
         .send(Some(&page), "Page.navigate", json!({"url": url}))
         .await
         .unwrap();
-    let text = within(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
+    let text = bounded::first_ok(Duration::from_secs(10), || snapshot(&ctx, &session)).await;
     assert!(text.contains("heading \"Account\""), "{text}");
     console_is_captured(&ctx, &session, "after the protected page").await;
 
@@ -688,33 +681,10 @@ pub async fn console_is_captured(ctx: &Ctx, session: &SessionId, words: &str) {
     .unwrap_or_else(|_| panic!("the console shows {words:?} within 5 s"));
 }
 
-/// Calls `attempt` until it succeeds, at most `bound` (for a page that is
-/// loading after the person's own navigation: no event of ours says when
-/// the extension sees it).
-async fn within<T, F, Fut>(bound: Duration, mut attempt: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, BrowserError>>,
-{
-    let deadline = tokio::time::Instant::now() + bound;
-    loop {
-        match attempt().await {
-            Ok(value) => return value,
-            Err(error) => {
-                assert!(
-                    tokio::time::Instant::now() < deadline,
-                    "still failing after {bound:?}: {error}"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
-}
-
 /// The snapshot of frames.html once both its frames show (the cross-origin
 /// one loads after the page), bounded.
 async fn with_both_frames(ctx: &Ctx, session: &SessionId) -> String {
-    within(Duration::from_secs(10), || async {
+    bounded::first_ok(Duration::from_secs(10), || async {
         let text = snapshot(ctx, session).await?;
         if text.matches("button \"Frame button\"").count() == 2 {
             Ok(text)

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod bounded;
+
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -243,23 +245,18 @@ impl Ctx {
 /// A test body.
 pub type TestFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Waits for `condition` to hold, re-checking after each `step` future, up to `bound`.
+/// Whether `condition` comes to hold within `bound` (looked at every 20 ms).
 pub async fn eventually<F, Fut>(bound: Duration, mut condition: F) -> bool
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + bound;
-    loop {
-        if condition().await {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::task::yield_now().await;
-        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_millis(20)).await;
-    }
+    bounded::first_some(bound, || {
+        let holds = condition();
+        async move { holds.await.then_some(()) }
+    })
+    .await
+    .is_some()
 }
 
 /// Process ids whose command line mentions `needle`.

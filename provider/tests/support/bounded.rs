@@ -1,0 +1,57 @@
+//! Waiting on a condition with a bound, for tests and benchmarks: what
+//! they wait for has no event to wait on (a file Chromium writes, a tab
+//! the extension lists), so it is looked at every 20 ms until it holds.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// How often a condition is looked at again.
+const EVERY: Duration = Duration::from_millis(20);
+
+/// The first `Some` that `attempt` gives, looked for every 20 ms; `None`
+/// once `bound` has passed without one.
+pub async fn first_some<T, F, Fut>(bound: Duration, mut attempt: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + bound;
+    loop {
+        if let Some(value) = attempt().await {
+            return Some(value);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep_until(tokio::time::Instant::now() + EVERY).await;
+    }
+}
+
+/// The first success of `attempt`, tried every 20 ms; panics with the last
+/// failure once `bound` has passed without one.
+pub async fn first_ok<T, E, F, Fut>(bound: Duration, mut attempt: F) -> T
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let last = std::sync::Mutex::new(String::new());
+    let found = first_some(bound, || {
+        let tried = attempt();
+        let last = &last;
+        async move {
+            tried
+                .await
+                .map_err(|error| {
+                    *last.lock().unwrap_or_else(|p| p.into_inner()) = error.to_string()
+                })
+                .ok()
+        }
+    })
+    .await;
+    found.unwrap_or_else(|| {
+        let last = last.lock().unwrap_or_else(|p| p.into_inner());
+        panic!("still failing after {bound:?}: {last}")
+    })
+}
