@@ -46,12 +46,14 @@ const debuggers = new Debuggers({
   },
   onDetach(tabId, reason) {
     if (!grants.visible(tabId)) return;
-    bridge.send({ method: "Extension.debuggerDetached", params: { tabId, reason } });
     // Cancel on Chrome's debugging bar (it lets go of every tab at once) is
-    // the person saying stop: the agent does not attach again behind it.
-    if (reason === "canceled_by_user" && shell.control === "agent") {
-      stopAgents("you pressed Cancel on Chrome's debugging bar", { tabId });
+    // the person saying stop: no tab is attached again behind their back.
+    if (reason === "canceled_by_user") {
+      const why = "you pressed Cancel on Chrome's debugging bar";
+      debuggers.holdOff(why);
+      if (shell.control === "agent") stopAgents(why, { tabId });
     }
+    bridge.send({ method: "Extension.debuggerDetached", params: { tabId, reason } });
   },
 });
 
@@ -149,7 +151,10 @@ async function answer({ method, params = {}, sessionId }) {
       return {};
     case "Extension.setControl":
       shell.control = params.holder === "person" ? "person" : "agent";
-      if (shell.control === "agent") shell.stopped = "";
+      if (shell.control === "agent") {
+        shell.stopped = "";
+        debuggers.allow();
+      }
       notifyPopup();
       return {};
     case "Extension.setActivity":
@@ -163,6 +168,35 @@ async function answer({ method, params = {}, sessionId }) {
 
 /** A CDP command for a tab (or one of its frames), checked against the grants. */
 async function forward(sessionId, method, params) {
+  const { tabId, child, record } = await admitted(sessionId);
+  return sendAsAgent(tabId, child, record, method, params);
+}
+
+/**
+ * Several CDP commands for one tab (input events that must arrive in
+ * order), in one message each way. The tab is checked once; then every
+ * command is handed to Chrome in its order, nothing awaited in between.
+ */
+async function sendCommands({ sessionId, commands }) {
+  if (typeof sessionId !== "string" || !Array.isArray(commands) || commands.length > MAX_BATCH) {
+    throw new BridgeError("INVALID_ARGUMENT", `a batch is a sessionId and at most ${MAX_BATCH} commands`);
+  }
+  if (!commands.every((command) => typeof command?.method === "string")) {
+    throw new BridgeError("INVALID_ARGUMENT", "every command of a batch needs a method");
+  }
+  const { tabId, child, record } = await admitted(sessionId);
+  await debuggers.attach(tabId);
+  const sent = commands.map(({ method, params }) => sendAsAgent(tabId, child, record, method, params ?? {}));
+  const settled = await Promise.allSettled(sent);
+  return {
+    answers: settled.map((outcome) =>
+      outcome.status === "fulfilled" ? { result: outcome.value ?? {} } : { error: errorAnswer(outcome.reason) },
+    ),
+  };
+}
+
+/** The tab (and frame) a session id names, if an agent may drive it now. */
+async function admitted(sessionId) {
   const tabMatch = TAB_SESSION.exec(sessionId);
   if (!tabMatch) throw new BridgeError("TAB_NOT_FOUND", "no such tab or frame");
   const tabId = Number(tabMatch[1]);
@@ -170,37 +204,25 @@ async function forward(sessionId, method, params) {
   const record = await reachable(tabId);
   const blocked = protectedReason(await urlOf(tabId));
   if (blocked) throw new BridgeError("PAGE_PROTECTED", blocked);
+  return { tabId, child, record };
+}
+
+/**
+ * Sends an admitted command: what it does to the share is noted, and a
+ * press it makes is owed a report from the page (counted from the moment
+ * Chrome has handed it to the page, when its report is on its way).
+ */
+function sendAsAgent(tabId, child, record, method, params) {
   if (method === "Page.navigate" && typeof params.url === "string") {
     // The agent's own navigation takes the share with it.
     record.site = siteOf(params.url);
     grants.save();
   }
   const report = expectedReport(method, params);
-  if (report) agentInput.expect(tabId, report);
-  return debuggers.send(tabId, child, method, params);
-}
-
-/**
- * Several CDP commands for one tab (input events that must arrive in
- * order), in one message each way. They are all sent before any answer is
- * awaited; each takes the same steps through `forward`, so they reach
- * Chrome in their order.
- */
-async function sendCommands({ sessionId, commands }) {
-  if (typeof sessionId !== "string" || !Array.isArray(commands) || commands.length > MAX_BATCH) {
-    throw new BridgeError("INVALID_ARGUMENT", `a batch is a sessionId and at most ${MAX_BATCH} commands`);
-  }
-  const sent = commands.map((command) =>
-    typeof command?.method === "string"
-      ? forward(sessionId, command.method, command.params ?? {})
-      : Promise.reject(new BridgeError("INVALID_ARGUMENT", "a command without a method")),
-  );
-  const settled = await Promise.allSettled(sent);
-  return {
-    answers: settled.map((outcome) =>
-      outcome.status === "fulfilled" ? { result: outcome.value ?? {} } : { error: errorAnswer(outcome.reason) },
-    ),
-  };
+  const owed = report ? agentInput.expect(tabId, report) : null;
+  const sent = debuggers.send(tabId, child, method, params);
+  if (owed) sent.finally(() => agentInput.delivered(owed)).catch(() => {});
+  return sent;
 }
 
 /**
@@ -226,9 +248,10 @@ async function urlOf(tabId) {
  */
 function personInput(tabId, payload) {
   // Every press pays what the agent owes, whatever happens next.
-  const persons = Object.entries(pressesIn(payload))
-    .filter(([kind, count]) => agentInput.personsPresses(tabId, kind, count) > 0)
-    .map(([kind]) => kind);
+  const persons = [];
+  for (const [kind, count] of Object.entries(pressesIn(payload))) {
+    if (agentInput.personsPresses(tabId, kind, count) > 0) persons.push(kind);
+  }
   if (persons.length === 0 || shell.control !== "agent" || !grants.visible(tabId)) return;
   const kind = persons.includes("key") ? "key" : "click";
   const what = kind === "key" ? "typed" : "clicked";
@@ -490,6 +513,7 @@ async function fromPerson(message) {
       stopAgents("you pressed Stop");
       return {};
     case "resume":
+      debuggers.allow();
       bridge.send({ method: "Extension.resume", params: {} });
       shell.control = "agent";
       shell.stopped = "";

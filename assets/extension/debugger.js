@@ -34,6 +34,8 @@ export class Debuggers {
     this.attached = new Map();
     /** Tabs whose debugger went away, with why, until the next attach. */
     this.lost = new Map();
+    /** Why no tab may be attached now (the person cancelled debugging), or null. */
+    this.heldOff = null;
     chrome.debugger.onEvent.addListener((source, method, params) => {
       if (source.tabId === undefined) return;
       if (method === "Target.attachedToTarget" && params?.targetInfo?.type === "iframe") {
@@ -70,9 +72,27 @@ export class Debuggers {
     }
   }
 
+  /**
+   * No tab is attached again until `allow()`: the person cancelled Chrome's
+   * debugging bar, and attaching would put it straight back.
+   */
+  holdOff(why) {
+    this.heldOff = why;
+  }
+
+  /** Tabs may be attached again (the person let the agents go on). */
+  allow() {
+    this.heldOff = null;
+  }
+
   /** Attaches once; concurrent callers share the attempt. */
   attach(tabId) {
     let attaching = this.attached.get(tabId);
+    if (!attaching && this.heldOff) {
+      return Promise.reject(
+        new BridgeError("DEBUGGER_DETACHED", `${this.heldOff}; agents drive tabs again once you let them go on`),
+      );
+    }
     if (!attaching) {
       attaching = attachTo(tabId).then((fresh) => (fresh ? this.prepare(tabId) : undefined));
       this.attached.set(tabId, attaching);

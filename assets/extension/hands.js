@@ -46,6 +46,9 @@ const LISTENER = `(() => {
   const report = (kind) => (event) => {
     if (!event.isTrusted) return;
     counts[kind] += 1;
+    // A hidden page's timers may wait a minute; only the agent presses
+    // there, and its presses are owed their reports within seconds.
+    if (document.visibilityState === "hidden") return flush();
     if (gathering) return;
     flush();
     gathering = true;
@@ -58,6 +61,9 @@ const LISTENER = `(() => {
   addEventListener("keydown", report("key"), true);
 })();`;
 
+/** More presses than a report can honestly hold in GATHER_MS. */
+const MOST_PRESSES = 10_000;
+
 /**
  * The presses in a listener's report, by kind. A listener of an older
  * version, still in a page, reports one press by its kind's name.
@@ -69,7 +75,7 @@ export function pressesIn(payload) {
     const presses = {};
     for (const kind of ["click", "key"]) {
       const count = counts?.[kind];
-      if (Number.isInteger(count) && count > 0) presses[kind] = count;
+      if (Number.isInteger(count) && count > 0) presses[kind] = Math.min(count, MOST_PRESSES);
     }
     return presses;
   } catch {
@@ -112,28 +118,38 @@ export class AgentInput {
     this.owed = new Map();
   }
 
-  /** The agent is about to press something in a tab. */
+    /** The agent is about to press something in a tab; what it owes, to mark delivered. */
   expect(tabId, kind) {
     const owed = this.owed.get(tabId) ?? [];
-    owed.push({ kind, until: Date.now() + EXPECTED_FOR_MS });
+    const entry = { kind, until: Date.now() + EXPECTED_FOR_MS };
+    owed.push(entry);
     this.owed.set(tabId, owed);
+    return entry;
+  }
+
+  /**
+   * Chrome answered the press: the page has it, and its report comes
+   * within EXPECTED_FOR_MS from now (a busy page may have held it back).
+   */
+  delivered(entry) {
+    entry.until = Date.now() + EXPECTED_FOR_MS;
   }
 
   /**
    * How many of `count` presses of `kind` reported in this tab now are the
-   * person's own: those the agent's owed reports do not pay for.
+   * person's own: those the agent's owed presses do not pay for.
    */
   personsPresses(tabId, kind, count) {
     const now = Date.now();
     const owed = (this.owed.get(tabId) ?? []).filter((entry) => entry.until >= now);
-    let persons = 0;
-    for (let press = 0; press < count; press++) {
-      const index = owed.findIndex((entry) => entry.kind === kind);
-      if (index >= 0) owed.splice(index, 1);
-      else persons += 1;
-    }
-    this.owed.set(tabId, owed);
-    return persons;
+    let paid = 0;
+    const left = owed.filter((entry) => {
+      if (entry.kind !== kind || paid >= count) return true;
+      paid += 1;
+      return false;
+    });
+    this.owed.set(tabId, left);
+    return count - paid;
   }
 
   forget(tabId) {

@@ -20,6 +20,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// The bounded wait the person's helper uses.
+#[allow(dead_code)]
+#[path = "../../provider/tests/support/bounded.rs"]
+mod bounded;
 mod common;
 /// The person's Chrome with the extension (the provider's test helper).
 #[allow(dead_code)]

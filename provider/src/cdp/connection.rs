@@ -632,7 +632,11 @@ impl RelayLink {
                 },
             },
         );
-        tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, %text);
+        if carries_input(method, &text) {
+            tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, id, method, "(input withheld)");
+        } else {
+            tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, %text);
+        }
         if self.inner.outgoing.send(text).is_err() {
             state.pending.remove(&id);
             return Err(BrowserError::NotConnected {
@@ -679,10 +683,13 @@ async fn read_loop(inner: Arc<Inner>, mut incoming: mpsc::UnboundedReceiver<Inbo
     }
 }
 
-/// Whether a command carries input events (an `Input.*` command, or a
-/// batch with one in it), whose typed text stays out of logs.
+/// Whether a command carries what a person or an agent types, which stays
+/// out of even the wire trace: an `Input.*` command, a batch with one in it
+/// (the extension's bridge), or text pasted through the page's helper
+/// (`__browserShell.pasteText`, how `fill` puts text in a code editor).
 fn carries_input(method: &str, text: &str) -> bool {
-    method.starts_with("Input.") || text.contains("\"method\":\"Input.")
+    const CARRIERS: [&str; 2] = ["\"method\":\"Input.", "__browserShell.pasteText("];
+    method.starts_with("Input.") || CARRIERS.iter().any(|carrier| text.contains(carrier))
 }
 
 fn truncate_for_log(text: &str) -> &str {
@@ -709,6 +716,18 @@ mod tests {
         assert!(!EventFilter::Browser.matches(Some(&a)));
         assert!(EventFilter::Session(a.clone()).matches(Some(&a)));
         assert!(!EventFilter::Session(a).matches(None));
+    }
+
+    #[test]
+    fn typed_text_is_told_apart_for_the_trace() {
+        let key = r#"{"id":1,"method":"Input.dispatchKeyEvent","params":{"text":"s"}}"#;
+        assert!(carries_input("Input.dispatchKeyEvent", key));
+        let batch = r#"{"id":2,"method":"Extension.sendCommands","params":{"sessionId":"tab-1","commands":[{"method":"Input.insertText","params":{"text":"hunter2"}}]}}"#;
+        assert!(carries_input("Extension.sendCommands", batch));
+        let paste = r#"{"id":3,"method":"Runtime.evaluate","params":{"expression":"__browserShell.pasteText(\"hunter2\")"}}"#;
+        assert!(carries_input("Runtime.evaluate", paste));
+        let look = r#"{"id":4,"method":"Runtime.evaluate","params":{"expression":"__browserShell.walk()"}}"#;
+        assert!(!carries_input("Runtime.evaluate", look));
     }
 
     #[test]

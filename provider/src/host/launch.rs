@@ -208,7 +208,7 @@ fn sweep_orphaned_profiles() {
         let Some(owner) = owner else { continue };
         if !platform::process::is_alive(owner) {
             tracing::debug!(path = %path.display(), owner, "removing an orphaned temporary profile");
-            remove_singleton_dir(&path);
+            remove_singleton_dir(&path, None);
             let _ = std::fs::remove_dir_all(&path);
         }
     }
@@ -221,7 +221,26 @@ fn sweep_orphaned_profiles() {
 /// `com.google.Chrome.XXXXXX`) and links it from the profile as
 /// `SingletonSocket`. It removes both when it exits by itself; a browser
 /// that was killed, or crashed, leaves the directory behind for good.
-fn remove_singleton_dir(user_data_dir: &Path) {
+///
+/// Only the directory of a dead browser: the one `browser` names, or with
+/// `None` any that is no longer running (the profile's `SingletonLock`
+/// names it, as `<host>-<pid>`). A browser that handed its command line to
+/// another one on the same profile and quit must not take that one's.
+fn remove_singleton_dir(user_data_dir: &Path, browser: Option<u32>) {
+    let holder = std::fs::read_link(user_data_dir.join("SingletonLock"))
+        .ok()
+        .and_then(|lock| {
+            let (_, pid) = lock.to_str()?.rsplit_once('-')?;
+            pid.parse::<u32>().ok()
+        });
+    let dead = match (holder, browser) {
+        (Some(holder), Some(browser)) => holder == browser,
+        (Some(holder), None) => !platform::process::is_alive(holder),
+        (None, _) => false,
+    };
+    if !dead {
+        return;
+    }
     let Ok(socket) = std::fs::read_link(user_data_dir.join("SingletonSocket")) else {
         return;
     };
@@ -403,8 +422,8 @@ impl BrowserProcess {
     /// killed browser leaves behind: its singleton directory and a
     /// temporary profile. Idempotent.
     pub fn terminate(&self) {
-        if self.kill() {
-            remove_singleton_dir(&self.user_data_dir);
+        if let Some(pid) = self.kill() {
+            remove_singleton_dir(&self.user_data_dir, Some(pid));
         }
         let profile = self
             .profile
@@ -418,16 +437,14 @@ impl BrowserProcess {
         }
     }
 
-    /// Kills the browser and its helpers and reaps it; false when it was
-    /// reaped already. Idempotent.
-    fn kill(&self) -> bool {
-        let Some(mut child) = self.lock_child().take() else {
-            return false;
-        };
+    /// Kills the browser and its helpers and reaps it; its process id, or
+    /// `None` when it was reaped already. Idempotent.
+    fn kill(&self) -> Option<u32> {
+        let mut child = self.lock_child().take()?;
         self.tree.kill();
         let _ = child.kill();
         let _ = child.wait();
-        true
+        Some(child.id())
     }
 
     fn lock_child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {

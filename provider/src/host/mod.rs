@@ -152,8 +152,8 @@ pub struct CommandBatch {
     commands: Vec<BatchedCommand>,
 }
 
-/// One command of a [`CommandBatch`].
-#[derive(Debug, Clone, PartialEq)]
+/// One command of a [`CommandBatch`] (as the extension's bridge carries it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BatchedCommand {
     /// The protocol method, such as `Input.dispatchKeyEvent`.
     pub method: &'static str,
@@ -240,7 +240,7 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     /// Disposes an isolated context and closes its views.
     async fn destroy_context(&self, context: &ContextId) -> Result<()>;
     /// Sends commands to the view's page back to back, in their order, and
-    /// waits for every answer; the first failure is the answer. The browser
+    /// waits for every answer; a failure among them is the answer. The browser
     /// keeps their order, so input does not pay a round trip per event; a
     /// host whose path costs something per message (the extension's) sends
     /// them as one.

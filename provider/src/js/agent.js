@@ -65,6 +65,16 @@
   const checkedHosts = new WeakSet();
   let pendingHosts = [];
   const shadowOf = (el) => el.shadowRoot || closedRoots.get(el) || null;
+  // Every element under `root` matching `selector`, in every shadow root
+  // (open, and closed ones handed to us) too: a host's shadow content
+  // comes just before the host.
+  function* elementsDeep(root, selector = '*') {
+    for (const el of root.querySelectorAll('*')) {
+      const shadow = shadowOf(el);
+      if (shadow) yield* elementsDeep(shadow, selector);
+      if (selector === '*' || el.matches(selector)) yield el;
+    }
+  }
   // Cross-origin iframes get a slot id so the provider can put the frame's
   // own tree (walked in that frame) where the iframe sits.
   const slots = { byElement: new WeakMap(), next: 1 };
@@ -996,17 +1006,12 @@
   function suggest(expected, nextRef) {
     const state = { nextRef };
     const matches = [];
-    const tag = expected.tag || '*';
-    const scan = (root) => {
-      for (const el of root.querySelectorAll(tag)) {
-        const role = roleOf(el) || 'generic';
-        if (role !== expected.role) continue;
-        if (sameFingerprint(fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME)), expected)) matches.push(el);
-        if (matches.length > 1) return;
-      }
-      for (const host of root.querySelectorAll('*')) if (host.shadowRoot) scan(host.shadowRoot);
-    };
-    scan(document);
+    for (const el of elementsDeep(document, expected.tag || '*')) {
+      const role = roleOf(el) || 'generic';
+      if (role !== expected.role) continue;
+      if (sameFingerprint(fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME)), expected)) matches.push(el);
+      if (matches.length > 1) break;
+    }
     if (matches.length !== 1) return { nextRef, ref: null };
     const ref = refFor(matches[0], state);
     return { nextRef: state.nextRef, ref };
@@ -1126,15 +1131,10 @@
   // document.getAnimations() leaves out; web components animate there).
   function everyAnimation() {
     const found = document.getAnimations();
-    const visit = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        const shadow = shadowOf(el);
-        if (!shadow) continue;
-        found.push(...shadow.getAnimations());
-        visit(shadow);
-      }
-    };
-    visit(document);
+    for (const el of elementsDeep(document)) {
+      const shadow = shadowOf(el);
+      if (shadow) found.push(...shadow.getAnimations());
+    }
     return found;
   }
 
@@ -1273,7 +1273,7 @@
 
   globalThis.__browserShell = { doc, roleOf, nameOf, describe, deepElementFromPoint, composedContains, waitFor, waitStable, slotOf, pendingHost, adoptClosedRoot, armInput, inputArrived, frames, animationsEnded, walk, prepare, suggest, element, rootBySelector, settle, selectOptions, checkedState, focus, pasteText,
     // For find.js: the helpers it builds on.
-    internals: { refFor, fingerprint, clip, squash, shadowOf, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME },
+    internals: { refFor, fingerprint, clip, squash, shadowOf, elementsDeep, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME },
   };
   return 'installed';
 })()

@@ -41,7 +41,8 @@ use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
 use crate::error::{BrowserError, Result};
 use bridge::{Authenticated, BridgeConfig, Listener};
 use protocol::{
-    BatchAnswer, MAX_BATCH, MAX_PENDING_COMMANDS, SEND_COMMANDS, SessionLabel, SessionList,
+    BatchAnswer, MAX_BATCH, MAX_PENDING_COMMANDS, SEND_COMMANDS, SendCommandsParams, SessionLabel,
+    SessionList,
 };
 
 /// Bound for the extension's own bookkeeping calls (tabs, sessions).
@@ -367,14 +368,19 @@ impl Shared {
         commands: &[BatchedCommand],
         timeout: Duration,
     ) -> Result<()> {
-        let params = json!({
-            "sessionId": tab.as_str(),
-            "commands": commands
-                .iter()
-                .map(|command| json!({"method": command.method, "params": command.params}))
-                .collect::<Vec<_>>(),
-        });
-        let count = u32::try_from(commands.len()).unwrap_or(u32::MAX);
+        debug_assert!(
+            commands.len() <= MAX_BATCH,
+            "a batch is cut into chunks first"
+        );
+        let params = serde_json::to_value(SendCommandsParams {
+            session_id: tab.as_str(),
+            commands,
+        })
+        .map_err(|e| BrowserError::Protocol {
+            method: SEND_COMMANDS.into(),
+            message: format!("cannot encode the batch: {e}"),
+        })?;
+        let count = u32::try_from(commands.len().min(MAX_BATCH)).unwrap_or(1);
         let answer = self
             .call_carrying(None, SEND_COMMANDS, params, timeout, count)
             .await?;
@@ -843,18 +849,21 @@ impl ViewHost for ExtensionHost {
         if self.shared.batches_refused.load(Ordering::Relaxed) {
             return self.send_one_by_one(view, commands, timeout).await;
         }
-        let sends = commands
-            .chunks(MAX_BATCH)
-            .map(|chunk| self.shared.call_batch(view, chunk, timeout));
-        match futures_util::future::try_join_all(sends).await {
-            Err(error) if is_unknown_batch(&error) => {
-                // An extension from before batches (Chrome runs an unpacked
-                // extension's old code until it reloads): it ran none of them.
-                self.shared.batches_refused.store(true, Ordering::Relaxed);
-                self.send_one_by_one(view, commands, timeout).await
+        // One chunk after the other: a chunk reaches Chrome only once the
+        // one before it has, whatever the connection does meanwhile.
+        for (index, chunk) in commands.chunks(MAX_BATCH).enumerate() {
+            match self.shared.call_batch(view, chunk, timeout).await {
+                Ok(()) => {}
+                Err(error) if index == 0 && is_unknown_batch(&error) => {
+                    // An extension from before batches (Chrome runs an unpacked
+                    // extension's old code until it reloads): it ran none of them.
+                    self.shared.batches_refused.store(true, Ordering::Relaxed);
+                    return self.send_one_by_one(view, commands, timeout).await;
+                }
+                Err(error) => return Err(error),
             }
-            other => other.map(drop),
         }
+        Ok(())
     }
 
     async fn main_frame(&self, view: &ViewId) -> Result<String> {

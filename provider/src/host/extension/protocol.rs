@@ -43,6 +43,16 @@ pub const SEND_COMMANDS: &str = "Extension.sendCommands";
 pub const MAX_BATCH: usize = 32;
 const _: () = assert!(MAX_BATCH <= MAX_PENDING_COMMANDS);
 
+/// What [`SEND_COMMANDS`] carries.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendCommandsParams<'a> {
+    /// The tab, as `tab-<id>`.
+    pub session_id: &'a str,
+    /// The commands, at most [`MAX_BATCH`], in the order Chrome gets them.
+    pub commands: &'a [crate::host::BatchedCommand],
+}
+
 /// The extension's answer to [`SEND_COMMANDS`]: one per command, in order.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BatchAnswer {
