@@ -78,7 +78,21 @@ const bridge = new Bridge({
   },
 });
 
-const ready = grants.load().then(() => bridge.ensure());
+const ready = Promise.all([grants.load(), debuggers.loadHeldOff(), loadControl()]).then(() => bridge.ensure());
+
+/** Who held control before this worker started (Chrome stops and starts it). */
+async function loadControl() {
+  const { control } = await chrome.storage.session.get("control").catch(() => ({}));
+  if (control?.holder === "person") {
+    shell.control = "person";
+    shell.stopped = String(control.stopped ?? "");
+  }
+}
+
+/** Keeps who holds control for the next worker. */
+function rememberControl() {
+  chrome.storage.session.set({ control: { holder: shell.control, stopped: shell.stopped } }).catch(() => {});
+}
 
 // The doorbell (doorbell.js) starts this worker again as soon as it stops.
 chrome.runtime.onConnect.addListener((port) => {
@@ -155,6 +169,7 @@ async function answer({ method, params = {}, sessionId }) {
         shell.stopped = "";
         debuggers.allow();
       }
+      rememberControl();
       notifyPopup();
       return {};
     case "Extension.setActivity":
@@ -262,6 +277,7 @@ function personInput(tabId, payload) {
 function stopAgents(why, detail = {}) {
   shell.control = "person";
   shell.stopped = why;
+  rememberControl();
   bridge.send({ method: "Extension.stop", params: { reason: why, ...detail } });
   notifyPopup();
 }
@@ -517,6 +533,7 @@ async function fromPerson(message) {
       bridge.send({ method: "Extension.resume", params: {} });
       shell.control = "agent";
       shell.stopped = "";
+      rememberControl();
       notifyPopup();
       return {};
     case "disconnect":

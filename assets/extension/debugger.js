@@ -78,11 +78,20 @@ export class Debuggers {
    */
   holdOff(why) {
     this.heldOff = why;
+    // Kept for a worker that Chrome stops and starts again meanwhile.
+    chrome.storage.session.set({ heldOff: why }).catch(() => {});
   }
 
   /** Tabs may be attached again (the person let the agents go on). */
   allow() {
     this.heldOff = null;
+    chrome.storage.session.remove("heldOff").catch(() => {});
+  }
+
+  /** What an earlier worker held off, if anything (at start). */
+  async loadHeldOff() {
+    const { heldOff } = await chrome.storage.session.get("heldOff").catch(() => ({}));
+    if (typeof heldOff === "string" && this.heldOff === null) this.heldOff = heldOff;
   }
 
   /** Attaches once; concurrent callers share the attempt. */

@@ -15,55 +15,14 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::display::{VirtualDisplay, screenshot};
 use common::{Endpoint, serve_fixtures, start_shell_on_display, status_until};
 use serde_json::{Value, json};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
-    ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt, EventMask, ImageFormat, MapState,
-    Window,
+    ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window,
 };
 use x11rb::rust_connection::RustConnection;
-
-/// A private X display; the server stops when this is dropped.
-struct VirtualDisplay {
-    server: std::process::Child,
-    name: String,
-}
-
-impl VirtualDisplay {
-    /// Starts Xvfb on a free display number (it picks one and tells us).
-    fn start() -> Self {
-        use std::io::BufRead;
-        let mut server = std::process::Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1400x900x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("Xvfb is installed (apt install xvfb)");
-        let mut number = String::new();
-        std::io::BufReader::new(server.stdout.take().unwrap())
-            .read_line(&mut number)
-            .unwrap();
-        let name = format!(":{}", number.trim());
-        assert!(name.len() > 1, "Xvfb names its display");
-        Self { server, name }
-    }
-}
-
-impl Drop for VirtualDisplay {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
-}
 
 /// The X atom named `name`.
 fn atom(x: &RustConnection, name: &str) -> u32 {
@@ -155,24 +114,6 @@ async fn focused(x: &Arc<RustConnection>, window: Window) {
         window,
         "the window has the focus"
     );
-}
-
-/// The whole screen as an image.
-fn screenshot(x: &RustConnection) -> image::RgbImage {
-    let screen = &x.setup().roots[0];
-    let (width, height) = (screen.width_in_pixels, screen.height_in_pixels);
-    let shot = x
-        .get_image(ImageFormat::Z_PIXMAP, screen.root, 0, 0, width, height, !0)
-        .unwrap()
-        .reply()
-        .unwrap();
-    // 24-bit depth comes as 32 bits per pixel, blue first.
-    let pixels = shot
-        .data
-        .chunks_exact(4)
-        .flat_map(|p| [p[2], p[1], p[0]])
-        .collect();
-    image::RgbImage::from_raw(u32::from(width), u32::from(height), pixels).unwrap()
 }
 
 /// Child processes of `pid` (Chromium, for the shell).

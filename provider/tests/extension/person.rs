@@ -53,7 +53,16 @@ impl Person {
     /// [`Self::start`] with more command-line switches.
     pub async fn start_with(extra: &[&str]) -> Self {
         let profile = tempfile::tempdir().expect("profile dir");
-        let mut person = Self::launch_with(profile.path(), extra).await;
+        let mut person = Self::launch_in(profile.path(), extra, None).await;
+        person.owned_profile = Some(profile);
+        person
+    }
+
+    /// [`Self::start`] with a window, on X display `display` (such as
+    /// Xvfb's): Chrome's own UI, such as its debugging bar, is there.
+    pub async fn start_shown(display: &str) -> Self {
+        let profile = tempfile::tempdir().expect("profile dir");
+        let mut person = Self::launch_in(profile.path(), &[], Some(display)).await;
         person.owned_profile = Some(profile);
         person
     }
@@ -68,6 +77,16 @@ impl Person {
     /// the person's Chrome the shell's own feature switches, to compare
     /// like with like).
     pub async fn launch_with(profile: &std::path::Path, extra: &[&str]) -> Self {
+        // `BROWSER_SHELL_PERSON_HEADED=1` shows the person's Chrome on the
+        // display in DISPLAY, to look at what a person sees by hand.
+        let shown = std::env::var_os("BROWSER_SHELL_PERSON_HEADED")
+            .and_then(|_| std::env::var("DISPLAY").ok());
+        Self::launch_in(profile, extra, shown.as_deref()).await
+    }
+
+    /// Starts Chromium with the extension on `profile`: headless, or with a
+    /// window on X display `shown`.
+    async fn launch_in(profile: &std::path::Path, extra: &[&str], shown: Option<&str>) -> Self {
         let extension = extension_dir().canonicalize().expect("extension dir");
         let port_file = profile.join("DevToolsActivePort");
         // A file left by the last run names a port nobody listens on.
@@ -76,14 +95,7 @@ impl Person {
             std::env::var("BROWSER_SHELL_PERSON_CHROME")
                 .unwrap_or_else(|_| "/usr/bin/chromium".into()),
         )
-        // `BROWSER_SHELL_PERSON_HEADED=1` (with a DISPLAY, such as Xvfb's)
-        // shows the person's Chrome, to look at what a person sees (the
-        // debugging bar) by hand.
-        .args(
-            std::env::var_os("BROWSER_SHELL_PERSON_HEADED")
-                .is_none()
-                .then_some("--headless=new"),
-        )
+        .args(shown.is_none().then_some("--headless=new"))
         .args([
             "--no-sandbox",
             "--remote-debugging-port=0",
@@ -104,6 +116,13 @@ impl Person {
             "--disable-extensions-except={}",
             extension.display()
         ))
+        .args(
+            shown
+                .map(|_| ["--window-position=0,0", "--window-size=1200,800"])
+                .into_iter()
+                .flatten(),
+        )
+        .envs(shown.map(|display| ("DISPLAY", display)))
         .arg("about:blank")
         .stdout(Stdio::null())
         .stderr(Stdio::null())

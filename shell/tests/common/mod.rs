@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod display;
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -145,6 +145,9 @@ struct Shared {
     /// The connected extension answered that it does not know batches
     /// (an older one): batches go one command per message.
     batches_refused: AtomicBool,
+    /// Who holds control, as last told to the extension (told again to
+    /// every new connection).
+    control: Mutex<Option<&'static str>>,
     command_timeout: Duration,
     version: Mutex<String>,
 }
@@ -182,6 +185,7 @@ impl ExtensionHost {
             sessions: watch::Sender::new(SessionList::default()),
             pending: Arc::new(Semaphore::new(MAX_PENDING_COMMANDS)),
             batches_refused: AtomicBool::new(false),
+            control: Mutex::new(None),
             command_timeout: options.command_timeout,
             version: Mutex::new("Chrome (not connected yet)".into()),
         });
@@ -243,6 +247,11 @@ impl ExtensionHost {
     /// Tells the extension who holds control (its popup shows Stop or Resume).
     pub fn set_control(&self, person: bool) {
         let holder = if person { "person" } else { "agent" };
+        *self
+            .shared
+            .control
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(holder);
         self.shared
             .notify("Extension.setControl", json!({"holder": holder}));
     }
@@ -500,6 +509,11 @@ impl Shared {
             if !published {
                 connection.close();
                 return;
+            }
+            // A worker that came back, or a Chrome that did, hears who holds control.
+            let holder = *shared.control.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(holder) = holder {
+                shared.notify("Extension.setControl", json!({"holder": holder}));
             }
             shared.pump(events).await;
             let reason = connection.closed().await;
