@@ -306,6 +306,14 @@ async fn capture_once(
             clip.scale *= WARM_UP_SCALE;
         }
         let _ = page.call(budget, &warm_up).await;
+        // …once the page has drawn a frame at its own size again.
+        let _ = page
+            .evaluate_value(
+                budget,
+                "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(() => drawn(true))))"
+                    .to_owned(),
+            )
+            .await;
     }
     Ok((page.call(budget, &command).await?, scale < 1.0))
 }
