@@ -227,6 +227,13 @@ const CAPTURE_ATTEMPTS: u32 = 3;
 /// The scale of the throwaway capture before one beyond the viewport.
 const WARM_UP_SCALE: f64 = 0.05;
 
+/// Resolves once the page has drawn two frames, at once for a hidden page
+/// (it draws none), after 200 ms at most.
+const TWO_FRAMES: &str = "new Promise((drawn) => { \
+    if (document.visibilityState === 'hidden') return drawn(false); \
+    setTimeout(() => drawn(false), 200); \
+    requestAnimationFrame(() => requestAnimationFrame(() => drawn(true))); })";
+
 /// One `Page.captureScreenshot` of the region `request` asks for, measured
 /// with `metrics`; also whether the browser rendered it scaled down.
 async fn capture_once(
@@ -306,14 +313,9 @@ async fn capture_once(
             clip.scale *= WARM_UP_SCALE;
         }
         let _ = page.call(budget, &warm_up).await;
-        // …once the page has drawn a frame at its own size again.
-        let _ = page
-            .evaluate_value(
-                budget,
-                "new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(() => drawn(true))))"
-                    .to_owned(),
-            )
-            .await;
+        // …once the page has drawn a frame at its own size again (a hidden
+        // page draws none; a busy one gets 200 ms).
+        let _ = page.evaluate_value(budget, TWO_FRAMES.to_owned()).await;
     }
     Ok((page.call(budget, &command).await?, scale < 1.0))
 }
