@@ -5,7 +5,8 @@
 //! their calls answer `DEBUGGER_DETACHED` naming the Cancel and nothing
 //! attaches again (the bar would come back), even after Chrome stops and
 //! restarts the extension's worker; then they drive the tab again.
-//! A screenshot of the bar is saved as `target/debugging-bar.png`.
+//! Screenshots of the bar and of the extension's popup after the Cancel are
+//! saved as `target/debugging-bar.png` and `target/popup-after-cancel.png`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -107,6 +108,14 @@ async fn cancel_on_the_debugging_bar_stops_the_agents_until_they_are_let_go_on()
         .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
         .await;
     assert_eq!(stopped, "you pressed Cancel on Chrome's debugging bar");
+    let popup = person.popup_png().await;
+    let _ = std::fs::write(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/popup-after-cancel.png"
+        ),
+        popup,
+    );
 
     // The bar goes; nothing attaches again behind the person's back (the
     // extension refuses before it would attach).

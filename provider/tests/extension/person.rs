@@ -241,6 +241,23 @@ impl Person {
         self.eval(&self.popup, expression).await
     }
 
+    /// The extension's popup as the person sees it, as PNG.
+    pub async fn popup_png(&self) -> Vec<u8> {
+        use base64::Engine as _;
+        let shot = self
+            .cdp
+            .send(
+                Some(&self.popup),
+                "Page.captureScreenshot",
+                json!({"format": "png"}),
+            )
+            .await
+            .expect("capture the popup");
+        base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().expect("image data"))
+            .expect("base64")
+    }
+
     /// Chrome's tab id of the first tab showing `url`.
     pub async fn tab_id(&self, url: &str) -> i64 {
         let expression = format!(
