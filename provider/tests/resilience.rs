@@ -535,7 +535,8 @@ fn opening_and_closing_tabs_and_twenty_restarts_leave_nothing_behind() {
 /// A Chromium of the test's own with a debugging port, as someone else
 /// would run one for `--connect`.
 fn chromium_on_port(port: u16, profile: &std::path::Path) -> std::process::Child {
-    let executable = browser_provider::host::find_browser(None, false).unwrap();
+    // The headless shell: killed, it leaves nothing in the temp directory.
+    let executable = browser_provider::host::find_browser(None, true).unwrap();
     let mut command = std::process::Command::new(executable);
     command.args([
         "--headless",

@@ -116,7 +116,8 @@ pub async fn a_killed_browser_fails_pending_commands_promptly(_ctx: Ctx) {
 pub async fn connects_to_an_existing_browser_over_websocket(ctx: Ctx) {
     // A browser with a debug port, started the way a user would.
     let profile = tempfile::tempdir().unwrap();
-    let executable = browser_provider::host::find_browser(None, false).unwrap();
+    // The headless shell: killed, it leaves nothing in the temp directory.
+    let executable = browser_provider::host::find_browser(None, true).unwrap();
     let child = std::process::Command::new(executable)
         .args([
             "--headless",

@@ -21,6 +21,18 @@ use serde_json::{Value, json};
 // bounded wait of `tests/support/bounded.rs` at their root.
 use crate::bounded;
 
+/// The directory of the singleton socket Chrome links from `profile`.
+fn singleton_dir(profile: &std::path::Path) -> Option<PathBuf> {
+    std::fs::read_link(profile.join("SingletonSocket"))
+        .ok()
+        .and_then(|socket| socket.parent().map(std::path::Path::to_path_buf))
+        .filter(|dir| {
+            dir.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("org.chromium."))
+        })
+}
+
 /// Where the unpacked extension is.
 pub fn extension_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")
@@ -41,6 +53,20 @@ pub struct Person {
     pub cdp: Connection,
     /// The extension's popup, open in a tab of its own.
     popup: SessionId,
+}
+
+/// A test that ends without [`Person::quit`] (or panics) still leaves
+/// nothing behind: Chrome is killed, its singleton directory removed.
+impl Drop for Person {
+    fn drop(&mut self) {
+        if matches!(self.process.try_wait(), Ok(None)) {
+            let singleton = singleton_dir(&self.profile);
+            let _ = self.process.start_kill();
+            if let Some(dir) = singleton {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
 }
 
 impl Person {
@@ -176,14 +202,7 @@ impl Person {
     /// which only a Chrome that exits by itself removes (the profile links
     /// it as `SingletonSocket`; see the shell's own launcher).
     async fn kill_now(&mut self) {
-        let singleton = std::fs::read_link(self.profile.join("SingletonSocket"))
-            .ok()
-            .and_then(|socket| socket.parent().map(std::path::Path::to_path_buf))
-            .filter(|dir| {
-                dir.file_name()
-                    .and_then(|name| name.to_str())
-                    .is_some_and(|name| name.starts_with("org.chromium."))
-            });
+        let singleton = singleton_dir(&self.profile);
         self.process.kill().await.expect("kill chromium");
         if let Some(dir) = singleton {
             let _ = std::fs::remove_dir_all(dir);
