@@ -118,7 +118,7 @@ export class AgentInput {
     this.owed = new Map();
   }
 
-    /** The agent is about to press something in a tab; what it owes, to mark delivered. */
+  /** The agent is about to press something in a tab; what it owes, to mark delivered. */
   expect(tabId, kind) {
     const owed = this.owed.get(tabId) ?? [];
     const entry = { kind, until: Date.now() + EXPECTED_FOR_MS };
