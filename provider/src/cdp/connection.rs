@@ -337,12 +337,7 @@ impl Connection {
             message["sessionId"] = Value::String(session.0.clone());
         }
         let text = message.to_string();
-        if carries_input(method, &text) {
-            // Typed text (passwords, secrets) stays out of even this trace.
-            tracing::trace!(target: "cdp::wire", direction = "send", id, method, "(input withheld)");
-        } else {
-            tracing::trace!(target: "cdp::wire", direction = "send", %text);
-        }
+        trace_send(id, method, &text, None);
         if self.inner.outgoing.send(text).is_err() {
             return Err(self.closed_error());
         }
@@ -632,11 +627,7 @@ impl RelayLink {
                 },
             },
         );
-        if carries_input(method, &text) {
-            tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, id, method, "(input withheld)");
-        } else {
-            tracing::trace!(target: "cdp::wire", direction = "send", relay = self.relay, %text);
-        }
+        trace_send(id, method, &text, Some(self.relay));
         if self.inner.outgoing.send(text).is_err() {
             state.pending.remove(&id);
             return Err(BrowserError::NotConnected {
@@ -680,6 +671,20 @@ async fn read_loop(inner: Arc<Inner>, mut incoming: mpsc::UnboundedReceiver<Inbo
                 return;
             }
         }
+    }
+}
+
+/// Traces a command going out (`relay`: the relay client it came from),
+/// with typed text withheld. Nothing is looked at unless the wire trace is on.
+fn trace_send(id: u64, method: &str, text: &str, relay: Option<u64>) {
+    if !tracing::enabled!(target: "cdp::wire", tracing::Level::TRACE) {
+        return;
+    }
+    if carries_input(method, text) {
+        // Typed text (passwords, secrets) stays out of even this trace.
+        tracing::trace!(target: "cdp::wire", direction = "send", ?relay, id, method, "(input withheld)");
+    } else {
+        tracing::trace!(target: "cdp::wire", direction = "send", ?relay, %text);
     }
 }
 
