@@ -73,10 +73,7 @@ impl PersonsBrowser {
     /// Kills it (the whole group) and reaps it, as a crash or a person's
     /// `kill -9` would end it: its port file stays behind.
     fn kill(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: signalling the process group of our own child.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-        }
+        support::bounded::end_process_group(self.child.id(), Duration::from_secs(5));
         let _ = self.child.wait();
     }
 

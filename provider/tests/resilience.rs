@@ -10,6 +10,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use std::os::unix::process::CommandExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -554,6 +555,7 @@ fn chromium_on_port(port: u16, profile: &std::path::Path) -> std::process::Child
     command
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap()
 }
@@ -601,7 +603,10 @@ fn a_lost_endpoint_fails_fast_while_reconnecting_and_comes_back() {
             .unwrap();
 
         let mut state = supervisor.watch();
-        first.kill().unwrap();
+        assert!(support::bounded::end_process_group(
+            first.id(),
+            Duration::from_secs(5)
+        ));
         first.wait().unwrap();
         tokio::time::timeout(
             Duration::from_secs(10),
@@ -643,7 +648,10 @@ fn a_lost_endpoint_fails_fast_while_reconnecting_and_comes_back() {
         assert!(snapshot.url.ends_with("/form.html"), "{}", snapshot.url);
         assert_eq!(browser.take_notices(&session).len(), 1);
         supervisor.shutdown().await;
-        second.kill().unwrap();
+        assert!(support::bounded::end_process_group(
+            second.id(),
+            Duration::from_secs(5)
+        ));
         second.wait().unwrap();
     });
 }

@@ -8,6 +8,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// Bounded waits, and ending a browser's process group (the provider's test helper).
+#[allow(dead_code)]
+#[path = "../../provider/tests/support/bounded.rs"]
+mod bounded;
 mod common;
 
 use std::os::unix::process::CommandExt;
@@ -167,32 +171,22 @@ impl PersonsBrowser {
     /// returns the port.
     async fn port(profile: &Path) -> u16 {
         let file = profile.join("DevToolsActivePort");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
+        let port = bounded::first_some(Duration::from_secs(20), || {
             let port = std::fs::read(&file).ok().and_then(|bytes| {
                 browser_provider::host::active_port::parse_active_port(&bytes)
                     .ok()
                     .map(|(port, _)| port)
             });
-            if let Some(port) = port {
-                return port;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "Chromium wrote {}",
-                file.display()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            std::future::ready(port)
+        })
+        .await;
+        port.unwrap_or_else(|| panic!("Chromium did not write {}", file.display()))
     }
 }
 
 impl Drop for PersonsBrowser {
     fn drop(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.0.id()) {
-            // SAFETY: signalling the process group of our own child.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-        }
+        bounded::end_process_group(self.0.id(), Duration::from_secs(5));
         let _ = self.0.wait();
     }
 }

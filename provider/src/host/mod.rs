@@ -196,6 +196,22 @@ impl CommandBatch {
 }
 
 /// The seam between page operations and whatever hosts the pages.
+/// Sends each command as a message of its own, back to back, and waits for
+/// every answer: [`ViewHost::send_commands`] for a host with nothing cheaper,
+/// and the extension host's way with an extension from before batches.
+pub(crate) async fn send_each<H: ViewHost + ?Sized>(
+    host: &H,
+    view: &ViewId,
+    commands: Vec<BatchedCommand>,
+    timeout: Duration,
+) -> Result<()> {
+    let sends = commands
+        .into_iter()
+        .map(|command| host.send_command(view, command.method, command.params, timeout));
+    futures_util::future::try_join_all(sends).await?;
+    Ok(())
+}
+
 #[async_trait]
 pub trait ViewHost: Send + Sync + fmt::Debug {
     /// Creates a new, blank view and returns it once it accepts commands.
@@ -250,12 +266,7 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
         batch: CommandBatch,
         timeout: Duration,
     ) -> Result<()> {
-        let sends = batch
-            .into_commands()
-            .into_iter()
-            .map(|command| self.send_command(view, command.method, command.params, timeout));
-        futures_util::future::try_join_all(sends).await?;
-        Ok(())
+        send_each(self, view, batch.into_commands(), timeout).await
     }
     /// The default bound for commands.
     fn command_timeout(&self) -> Duration;

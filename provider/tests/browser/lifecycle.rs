@@ -190,8 +190,7 @@ struct KillOnDrop(std::process::Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        // SAFETY: signalling the process group of a child we started.
-        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        crate::support::bounded::end_process_group(self.0.id(), Duration::from_secs(5));
         let _ = self.0.wait();
     }
 }

@@ -12,10 +12,12 @@ use std::sync::Arc;
 
 use browser_provider::browser::{Browser, BrowserConfig};
 use browser_provider::cdp::{Connection, SessionId, transport};
+use browser_provider::control::{ControlState, Holder};
 use browser_provider::host::extension::bridge::BridgeConfig;
 use browser_provider::host::extension::pairing::Pairing;
 use browser_provider::host::{ExtensionHost, ExtensionOptions};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 // The test binary and the benchmark both include this file; both have the
 // bounded wait of `tests/support/bounded.rs` at their root.
@@ -33,6 +35,22 @@ fn singleton_dir(profile: &std::path::Path) -> Option<PathBuf> {
         })
 }
 
+/// Waits (5 s) until `holder` holds control; `what` names what should have
+/// moved it, for the failure message.
+pub async fn control_goes_to(
+    control: &mut watch::Receiver<ControlState>,
+    holder: Holder,
+    what: &str,
+) {
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        control.wait_for(|c| c.holder == holder),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{what}: control did not go to {holder:?} within 5 s"))
+    .expect("the control state is still watched");
+}
+
 /// Where the unpacked extension is.
 pub fn extension_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")
@@ -44,6 +62,8 @@ pub const EXTENSION_ID: &str = browser_provider::host::extension::protocol::EXTE
 /// The person's browser and their hands on it.
 pub struct Person {
     process: tokio::process::Child,
+    /// Chrome's process group: Chrome and every helper it started.
+    group: u32,
     /// The profile, when this person owns it (a test that quits and
     /// restarts Chrome keeps its own).
     owned_profile: Option<tempfile::TempDir>,
@@ -61,6 +81,7 @@ impl Drop for Person {
     fn drop(&mut self) {
         if matches!(self.process.try_wait(), Ok(None)) {
             let singleton = singleton_dir(&self.profile);
+            bounded::end_process_group(self.group, Duration::from_secs(5));
             let _ = self.process.start_kill();
             if let Some(dir) = singleton {
                 let _ = std::fs::remove_dir_all(dir);
@@ -153,8 +174,10 @@ impl Person {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
+        .process_group(0)
         .spawn()
         .expect("start chromium");
+        let group = process.id().expect("chromium's pid");
         let text = wait_for(Duration::from_secs(20), "DevToolsActivePort", || {
             std::fs::read_to_string(&port_file)
                 .ok()
@@ -171,6 +194,7 @@ impl Person {
         let popup_url = format!("chrome-extension://{EXTENSION_ID}/popup.html");
         let mut person = Self {
             process,
+            group,
             owned_profile: None,
             profile: profile.to_path_buf(),
             cdp,
@@ -191,6 +215,9 @@ impl Person {
         {
             self.kill_now().await;
         }
+        // Helpers still ending after it are ended too: none writes into
+        // the profile once it is removed.
+        bounded::end_process_group(self.group, Duration::from_secs(5));
     }
 
     /// Chrome goes away at once, as when it crashes or is killed.
@@ -203,6 +230,7 @@ impl Person {
     /// it as `SingletonSocket`; see the shell's own launcher).
     async fn kill_now(&mut self) {
         let singleton = singleton_dir(&self.profile);
+        bounded::end_process_group(self.group, Duration::from_secs(5));
         self.process.kill().await.expect("kill chromium");
         if let Some(dir) = singleton {
             let _ = std::fs::remove_dir_all(dir);
@@ -287,6 +315,13 @@ impl Person {
         })
         .await
         .unwrap_or_else(|| panic!("no tab shows {url}"))
+    }
+
+    /// Presses "Let agents go on" in the popup and waits until the agent
+    /// holds control again.
+    pub async fn let_agents_go_on(&self, control: &mut watch::Receiver<ControlState>) {
+        self.press_in_popup(None, "#resume").await;
+        control_goes_to(control, Holder::Agent, "Let agents go on").await;
     }
 
     /// Presses a button in the popup, waiting (bounded) for it to be there.

@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Ctx;
+use crate::person::control_goes_to;
 use crate::support::bounded;
 
 fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
@@ -265,13 +266,7 @@ pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
 
     ctx.env.person.press_in_popup(None, "#stop").await;
     let mut control = browser.watch_control();
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
-    )
-    .await
-    .expect("Stop takes control within 5 s")
-    .unwrap();
+    control_goes_to(&mut control, Holder::Human, "Stop takes control").await;
     let refused = browser
         .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
         .await;
@@ -279,14 +274,7 @@ pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
     // Reading stays allowed.
     snapshot(&ctx, &session).await.unwrap();
 
-    ctx.env.person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    ctx.env.person.let_agents_go_on(&mut control).await;
     browser
         .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
         .await
@@ -379,13 +367,12 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
             .await
             .unwrap();
     }
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
+    control_goes_to(
+        &mut control,
+        Holder::Human,
+        "the person's key takes control",
     )
-    .await
-    .expect("the person's key takes control within 5 s")
-    .unwrap();
+    .await;
     let interrupted = tokio::time::timeout(Duration::from_secs(5), waiting)
         .await
         .expect("the wait ends when the person intervenes")
@@ -402,14 +389,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     assert_eq!(code(refused), "HUMAN_INTERVENED");
 
     // The person lets the agent go on; a click of theirs does the same again.
-    person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    person.let_agents_go_on(&mut control).await;
     browser
         .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
         .await
@@ -425,21 +405,13 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
             .await
             .unwrap();
     }
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
+    control_goes_to(
+        &mut control,
+        Holder::Human,
+        "the person's click takes control",
     )
-    .await
-    .expect("the person's click takes control within 5 s")
-    .unwrap();
-    person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    .await;
+    person.let_agents_go_on(&mut control).await;
     browser.close_session(&session).await.unwrap();
 }
 
@@ -480,25 +452,17 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
             .await
             .unwrap();
     }
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
+    control_goes_to(
+        &mut control,
+        Holder::Human,
+        "the person's click takes control",
     )
-    .await
-    .expect("the person's click takes control within 5 s")
-    .unwrap();
+    .await;
     let stopped = person
         .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
         .await;
     assert_eq!(stopped, "you clicked in a tab an agent drives");
-    person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    person.let_agents_go_on(&mut control).await;
 
     // The person presses a key while the agent is typing another burst.
     let agent = {
@@ -530,13 +494,12 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
             .await
             .unwrap();
     }
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
+    control_goes_to(
+        &mut control,
+        Holder::Human,
+        "the person's key takes control",
     )
-    .await
-    .expect("the person's key takes control within 5 s")
-    .unwrap();
+    .await;
     let stopped = person
         .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
         .await;
@@ -549,14 +512,7 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
     if let Err(error) = ended {
         assert_eq!(error.code(), "HUMAN_INTERVENED", "{error}");
     }
-    person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    person.let_agents_go_on(&mut control).await;
     browser.close_session(&session).await.unwrap();
 }
 
@@ -789,21 +745,13 @@ pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx
             .await
             .unwrap();
     }
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Human),
+    control_goes_to(
+        &mut control,
+        Holder::Human,
+        "the person's click in the frame takes control",
     )
-    .await
-    .expect("the person's click in the frame takes control within 5 s")
-    .unwrap();
+    .await;
     assert_eq!(control_in_extension(&ctx).await, "person");
-    person.press_in_popup(None, "#resume").await;
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == Holder::Agent),
-    )
-    .await
-    .expect("control comes back")
-    .unwrap();
+    person.let_agents_go_on(&mut control).await;
     browser.close_session(&session).await.unwrap();
 }

@@ -55,3 +55,45 @@ where
         panic!("still failing after {bound:?}: {last}")
     })
 }
+
+/// Kills process group `group` (a browser started as the leader of a group
+/// of its own, with every helper it started) and waits up to `bound` until
+/// none of it runs any more: a helper still ending writes its disk cache,
+/// which would put back a profile directory removed meanwhile. Whether it
+/// ended within the bound. Blocking, so that `Drop` can use it.
+pub fn end_process_group(group: u32, bound: Duration) -> bool {
+    if let Ok(group) = libc::pid_t::try_from(group) {
+        // SAFETY: signalling a process group the caller started.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    let deadline = std::time::Instant::now() + bound;
+    while group_runs(group) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(EVERY);
+    }
+    true
+}
+
+/// Whether a process of group `group` still runs (a zombie, ended and not
+/// yet reaped, does not).
+fn group_runs(group: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // After the command name's closing parenthesis: state, parent, group.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest)
+            .split_whitespace();
+        let state = fields.next();
+        let _parent = fields.next();
+        let process_group = fields.next().and_then(|field| field.parse::<u32>().ok());
+        process_group == Some(group) && state != Some("Z")
+    })
+}

@@ -35,7 +35,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use super::frames::FrameSessions;
 use super::{
     BatchedCommand, CommandBatch, ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent,
-    ViewHost, ViewId, ViewInfo,
+    ViewHost, ViewId, ViewInfo, send_each,
 };
 use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
 use crate::error::{BrowserError, Result};
@@ -266,22 +266,6 @@ impl ExtensionHost {
                 ),
             });
         }
-        Ok(())
-    }
-
-    /// The commands of a batch one message each (an extension without batches).
-    async fn send_one_by_one(
-        &self,
-        view: &ViewId,
-        commands: Vec<BatchedCommand>,
-        timeout: Duration,
-    ) -> Result<()> {
-        let session = SessionId(view.0.clone());
-        let sends = commands.into_iter().map(|command| {
-            self.shared
-                .call(Some(&session), command.method, command.params, timeout)
-        });
-        futures_util::future::try_join_all(sends).await?;
         Ok(())
     }
 
@@ -861,7 +845,7 @@ impl ViewHost for ExtensionHost {
         self.check_shared(view)?;
         let commands = batch.into_commands();
         if self.shared.batches_refused.load(Ordering::Relaxed) {
-            return self.send_one_by_one(view, commands, timeout).await;
+            return send_each(self, view, commands, timeout).await;
         }
         // One chunk after the other: a chunk reaches Chrome only once the
         // one before it has, whatever the connection does meanwhile.
@@ -872,7 +856,7 @@ impl ViewHost for ExtensionHost {
                     // An extension from before batches (Chrome runs an unpacked
                     // extension's old code until it reloads): it ran none of them.
                     self.shared.batches_refused.store(true, Ordering::Relaxed);
-                    return self.send_one_by_one(view, commands, timeout).await;
+                    return send_each(self, view, commands, timeout).await;
                 }
                 Err(error) => return Err(error),
             }
