@@ -467,7 +467,7 @@ async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
     joined.open_fails_not_connected().await;
     assert_eq!(setup.audited_sessions().len(), 1);
     joined.finish().await;
-    common::stop_shell(relay).await;
+    common::stop_shell(relay.into()).await;
     assert!(!setup.record_file().exists());
 }
 
@@ -604,5 +604,5 @@ async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
         "the popup names the relay: {state}"
     );
     joined.finish().await;
-    common::stop_shell(relay).await;
+    common::stop_shell(relay.into()).await;
 }

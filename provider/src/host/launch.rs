@@ -184,11 +184,15 @@ pub struct BrowserProcess {
 /// Temporary profiles are named `browser-shell-profile-XXXXXX` in the temp dir.
 const TEMP_PROFILE_PREFIX: &str = "browser-shell-profile-";
 
-/// File in a temporary profile naming the process that owns it.
+/// File in a temporary profile naming the process that owns it and, once
+/// it runs, the browser that uses it: a line each.
 const OWNER_FILE: &str = ".browser-shell-owner";
 
 /// Removes temporary profiles whose owning process is gone (it was killed
-/// before it could clean up). Profiles of live processes are left alone.
+/// before it could clean up) and whose browser has ended too: a browser
+/// whose owner was killed ends by itself, and its helpers write their
+/// caches as they end, which would put back a profile removed meanwhile
+/// (without its owner file, so for good). Other profiles are left alone.
 fn sweep_orphaned_profiles() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -202,12 +206,20 @@ fn sweep_orphaned_profiles() {
         if !is_ours {
             continue;
         }
-        let owner = std::fs::read_to_string(path.join(OWNER_FILE))
-            .ok()
-            .and_then(|pid| pid.trim().parse::<u32>().ok());
-        let Some(owner) = owner else { continue };
-        if !platform::process::is_alive(owner) {
-            tracing::debug!(path = %path.display(), owner, "removing an orphaned temporary profile");
+        let Ok(owner_file) = std::fs::read_to_string(path.join(OWNER_FILE)) else {
+            continue;
+        };
+        let mut pids = owner_file
+            .lines()
+            .map(|line| line.trim().parse::<u32>().ok());
+        let Some(Some(owner)) = pids.next() else {
+            continue;
+        };
+        let browser = pids.next().flatten();
+        if !platform::process::is_alive(owner)
+            && !browser.is_some_and(platform::process::tree_is_alive)
+        {
+            tracing::debug!(path = %path.display(), owner, ?browser, "removing an orphaned temporary profile");
             remove_singleton_dir(&path, None);
             let _ = std::fs::remove_dir_all(&path);
         }
@@ -338,6 +350,10 @@ impl BrowserProcess {
             detail: format!("cannot run {}: {e}", executable.display()),
         })?;
         let (responses_reader, commands_writer) = pipe.into_parent_ends();
+        if profile.is_some() {
+            let owners = format!("{}\n{}\n", std::process::id(), child.id());
+            let _ = std::fs::write(profile_dir.join(OWNER_FILE), owners);
+        }
         let tree = match ProcessTree::adopt(&child) {
             Ok(tree) => tree,
             Err(e) => {
@@ -505,9 +521,41 @@ mod tests {
             .tempdir()
             .unwrap();
         std::fs::write(live.path().join(OWNER_FILE), std::process::id().to_string()).unwrap();
+        // A dead owner whose browser still runs (its helpers ending).
+        let mut browser = Command::new(std::env::current_exe().unwrap());
+        browser
+            .args([
+                "--ignored",
+                "--exact",
+                "platform::process::tests::sleeps_when_asked",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        platform::process::isolate(&mut browser);
+        let mut browser = browser.spawn().unwrap();
+        let ending = tempfile::Builder::new()
+            .prefix(TEMP_PROFILE_PREFIX)
+            .tempdir()
+            .unwrap()
+            .keep();
+        let owners = format!("{dead_pid}\n{}\n", browser.id());
+        std::fs::write(ending.join(OWNER_FILE), owners).unwrap();
+
         sweep_orphaned_profiles();
         assert!(!orphan.exists(), "the dead process's profile is removed");
         assert!(live.path().exists(), "a live process's profile is kept");
+        assert!(
+            ending.exists(),
+            "a profile whose browser still runs is kept"
+        );
+
+        ProcessTree::adopt(&browser).unwrap().kill();
+        browser.wait().unwrap();
+        sweep_orphaned_profiles();
+        assert!(
+            !ending.exists(),
+            "once its browser has ended, it is removed"
+        );
     }
 
     #[test]

@@ -55,19 +55,60 @@ fn remove_dirs_of_finished_runs() {
     }
 }
 
+/// A `browser-shell` a test started. A test that drops it without
+/// [`stop_shell`] (or panics) still stops it in order, with SIGTERM as a
+/// service manager would: it closes its browser and removes its temporary
+/// profile (killed, it could not). Killed if it has not exited in 10 s.
+#[derive(Debug)]
+pub struct Shell(tokio::process::Child);
+
+impl From<tokio::process::Child> for Shell {
+    fn from(child: tokio::process::Child) -> Self {
+        Self(child)
+    }
+}
+
+impl std::ops::Deref for Shell {
+    type Target = tokio::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Shell {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        let Some(pid) = self.0.id() else { return };
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: signalling the child we started (not yet reaped).
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while matches!(self.0.try_wait(), Ok(None)) {
+            if std::time::Instant::now() >= deadline {
+                let _ = self.0.start_kill();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// Starts `browser-shell` with `args` and returns it with the first
 /// `lines` lines it prints (links, tokens), each read within a bound.
-pub async fn start_shell(args: &[&str], lines: usize) -> (tokio::process::Child, Vec<String>) {
+pub async fn start_shell(args: &[&str], lines: usize) -> (Shell, Vec<String>) {
     start_shell_in(&runtime_dir(), args, lines).await
 }
 
 /// [`start_shell`] with `runtime` as its runtime directory, so other
 /// processes of the test can find it.
-pub async fn start_shell_in(
-    runtime: &Path,
-    args: &[&str],
-    lines: usize,
-) -> (tokio::process::Child, Vec<String>) {
+pub async fn start_shell_in(runtime: &Path, args: &[&str], lines: usize) -> (Shell, Vec<String>) {
     start_shell_on_display(runtime, None, args, lines).await
 }
 
@@ -78,7 +119,7 @@ pub async fn start_shell_on_display(
     display: Option<&str>,
     args: &[&str],
     lines: usize,
-) -> (tokio::process::Child, Vec<String>) {
+) -> (Shell, Vec<String>) {
     use tokio::io::AsyncBufReadExt;
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
     command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
@@ -107,12 +148,12 @@ pub async fn start_shell_on_display(
             .expect("the shell is running");
         printed.push(line);
     }
-    (child, printed)
+    (Shell(child), printed)
 }
 
 /// Sends SIGTERM to a shell we started and checks that it shuts down in
 /// order and exits cleanly, within a bound.
-pub async fn stop_shell(mut shell: tokio::process::Child) {
+pub async fn stop_shell(mut shell: Shell) {
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(shell.id().unwrap() as i32, libc::SIGTERM) };
     let status = tokio::time::timeout(Duration::from_secs(30), shell.wait())
@@ -213,10 +254,7 @@ impl Endpoint {
 /// Starts `browser-shell relay` with `extra` arguments in a runtime
 /// directory of its own, reading the first `lines` lines it prints;
 /// returns it, its MCP endpoint and those lines.
-pub async fn start_relay(
-    extra: &[&str],
-    lines: usize,
-) -> (tokio::process::Child, Endpoint, Vec<String>) {
+pub async fn start_relay(extra: &[&str], lines: usize) -> (Shell, Endpoint, Vec<String>) {
     let mut args = vec!["relay"];
     args.extend_from_slice(extra);
     let (relay, printed) = start_shell_in(&runtime_dir(), &args, lines).await;

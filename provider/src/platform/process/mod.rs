@@ -22,7 +22,7 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
-pub use imp::{ExitWatch, ProcessTree, is_alive, isolate};
+pub use imp::{ExitWatch, ProcessTree, is_alive, isolate, tree_is_alive};
 
 #[cfg(test)]
 mod tests {

@@ -118,6 +118,19 @@ pub fn is_alive(pid: u32) -> bool {
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
+/// Whether any process of the tree led by `root` (started with
+/// [`isolate`]) still exists: the leader may be gone while its helpers
+/// still end, and write into the profile as they do.
+pub fn tree_is_alive(root: u32) -> bool {
+    let Ok(group) = libc::pid_t::try_from(root) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks whether a process of the group exists.
+    group > 0
+        && (unsafe { libc::kill(-group, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

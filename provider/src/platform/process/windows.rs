@@ -147,6 +147,13 @@ pub fn is_alive(pid: u32) -> bool {
     ok != 0 && code == STILL_ACTIVE as u32
 }
 
+/// Whether the tree led by `root` still runs. Its Job Object ends the
+/// helpers with the browser (or with the shell that holds the job), so the
+/// browser stands for its tree.
+pub fn tree_is_alive(root: u32) -> bool {
+    is_alive(root)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
