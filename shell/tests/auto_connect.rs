@@ -8,11 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-/// Bounded waits, and ending a browser's process group (the provider's test helper).
-#[allow(dead_code)]
-#[path = "../../provider/tests/support/bounded.rs"]
-mod bounded;
 mod common;
+use common::bounded;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -20,11 +20,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-/// The bounded wait the person's helper uses.
-#[allow(dead_code)]
-#[path = "../../provider/tests/support/bounded.rs"]
-mod bounded;
 mod common;
+use common::bounded;
 /// The person's Chrome with the extension (the provider's test helper).
 #[allow(dead_code)]
 #[path = "../../provider/tests/extension/person.rs"]

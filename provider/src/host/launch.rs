@@ -188,6 +188,16 @@ const TEMP_PROFILE_PREFIX: &str = "browser-shell-profile-";
 /// it runs, the browser that uses it: a line each.
 const OWNER_FILE: &str = ".browser-shell-owner";
 
+/// Writes the owner file of a temporary profile: this process and, once it
+/// runs, the browser.
+fn record_owners(profile: &Path, browser: Option<u32>) {
+    let mut owners = format!("{}\n", std::process::id());
+    if let Some(browser) = browser {
+        owners.push_str(&format!("{browser}\n"));
+    }
+    let _ = std::fs::write(profile.join(OWNER_FILE), owners);
+}
+
 /// Removes temporary profiles whose owning process is gone (it was killed
 /// before it could clean up) and whose browser has ended too: a browser
 /// whose owner was killed ends by itself, and its helpers write their
@@ -301,7 +311,7 @@ impl BrowserProcess {
                         detail: format!("cannot create a temporary profile directory: {e}"),
                     })?;
                 // Who owns it, so a later launch can clean up after a killed process.
-                let _ = std::fs::write(dir.path().join(OWNER_FILE), std::process::id().to_string());
+                record_owners(dir.path(), None);
                 (dir.path().to_path_buf(), Some(dir))
             }
             ProfileDir::Persistent(path) => {
@@ -351,8 +361,7 @@ impl BrowserProcess {
         })?;
         let (responses_reader, commands_writer) = pipe.into_parent_ends();
         if profile.is_some() {
-            let owners = format!("{}\n{}\n", std::process::id(), child.id());
-            let _ = std::fs::write(profile_dir.join(OWNER_FILE), owners);
+            record_owners(&profile_dir, Some(child.id()));
         }
         let tree = match ProcessTree::adopt(&child) {
             Ok(tree) => tree,

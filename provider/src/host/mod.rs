@@ -195,7 +195,6 @@ impl CommandBatch {
     }
 }
 
-/// The seam between page operations and whatever hosts the pages.
 /// Sends each command as a message of its own, back to back, and waits for
 /// every answer: [`ViewHost::send_commands`] for a host with nothing cheaper,
 /// and the extension host's way with an extension from before batches.
@@ -212,6 +211,7 @@ pub(crate) async fn send_each<H: ViewHost + ?Sized>(
     Ok(())
 }
 
+/// The seam between page operations and whatever hosts the pages.
 #[async_trait]
 pub trait ViewHost: Send + Sync + fmt::Debug {
     /// Creates a new, blank view and returns it once it accepts commands.

@@ -82,7 +82,6 @@ impl Drop for Person {
         if matches!(self.process.try_wait(), Ok(None)) {
             let singleton = singleton_dir(&self.profile);
             bounded::end_process_group(self.group, Duration::from_secs(5));
-            let _ = self.process.start_kill();
             if let Some(dir) = singleton {
                 let _ = std::fs::remove_dir_all(dir);
             }
@@ -209,15 +208,10 @@ impl Person {
     /// within 5 s); then its profile is removed.
     pub async fn quit(mut self) {
         let _ = self.cdp.send(None, "Browser.close", json!({})).await;
-        if tokio::time::timeout(Duration::from_secs(5), self.process.wait())
-            .await
-            .is_err()
-        {
-            self.kill_now().await;
-        }
-        // Helpers still ending after it are ended too: none writes into
-        // the profile once it is removed.
-        bounded::end_process_group(self.group, Duration::from_secs(5));
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.process.wait()).await;
+        // Killed if it has not quit; helpers still ending after it are
+        // ended too: none writes into the profile once it is removed.
+        self.kill_now().await;
     }
 
     /// Chrome goes away at once, as when it crashes or is killed.
@@ -225,13 +219,17 @@ impl Person {
         self.kill_now().await;
     }
 
-    /// Kills Chrome, then removes the directory of its singleton socket,
-    /// which only a Chrome that exits by itself removes (the profile links
-    /// it as `SingletonSocket`; see the shell's own launcher).
+    /// Kills Chrome and every helper it started, then removes the directory
+    /// of its singleton socket, which only a Chrome that exits by itself
+    /// removes (the profile links it as `SingletonSocket`; see the shell's
+    /// own launcher).
     async fn kill_now(&mut self) {
         let singleton = singleton_dir(&self.profile);
-        bounded::end_process_group(self.group, Duration::from_secs(5));
-        self.process.kill().await.expect("kill chromium");
+        assert!(
+            bounded::end_process_group(self.group, Duration::from_secs(5)),
+            "chromium ends within 5 s of SIGKILL"
+        );
+        self.process.wait().await.expect("reap chromium");
         if let Some(dir) = singleton {
             let _ = std::fs::remove_dir_all(dir);
         }

@@ -1,6 +1,6 @@
-//! Waiting on a condition with a bound, for tests and benchmarks: what
-//! they wait for has no event to wait on (a file Chromium writes, a tab
-//! the extension lists), so it is looked at every 20 ms until it holds.
+//! Waiting with a bound, for tests and benchmarks. A condition with no
+//! event to wait on (a file Chromium writes, a tab the extension lists) is
+//! looked at every 20 ms until it holds; a process's end is waited on.
 
 use std::future::Future;
 use std::time::Duration;
@@ -58,42 +58,59 @@ where
 
 /// Kills process group `group` (a browser started as the leader of a group
 /// of its own, with every helper it started) and waits up to `bound` until
-/// none of it runs any more: a helper still ending writes its disk cache,
-/// which would put back a profile directory removed meanwhile. Whether it
-/// ended within the bound. Blocking, so that `Drop` can use it.
+/// each of its processes has ended: a helper still ending writes its disk
+/// cache, which would put back a profile directory removed meanwhile.
+/// Whether they all ended within the bound. Blocking, so that `Drop` can
+/// use it; event-driven, as a pidfd turns readable when its process ends.
 pub fn end_process_group(group: u32, bound: Duration) -> bool {
-    if let Ok(group) = libc::pid_t::try_from(group) {
-        // SAFETY: signalling a process group the caller started.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
+    let Ok(group) = libc::pid_t::try_from(group) else {
+        return true;
+    };
+    // SAFETY: signalling a process group the caller started.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
     let deadline = std::time::Instant::now() + bound;
-    while group_runs(group) {
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(EVERY);
-    }
-    true
+    members_of(group).into_iter().all(|pid| {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        has_ended_within(pid, left)
+    })
 }
 
-/// Whether a process of group `group` still runs (a zombie, ended and not
-/// yet reaped, does not).
-fn group_runs(group: u32) -> bool {
+/// The processes of group `group`, as `/proc` lists them.
+fn members_of(group: libc::pid_t) -> Vec<libc::pid_t> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
+        return Vec::new();
     };
-    entries.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // After the command name's closing parenthesis: state, parent, group.
-        let mut fields = stat
-            .rsplit_once(')')
-            .map_or("", |(_, rest)| rest)
-            .split_whitespace();
-        let state = fields.next();
-        let _parent = fields.next();
-        let process_group = fields.next().and_then(|field| field.parse::<u32>().ok());
-        process_group == Some(group) && state != Some("Z")
-    })
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<libc::pid_t>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // After the command name's closing parenthesis: state, parent, group.
+            let process_group = stat.rsplit_once(')')?.1.split_whitespace().nth(2)?;
+            (process_group.parse::<libc::pid_t>().ok()? == group).then_some(pid)
+        })
+        .collect()
+}
+
+/// Whether process `pid` has ended (or is gone) within `bound`.
+pub fn has_ended_within(pid: libc::pid_t, bound: Duration) -> bool {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags; it returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let Ok(fd) = i32::try_from(fd) else {
+        return true;
+    };
+    if fd < 0 {
+        return true; // no such process
+    }
+    // SAFETY: the descriptor was just created for us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut readable = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = i32::try_from(bound.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one valid pollfd, for the length given.
+    unsafe { libc::poll(&raw mut readable, 1, millis) > 0 }
 }

@@ -4,6 +4,9 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+/// Bounded waits and process ends (the provider's test helper).
+#[path = "../../../provider/tests/support/bounded.rs"]
+pub mod bounded;
 pub mod display;
 
 use std::path::Path;
@@ -89,13 +92,8 @@ impl Drop for Shell {
         }
         // SAFETY: signalling the child we started (not yet reaped).
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while matches!(self.0.try_wait(), Ok(None)) {
-            if std::time::Instant::now() >= deadline {
-                let _ = self.0.start_kill();
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if !bounded::has_ended_within(pid as i32, Duration::from_secs(10)) {
+            let _ = self.0.start_kill();
         }
     }
 }
@@ -166,17 +164,9 @@ pub async fn stop_shell(mut shell: Shell) {
 /// Waits until process `pid` has exited, at most `within`; true if it has.
 /// Event-driven: a pidfd becomes readable when the process ends.
 pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    if fd < 0 {
-        return true; // no such process
-    }
-    // SAFETY: the descriptor was just created for us.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    // SAFETY: an OwnedFd is valid and open, and the AsyncFd owns it until dropped.
-    let fd = unsafe { tokio::io::unix::AsyncFd::register(fd) }.unwrap();
-    tokio::time::timeout(within, fd.readable()).await.is_ok()
+    tokio::task::spawn_blocking(move || bounded::has_ended_within(pid as i32, within))
+        .await
+        .unwrap()
 }
 
 /// Serves `fixtures/` on 127.0.0.1; returns the base URL.

@@ -109,26 +109,22 @@ fn signal_name(signal: libc::c_int) -> &'static str {
 /// Whether a process with this id exists (also when it belongs to
 /// another user, whom we may not signal).
 pub fn is_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks whether the process exists.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    libc::pid_t::try_from(pid).is_ok_and(|pid| pid > 0 && signal_reaches(pid))
 }
 
 /// Whether any process of the tree led by `root` (started with
 /// [`isolate`]) still exists: the leader may be gone while its helpers
 /// still end, and write into the profile as they do.
 pub fn tree_is_alive(root: u32) -> bool {
-    let Ok(group) = libc::pid_t::try_from(root) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks whether a process of the group exists.
-    group > 0
-        && (unsafe { libc::kill(-group, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    libc::pid_t::try_from(root).is_ok_and(|group| group > 0 && signal_reaches(-group))
+}
+
+/// Whether a signal to `target` (a process, or a group when negative)
+/// would reach anyone: signal 0 checks without sending.
+fn signal_reaches(target: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks whether the target exists.
+    let sent = unsafe { libc::kill(target, 0) } == 0;
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(test)]
