@@ -57,6 +57,52 @@ impl std::fmt::Display for StaleReason {
     }
 }
 
+/// Why the person's Chrome is not connected to the extension bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Absence {
+    /// Neither native messaging is installed nor a pairing made: the
+    /// extension has no way to reach this shell.
+    NotSetUp,
+    /// Set up, but no attempt from the extension was seen since the shell
+    /// started: Chrome is not running, or the extension is not loaded.
+    NeverSeen,
+    /// The person pressed Disconnect in the extension.
+    DisconnectedByPerson,
+    /// The extension tried and was refused (a proof or version failed).
+    Refused,
+    /// It was connected and dropped, and has not come back yet.
+    Dropped,
+    /// Another browser-shell holds the bridge.
+    HeldElsewhere,
+}
+
+impl Absence {
+    /// The one thing to do about it.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Self::NotSetUp => {
+                "run `browser-shell extension install` (native messaging), or `browser-shell extension pair` and open its link in that Chrome"
+            }
+            Self::NeverSeen => {
+                "start Chrome with the browser-shell extension loaded (`browser-shell extension path` says where it is)"
+            }
+            Self::DisconnectedByPerson => {
+                "ask the person to press Connect in the browser-shell extension's popup"
+            }
+            Self::Refused => {
+                "pair again: run `browser-shell extension pair` and open its link in that Chrome"
+            }
+            Self::Dropped => {
+                "call again in a moment; if it stays away, ask the person whether Chrome still runs"
+            }
+            Self::HeldElsewhere => {
+                "stop the other browser-shell that holds the bridge, or join it with `browser-shell mcp --browser extension`"
+            }
+        }
+    }
+}
+
 /// Everything that can go wrong while driving a browser.
 ///
 /// Variants carry structured fields rather than free text so callers can
@@ -77,6 +123,16 @@ pub enum BrowserError {
     #[error("the connection to the browser dropped during the call; it was not repeated: {detail}")]
     CallCut {
         /// What dropped, and why when known.
+        detail: String,
+    },
+    /// The person's own Chrome is not connected to the extension bridge,
+    /// and why (its code is `NOT_CONNECTED`; its hint names the one thing
+    /// to do for that reason).
+    #[error("the person's Chrome is not connected: {detail}")]
+    ChromeAbsent {
+        /// Why, in general terms (it chooses the hint).
+        absence: Absence,
+        /// What was seen, and when.
         detail: String,
     },
     /// `auto-connect` found no browser with remote debugging on: no user
@@ -302,9 +358,10 @@ impl BrowserError {
     /// The stable code of this error (DESIGN.md §7). Never changes meaning.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::NotConnected { .. } | Self::RemoteDebuggingOff { .. } | Self::CallCut { .. } => {
-                "NOT_CONNECTED"
-            }
+            Self::NotConnected { .. }
+            | Self::ChromeAbsent { .. }
+            | Self::RemoteDebuggingOff { .. }
+            | Self::CallCut { .. } => "NOT_CONNECTED",
             Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
             Self::BrowserRestarted { .. } => "BROWSER_RESTARTED",
             Self::PageCrashed { .. } => "PAGE_CRASHED",
@@ -343,6 +400,7 @@ impl BrowserError {
             Self::NotConnected { .. } => {
                 "the browser is not reachable now: if it is restarting or reconnecting, call again in a moment; otherwise check the endpoint address"
             }
+            Self::ChromeAbsent { absence, .. } => absence.hint(),
             Self::CallCut { .. } => {
                 "the step may or may not have happened: take a snapshot to see where the page is, then redo it if needed"
             }

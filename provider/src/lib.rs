@@ -43,7 +43,7 @@ pub use browser::{
     Activity, Browser, BrowserConfig, HandoffReport, HandoffRequest, LiveTab, SessionId, TabHandle,
     TabInfo, TargetOwner,
 };
-pub use error::{BlockReason, BrowserError, Result, StaleReason};
+pub use error::{Absence, BlockReason, BrowserError, Result, StaleReason};
 
 /// The `tracing` target of audit events: what people, agents, clients and
 /// the browser did (tool calls, takeovers, handoffs, CDP clients,

@@ -15,6 +15,7 @@ use browser_provider::policy::NavigationPolicy;
 use browser_provider::snapshot::SnapshotLimits;
 use browser_provider::snapshot::render::RenderLimits;
 use browser_provider::{BrowserConfig, BrowserError, Result};
+use browser_tools::agent::{AgentOptions, PersonsBrowser};
 use serde::{Deserialize, Serialize};
 
 /// Which browser agents work in.
@@ -211,6 +212,24 @@ impl Config {
             navigation_timeout: Duration::from_millis(self.navigation_timeout_ms),
             snapshot_limits: limits,
             ..BrowserConfig::default()
+        }
+    }
+
+    /// The tool options a configuration asks for.
+    pub fn agent_options(&self) -> AgentOptions {
+        AgentOptions {
+            isolated: self.isolated,
+            call_timeout: self.call_timeout(),
+            tab_tools: self.tab_tools,
+            execute_enabled: self.execute_enabled,
+            output_dir: self.output_dir.clone(),
+            lease: std::time::Duration::from_millis(self.session_lease_ms),
+            secrets: self.secrets.clone(),
+            persons_browser: match self.browser {
+                crate::config::BrowserKind::Extension => Some(PersonsBrowser::Extension),
+                crate::config::BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
+                crate::config::BrowserKind::Launch => None,
+            },
         }
     }
 

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use browser_provider::host::{find_browser, is_headless_shell};
 
+use crate::browser::options::BrowserOptions;
 use crate::config::Config;
-use crate::options::BrowserOptions;
 use crate::{desktop, instance};
 
 /// How long a program asked for its version, or an instance for its
@@ -83,7 +83,7 @@ pub async fn run(options: &BrowserOptions) -> ExitCode {
 /// The browser agents get (headless): which, its version, headless shell or not.
 async fn agents_browser(config: &Config) -> Finding {
     if config.browser == crate::config::BrowserKind::Extension {
-        return match crate::extension::diagnose().await {
+        return match crate::browser::extension::diagnose().await {
             Ok(found) => Finding::Fine(format!(
                 "the person's Chrome through the extension: {found}"
             )),
@@ -124,7 +124,7 @@ async fn agents_browser(config: &Config) -> Finding {
 /// where, which port), or what was searched, why each place failed, and
 /// how to turn remote debugging on.
 async fn persons_browser_with_debugging(config: &Config) -> Finding {
-    match crate::auto_connect::diagnose(config).await {
+    match crate::browser::auto_connect::diagnose(config).await {
         Ok(found) => Finding::Fine(found),
         Err((problem, fix)) => Finding::Fix(problem, fix),
     }

@@ -79,7 +79,7 @@ pub async fn listen(address: SocketAddr) -> Result<Listening> {
 
 /// Binds `address` (loopback only) with a new token, printing nothing: for
 /// a server whose address and token go elsewhere (the extension bridge's
-/// owner record, see [`crate::bridge`]), while stdout may carry MCP.
+/// owner record, see [`crate::browser::extension::bridge`]), while stdout may carry MCP.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an address that is not loopback or cannot be bound.

@@ -6,10 +6,8 @@
 //! `browser-tools` — here, over MCP, in the relay, or (the tool commands)
 //! in a running instance through [`client`].
 
-mod attach;
 mod auth;
-mod auto_connect;
-mod bridge;
+mod browser;
 mod cdp_endpoint;
 mod cli_endpoint;
 mod client;
@@ -17,14 +15,11 @@ mod config;
 mod demo;
 mod desktop;
 mod doctor;
-mod extension;
 mod http;
 mod instance;
 mod mcp;
-mod options;
 mod people;
 mod platform;
-mod profile;
 mod relay;
 mod secrets;
 mod tool_commands;
@@ -36,10 +31,11 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use browser::options::{self, BrowserOptions};
+use browser::{attach, extension, profile};
 use browser_tools::commands::ToolCommand;
 use browser_tools::{cli, report};
 use instance::InstanceKind;
-use options::BrowserOptions;
 
 /// The version and the commit it was built from.
 const VERSION: &str = concat!(
@@ -132,6 +128,17 @@ enum Command {
     /// in the tabs the person shares with them: `mcp --browser extension`.
     #[command(subcommand)]
     Extension(extension::ExtensionCommand),
+    /// The native messaging host: what Chrome starts for the browser-shell
+    /// extension (`extension install` writes the manifest that names it).
+    /// Not for direct use: it speaks Chrome's framing on stdin/stdout.
+    #[command(hide = true)]
+    NativeHost {
+        /// The extension's origin, as Chrome passes it.
+        origin: String,
+        /// What Chrome passes after it (`--parent-window=…` on Windows).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<String>,
+    },
     /// Print the completion script for a shell.
     ///
     /// Example: browser-shell completions bash > ~/.local/share/bash-completion/completions/browser-shell
@@ -271,6 +278,28 @@ fn extension_command(
         extension::ExtensionCommand::Path => {
             extension::extension_dir().map(|dir| dir.display().to_string())
         }
+        extension::ExtensionCommand::Install {
+            targets,
+            user_data_dir,
+        } => extension::config_dir().and_then(|config| {
+            let program = std::env::current_exe()
+                .and_then(|exe| exe.canonicalize())
+                .map_err(|e| {
+                    browser_provider::BrowserError::invalid(
+                        "install",
+                        format!("cannot tell where this program is: {e}"),
+                    )
+                })?;
+            let targets = if targets.is_empty() {
+                extension::install::Target::ALL.to_vec()
+            } else {
+                targets.clone()
+            };
+            extension::install::install(&config, &targets, user_data_dir.as_deref(), &program)
+        }),
+        extension::ExtensionCommand::Uninstall => {
+            extension::config_dir().and_then(|config| extension::install::uninstall(&config))
+        }
     };
     match answer {
         Ok(text) => print_bytes(format!("{text}\n").as_bytes()),
@@ -278,7 +307,49 @@ fn extension_command(
     }
 }
 
+/// Chrome starts the native messaging host with the caller's origin as
+/// its first argument (and, on Windows, `--parent-window=…` after it).
+fn native_host_origin() -> Option<String> {
+    let first = std::env::args_os().nth(1)?.into_string().ok()?;
+    first.starts_with("chrome-extension://").then_some(first)
+}
+
+/// `browser-shell native-host`: the bridge Chrome starts for the extension.
+fn native_host(origin: String) -> ExitCode {
+    // Protocol frames own stdout: logs go to stderr, which Chrome keeps.
+    if let Err(error) = init_logging(None) {
+        return fail(&error);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "no runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let socket = match extension::native_socket() {
+        Ok(socket) => socket,
+        Err(error) => {
+            tracing::error!(%error, "no runtime directory");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(extension::native_host::run(origin, &socket)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(error, "the native messaging host stopped");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    if let Some(origin) = native_host_origin() {
+        return native_host(origin);
+    }
     let cli = Cli::parse();
     if let Err(error) = init_logging(cli.browser.audit_log.as_deref()) {
         return fail(&error);
@@ -340,6 +411,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,
         Command::Extension(command) => return extension_command(command, &cli.browser),
+        Command::NativeHost { origin, .. } => return native_host(origin.clone()),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(
@@ -530,7 +602,7 @@ async fn run(cli: Cli) -> ExitCode {
         Some(_) => options::Audience::People,
         None => options::Audience::AgentsOnly,
     };
-    let started = match options::Started::start(&config, audience).await {
+    let started = match browser::start(&config, audience).await {
         Ok(started) => started,
         Err(error) => return fail(&error),
     };

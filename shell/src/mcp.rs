@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use browser_provider::{BrowserError, Result};
-use browser_tools::agent::{AgentOptions, PersonsBrowser};
 use browser_tools::mcp::{BrowserStarting, McpServer};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::browser::{AgentBrowser, Audience, Started};
 use crate::config::Config;
-use crate::options::{Audience, Started};
 
 /// Arguments of `mcp`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -66,24 +65,6 @@ fn create_output_dir(config: &Config) -> Result<()> {
     Ok(())
 }
 
-/// The tool options a configuration asks for.
-pub fn agent_options(config: &Config) -> AgentOptions {
-    AgentOptions {
-        isolated: config.isolated,
-        call_timeout: config.call_timeout(),
-        tab_tools: config.tab_tools,
-        execute_enabled: config.execute_enabled,
-        output_dir: config.output_dir.clone(),
-        lease: std::time::Duration::from_millis(config.session_lease_ms),
-        secrets: config.secrets.clone(),
-        persons_browser: match config.browser {
-            crate::config::BrowserKind::Extension => Some(PersonsBrowser::Extension),
-            crate::config::BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
-            crate::config::BrowserKind::Launch => None,
-        },
-    }
-}
-
 /// Serves the tools on stdin/stdout, answering the client at once while
 /// the browser starts (its first call waits for it), until the client
 /// disconnects or we are interrupted; then the agent's tabs are closed and
@@ -92,9 +73,9 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 ///
 /// In the person's own Chrome (`--browser extension`) the bridge is bound
 /// first: the shell that gets it also serves its tools to other local
-/// shells on loopback and records where ([`crate::bridge`]); a shell that
+/// shells on loopback and records where ([`crate::browser::extension::bridge`]); a shell that
 /// finds the bridge held by another browser-shell joins that one instead,
-/// relaying stdio to it ([`crate::attach`]).
+/// relaying stdio to it ([`crate::browser::attach`]).
 ///
 /// # Errors
 /// The browser's launch errors (after the handshake: the client sees the
@@ -102,35 +83,11 @@ pub fn agent_options(config: &Config) -> AgentOptions {
 /// joined to another shell, `NOT_CONNECTED` when that one stops.
 pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()> {
     create_output_dir(config)?;
-    let mut offered = None;
-    let bound = if config.browser == crate::config::BrowserKind::Extension {
-        match crate::bridge::claim(crate::extension::COMMAND_TIMEOUT).await {
-            Ok(crate::bridge::Claim::Held(owner)) => {
-                owner.check_rules(&crate::bridge::AgentRules::of(config))?;
-                tracing::info!(
-                    pid = owner.pid,
-                    "another browser-shell holds the extension bridge; joining it (its settings apply)"
-                );
-                return crate::attach::run(owner.upstream(), cancel).await;
-            }
-            Ok(crate::bridge::Claim::Owner(host)) => {
-                let started = Started::with_extension_host(host, config);
-                offered = crate::bridge::offer(
-                    &started,
-                    crate::bridge::OwnerKind::Mcp,
-                    None,
-                    config,
-                    cancel,
-                )
-                .await;
-                Some(Ok(started))
-            }
-            Err(error) => Some(Err(error)),
-        }
-    } else {
-        None
+    let (bound, offered) = match crate::browser::for_stdio_agent(config, cancel).await? {
+        AgentBrowser::Join(upstream) => return crate::browser::attach::run(upstream, cancel).await,
+        AgentBrowser::Own { bound, offered } => (bound, offered),
     };
-    let (server, browser) = McpServer::starting(agent_options(config));
+    let (server, browser) = McpServer::starting(config.agent_options());
     let browser = Arc::new(browser);
     // With auto-connect, the launch goes on until the person's browser is
     // found; calls meanwhile answer why it is not there yet.
@@ -252,7 +209,7 @@ pub async fn run_http(
     let starting = Arc::new(BrowserStarting::new());
     // With auto-connect, the launch goes on until the person's browser is
     // found; calls meanwhile answer why it is not there yet.
-    let served = crate::bridge::Served {
+    let served = crate::browser::extension::bridge::Served {
         url: listening.url(),
         token: listening.token().to_owned(),
     };
@@ -266,7 +223,7 @@ pub async fn run_http(
             .await
         })
     };
-    let options = agent_options(config);
+    let options = config.agent_options();
     let server_for_connection = {
         let starting = Arc::clone(&starting);
         move || starting.server(options.clone())
@@ -294,9 +251,9 @@ pub async fn run_http(
         Ok(started) => {
             starting.started(started.browser.clone());
             tracing::info!("the browser runs; serving MCP over HTTP");
-            let offered = crate::bridge::offer(
+            let offered = crate::browser::extension::bridge::offer(
                 &started,
-                crate::bridge::OwnerKind::Mcp,
+                crate::browser::extension::bridge::OwnerKind::Mcp,
                 Some(served),
                 config,
                 cancel,

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use browser_tools::report;
 use tokio_util::sync::CancellationToken;
 
-use crate::{cdp_endpoint, config, mcp, options, relay};
+use crate::browser::options;
+use crate::{cdp_endpoint, config, relay};
 
 /// What a person's shell (relay or desktop) adds to serving the column.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,15 +48,19 @@ pub async fn serve(
         .await?;
         listening.set_cdp_endpoint(endpoint.websocket_url);
     }
-    if let Some(host) = started.extension_host() {
+    if let Some(port) = started
+        .extension_host()
+        .and_then(|host| host.address())
+        .map(|address| address.port())
+    {
         // A relay on a server offers the person's Chrome its bridge over TLS.
-        listening.offer_extension_bridge(host.address().port());
+        listening.offer_extension_bridge(port);
     }
-    let relay = listening.attach(started.browser.clone(), mcp::agent_options(config), cancel)?;
+    let relay = listening.attach(started.browser.clone(), config.agent_options(), cancel)?;
     // Holding the person's Chrome, it lets other shells' agents join it
     // through its `/mcp` (see `bridge`), until it stops; recorded before
     // the links are printed, so whoever reads them finds the record.
-    let _offered = crate::bridge::offer(
+    let _offered = crate::browser::extension::bridge::offer(
         started,
         relay.kind().into(),
         relay.local_mcp(),

@@ -57,13 +57,32 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
     let (reader, writer) =
         crate::platform::debug_pipe::into_async(from_browser, to_browser).map_err(io_error)?;
 
+    Ok(over_nul_stream(
+        BufReader::with_capacity(1 << 16, reader),
+        writer,
+        "the browser closed its end of the pipe",
+    ))
+}
+
+/// Runs a transport over a byte stream that carries NUL-terminated JSON
+/// both ways: Chromium's debugging pipe, and the extension's native
+/// messaging host on the shell's private socket. `reader` may hold bytes
+/// already read past a first message; `eof` says who closed when the
+/// stream ends.
+///
+/// Must be called inside a tokio runtime.
+pub fn over_nul_stream<R, W>(reader: BufReader<R>, writer: W, eof: &'static str) -> Transport
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (in_tx, incoming) = mpsc::unbounded_channel();
     let (outgoing, mut out_rx) = mpsc::unbounded_channel::<String>();
     let shutdown = CancellationToken::new();
 
     let stop = shutdown.clone();
     tokio::spawn(async move {
-        let mut reader = BufReader::with_capacity(1 << 16, reader);
+        let mut reader = reader;
         let mut buffer = Vec::with_capacity(1 << 16);
         let closed = loop {
             buffer.clear();
@@ -74,7 +93,7 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
             match read {
                 Ok(0) => {
                     break Inbound::Closed {
-                        reason: "the browser closed its end of the pipe".into(),
+                        reason: eof.into(),
                         by_us: false,
                     };
                 }
@@ -127,11 +146,11 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
         }
     });
 
-    Ok(Transport {
+    Transport {
         incoming,
         outgoing,
         shutdown,
-    })
+    }
 }
 
 /// Connects a WebSocket transport to a browser endpoint such as

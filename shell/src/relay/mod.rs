@@ -599,11 +599,13 @@ impl BoundRelay {
     /// Where local shells reach this relay's `/mcp`, with its token: its
     /// loopback address in plain HTTP; `None` for a TLS relay or one on an
     /// address other than loopback.
-    pub fn local_mcp(&self) -> Option<crate::bridge::Served> {
+    pub fn local_mcp(&self) -> Option<crate::browser::extension::bridge::Served> {
         let local = local_address(self.bound);
-        (self.tls.is_none() && local.ip().is_loopback()).then(|| crate::bridge::Served {
-            url: format!("http://{local}"),
-            token: self.token.to_string(),
+        (self.tls.is_none() && local.ip().is_loopback()).then(|| {
+            crate::browser::extension::bridge::Served {
+                url: format!("http://{local}"),
+                token: self.token.to_string(),
+            }
         })
     }
 

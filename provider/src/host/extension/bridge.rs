@@ -22,8 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::pairing::{Pairing, random_bytes};
 use super::protocol::{
-    self, Challenge, Hello, MAX_CONNECTIONS, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Proof, Refused,
-    Role, SessionList, Welcome,
+    self, Challenge, Hello, MAX_CONNECTIONS, MAX_MESSAGE_BYTES, Proof, Refused, Role, SessionList,
+    Welcome,
 };
 use crate::cdp::transport::{self, Transport};
 use crate::error::{BrowserError, Result};
@@ -47,6 +47,31 @@ pub struct BridgeConfig {
     pub shell: String,
 }
 
+/// How an extension reached the shell.
+#[derive(Debug, Clone)]
+pub enum Via {
+    /// Chrome's native messaging, through the native host and the
+    /// shell's private socket.
+    Native,
+    /// The paired WebSocket on loopback (or tunnelled by a relay), proved
+    /// with `pairing`'s secret.
+    Paired {
+        /// Where it connected from.
+        peer: SocketAddr,
+        /// The pairing it proved (a new pairing closes it).
+        pairing: Pairing,
+    },
+}
+
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Native => f.write_str("native messaging"),
+            Self::Paired { peer, .. } => write!(f, "the paired WebSocket (from {peer})"),
+        }
+    }
+}
+
 /// One extension that passed the handshake.
 #[derive(Debug)]
 pub struct Authenticated {
@@ -54,10 +79,24 @@ pub struct Authenticated {
     pub transport: Transport,
     /// The extension's own version.
     pub extension_version: String,
-    /// Where it connected from.
-    pub peer: SocketAddr,
+    /// How it came.
+    pub via: Via,
     /// Held while the connection is open (the connection cap).
     pub permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// What a listener tells the host: every attempt and how it ended.
+#[derive(Debug)]
+pub enum Arrival {
+    /// An extension passed the handshake.
+    Admitted(Authenticated),
+    /// A peer was refused, and why (one line).
+    Refused {
+        /// How it came (`native messaging`, `the paired WebSocket …`).
+        via: String,
+        /// Why it was refused.
+        reason: String,
+    },
 }
 
 /// A listening bridge; dropping it stops listening (open connections stay).
@@ -66,6 +105,19 @@ pub struct Listener {
     /// Where it listens.
     pub address: SocketAddr,
     stop: CancellationToken,
+    shared: Arc<Shared>,
+}
+
+impl Listener {
+    /// Proves the next connections with `pairing` (a new `extension pair`
+    /// while the shell runs); the port stays.
+    pub fn set_pairing(&self, pairing: Pairing) {
+        *self
+            .shared
+            .pairing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = pairing;
+    }
 }
 
 impl Drop for Listener {
@@ -74,21 +126,24 @@ impl Drop for Listener {
     }
 }
 
+#[derive(Debug)]
 struct Shared {
     config: BridgeConfig,
+    /// The pairing proved now (the config's, until a new pairing).
+    pairing: Mutex<Pairing>,
     sessions: watch::Receiver<SessionList>,
     connections: Arc<Semaphore>,
     seen_nonces: Mutex<(HashSet<String>, VecDeque<String>)>,
 }
 
-/// Listens for the extension; each authenticated connection goes to `accepted`.
+/// Listens for the extension; every attempt's outcome goes to `arrivals`.
 ///
 /// # Errors
 /// `NOT_CONNECTED` when the address cannot be bound (another shell holds it).
 pub async fn listen(
     config: BridgeConfig,
     sessions: watch::Receiver<SessionList>,
-    accepted: mpsc::UnboundedSender<Authenticated>,
+    arrivals: mpsc::UnboundedSender<Arrival>,
 ) -> Result<Listener> {
     let listener = TcpListener::bind(config.address).await.map_err(|e| {
         BrowserError::not_connected(format!(
@@ -102,13 +157,16 @@ pub async fn listen(
     tracing::info!(%address, "listening for the browser-shell extension");
     let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
+        pairing: Mutex::new(config.pairing.clone()),
         config,
         sessions,
         connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
         seen_nonces: Mutex::new((HashSet::new(), VecDeque::new())),
     });
     let stopping = stop.clone();
+    let listening = Arc::clone(&shared);
     tokio::spawn(async move {
+        let shared = listening;
         loop {
             let (stream, peer) = tokio::select! {
                 () = stopping.cancelled() => return,
@@ -127,24 +185,35 @@ pub async fn listen(
                 tracing::debug!(%error, "bridge: cannot turn off Nagle's algorithm");
             }
             let shared = Arc::clone(&shared);
-            let accepted = accepted.clone();
+            let arrivals = arrivals.clone();
             tokio::spawn(async move {
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, shared.admit(stream, peer)).await {
-                    Ok(Ok(authenticated)) => {
-                        let _ = accepted.send(authenticated);
-                    }
-                    Ok(Err(reason)) => refused(peer, &reason),
-                    Err(_) => refused(peer, "the handshake took longer than 5 s"),
-                }
+                let reason =
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, shared.admit(stream, peer)).await
+                    {
+                        Ok(Ok(authenticated)) => {
+                            let _ = arrivals.send(Arrival::Admitted(authenticated));
+                            return;
+                        }
+                        Ok(Err(reason)) => reason,
+                        Err(_) => "the handshake took longer than 5 s".to_owned(),
+                    };
+                let via = format!("the paired WebSocket (from {peer})");
+                refused(&via, &reason);
+                let _ = arrivals.send(Arrival::Refused { via, reason });
             });
         }
     });
-    Ok(Listener { address, stop })
+    Ok(Listener {
+        address,
+        stop,
+        shared,
+    })
 }
 
-fn refused(peer: SocketAddr, reason: &str) {
-    tracing::warn!(%peer, reason, "refused an extension connection");
-    tracing::info!(target: crate::AUDIT, event = "extension_refused", %peer, reason);
+/// Logs and audits a refused connection.
+pub(super) fn refused(via: &str, reason: &str) {
+    tracing::warn!(via, reason, "refused an extension connection");
+    tracing::info!(target: crate::AUDIT, event = "extension_refused", via, reason);
 }
 
 impl Shared {
@@ -187,11 +256,16 @@ impl Shared {
         let (Some(permit), Some(origin_id)) = (permit, origin_id) else {
             return Err("refused at the upgrade".into());
         };
-        match self.handshake(&mut socket, &origin_id).await {
+        let pairing = self
+            .pairing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match self.handshake(&mut socket, &origin_id, &pairing).await {
             Ok(extension_version) => Ok(Authenticated {
                 transport: transport::over_websocket(socket),
                 extension_version,
-                peer,
+                via: Via::Paired { peer, pairing },
                 permit,
             }),
             Err(reason) => {
@@ -273,15 +347,11 @@ impl Shared {
         &self,
         socket: &mut WebSocketStream<TcpStream>,
         origin_id: &str,
+        pairing: &Pairing,
     ) -> std::result::Result<String, String> {
         let hello: Hello = serde_json::from_str(&next_text(socket).await?)
             .map_err(|e| format!("the first message is not a hello: {e}"))?;
-        if hello.version != PROTOCOL_VERSION {
-            return Err(format!(
-                "the extension speaks protocol {} and this shell {PROTOCOL_VERSION}: update the one that is older",
-                hello.version
-            ));
-        }
+        let agreed = protocol::negotiate(hello.version, hello.min_version)?;
         if hello.extension_id != origin_id {
             return Err(format!(
                 "the hello names extension {:?} but it connected from {origin_id:?}",
@@ -294,7 +364,7 @@ impl Shared {
         if !self.remember_nonce(&hello.nonce) {
             return Err("a replayed hello (its nonce was seen before)".into());
         }
-        let secret = self.config.pairing.secret();
+        let secret = pairing.secret();
         let server_nonce = protocol::hex(&random_bytes::<32>().map_err(|e| e.to_string())?);
         let challenge = Challenge {
             proof: protocol::proof(
@@ -318,6 +388,7 @@ impl Shared {
             shell: self.config.shell.clone(),
             sessions,
             sessions_version: version,
+            version: agreed,
         };
         send_json(socket, &welcome).await?;
         Ok(hello.extension_version)

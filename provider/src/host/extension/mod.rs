@@ -19,6 +19,7 @@
 //! cookies. [`ExtensionHost::create_context`] says so instead of faking one.
 
 pub mod bridge;
+pub mod native;
 pub mod pairing;
 pub mod protocol;
 
@@ -38,8 +39,11 @@ use super::{
     ViewHost, ViewId, ViewInfo, send_each,
 };
 use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
+use crate::error::Absence;
 use crate::error::{BrowserError, Result};
-use bridge::{Authenticated, BridgeConfig, Listener};
+use bridge::{Arrival, Authenticated, BridgeConfig, Listener};
+use native::{NativeConfig, NativeListener};
+use pairing::Pairing;
 use protocol::{
     BatchAnswer, MAX_BATCH, MAX_PENDING_COMMANDS, SEND_COMMANDS, SendCommandsParams, SessionLabel,
     SessionList,
@@ -54,9 +58,6 @@ const COMEBACK_WAIT: Duration = Duration::from_secs(3);
 
 /// …for this long after the drop; later (Chrome quit for good) they fail at once.
 const COMEBACK_WINDOW: Duration = Duration::from_secs(15);
-
-/// What the host says while no extension is connected.
-const NOT_CONNECTED: &str = "the person's Chrome is not connected: it is closed, the browser-shell extension is not installed or not paired (run `browser-shell extension pair`), or the person pressed Disconnect";
 
 /// One tab as the extension describes it.
 #[derive(Debug, Clone, Deserialize)]
@@ -118,6 +119,104 @@ struct Link {
     connection: Connection,
     /// Counts connections, for logs and to tell a dropped one from its successor.
     generation: u64,
+    /// How it came, in words (`native messaging`, `the paired WebSocket …`).
+    via: String,
+    /// The pairing it proved, when it came through the paired WebSocket.
+    pairing: Option<Pairing>,
+}
+
+/// What the host saw of the extension's attempts: why it is not connected.
+#[derive(Debug)]
+struct Status {
+    /// When the host started listening.
+    started_at: tokio::time::Instant,
+    /// How the extension can reach this shell (`None`: no way set up).
+    setup: Option<String>,
+    /// The last attempt refused: when, how it came, why.
+    refused: Option<(tokio::time::Instant, String, String)>,
+    /// The last connection that ended: when and why.
+    dropped: Option<(tokio::time::Instant, String)>,
+    /// The person pressed Disconnect (told by the extension as it left).
+    person_left: bool,
+    /// Another browser-shell holds the bridge (a shell that could not take it).
+    held_elsewhere: Option<String>,
+    /// When an extension was last seen at all (connected, or refused).
+    last_seen: Option<tokio::time::Instant>,
+}
+
+impl Status {
+    fn new(setup: Option<String>) -> Self {
+        Self {
+            started_at: tokio::time::Instant::now(),
+            setup,
+            refused: None,
+            dropped: None,
+            person_left: false,
+            held_elsewhere: None,
+            last_seen: None,
+        }
+    }
+
+    fn refused(&mut self, via: String, reason: String) {
+        let now = tokio::time::Instant::now();
+        self.refused = Some((now, via, reason));
+        self.last_seen = Some(now);
+    }
+
+    /// Why no extension is connected, and the one thing to do.
+    fn absence(&self, more: &str) -> (Absence, String) {
+        let ago = |at: tokio::time::Instant| format!("{:.1} s ago", at.elapsed().as_secs_f32());
+        if let Some(holder) = &self.held_elsewhere {
+            return (Absence::HeldElsewhere, holder.clone());
+        }
+        if self.person_left {
+            let when = self
+                .dropped
+                .as_ref()
+                .map(|(at, _)| ago(*at))
+                .unwrap_or_default();
+            return (
+                Absence::DisconnectedByPerson,
+                format!("the person pressed Disconnect in the browser-shell extension {when}"),
+            );
+        }
+        let refused_last = self.refused.as_ref().filter(|(at, ..)| {
+            self.dropped
+                .as_ref()
+                .is_none_or(|(dropped, _)| at > dropped)
+        });
+        if let Some((at, via, reason)) = refused_last {
+            return (
+                Absence::Refused,
+                format!(
+                    "the extension tried through {via} {} and was refused: {reason}",
+                    ago(*at)
+                ),
+            );
+        }
+        if let Some((at, reason)) = &self.dropped {
+            return (
+                Absence::Dropped,
+                format!(
+                    "it was connected until {} ({reason}) and has not come back{more}",
+                    ago(*at)
+                ),
+            );
+        }
+        match &self.setup {
+            None => (
+                Absence::NotSetUp,
+                "the extension has no way to reach this shell: native messaging is not installed and it is not paired".into(),
+            ),
+            Some(setup) => (
+                Absence::NeverSeen,
+                format!(
+                    "no attempt from the extension since this shell started {} ({setup}): Chrome is not running, or the browser-shell extension is not loaded in it",
+                    ago(self.started_at)
+                ),
+            ),
+        }
+    }
 }
 
 /// What the host knows about one view.
@@ -150,31 +249,57 @@ struct Shared {
     control: Mutex<Option<&'static str>>,
     command_timeout: Duration,
     version: Mutex<String>,
+    /// Why the extension is not connected, as far as the host saw.
+    status: Mutex<Status>,
 }
 
 /// The person's own Chrome, driven through the browser-shell extension.
 #[derive(Debug)]
 pub struct ExtensionHost {
     shared: Arc<Shared>,
-    listener: Listener,
+    /// The paired WebSocket's listener, when paired.
+    listener: Mutex<Option<Listener>>,
+    /// The native messaging socket's listener, when this shell holds it.
+    native: Option<NativeListener>,
+    /// Where listeners report attempts (kept to listen again on a new port).
+    arrivals: mpsc::UnboundedSender<Arrival>,
+    /// The WebSocket's settings (to listen again on a new pairing's port).
+    websocket: Mutex<Option<BridgeConfig>>,
+    /// This shell process as welcomes name it.
+    shell: String,
 }
 
 /// How to start an [`ExtensionHost`].
 #[derive(Debug, Clone)]
 pub struct ExtensionOptions {
-    /// The bridge's address, pairing and accepted extension ids.
-    pub bridge: BridgeConfig,
+    /// The paired WebSocket: address, pairing and accepted extension ids
+    /// (`None`: not paired, native messaging only).
+    pub bridge: Option<BridgeConfig>,
+    /// The native messaging socket (`None`: the paired WebSocket only).
+    pub native: Option<NativeConfig>,
+    /// How the extension can reach this shell, in a person's words, for
+    /// the reasons calls give while it is not connected (`None`: no way
+    /// is set up). The shell knows; see [`ExtensionHost::set_setup`].
+    pub setup: Option<String>,
     /// Default bound for CDP commands.
     pub command_timeout: Duration,
 }
 
 impl ExtensionHost {
     /// Starts listening for the extension. The host works from the start:
-    /// calls fail with `NOT_CONNECTED` until the extension connects.
+    /// calls fail with `NOT_CONNECTED`, saying why, until the extension
+    /// connects.
     ///
     /// # Errors
-    /// `NOT_CONNECTED` when the bridge's address cannot be bound.
+    /// `NOT_CONNECTED` when a listener cannot be bound (another shell
+    /// holds it).
     pub async fn start(options: ExtensionOptions) -> Result<Self> {
+        let shell = options
+            .native
+            .as_ref()
+            .map(|n| n.shell.clone())
+            .or_else(|| options.bridge.as_ref().map(|b| b.shell.clone()))
+            .unwrap_or_default();
         let shared = Arc::new(Shared {
             link: watch::Sender::new(None),
             newest: AtomicU64::new(0),
@@ -188,25 +313,168 @@ impl ExtensionHost {
             control: Mutex::new(None),
             command_timeout: options.command_timeout,
             version: Mutex::new("Chrome (not connected yet)".into()),
+            status: Mutex::new(Status::new(options.setup)),
         });
-        let (accepted, mut connections) = mpsc::unbounded_channel();
-        let listener =
-            bridge::listen(options.bridge, shared.sessions.subscribe(), accepted).await?;
+        let (arrivals, mut arrived) = mpsc::unbounded_channel();
+        let native = match options.native {
+            Some(config) => Some(native::listen(
+                config,
+                shared.sessions.subscribe(),
+                arrivals.clone(),
+            )?),
+            None => None,
+        };
+        let listener = match options.bridge.clone() {
+            Some(config) => {
+                Some(bridge::listen(config, shared.sessions.subscribe(), arrivals.clone()).await?)
+            }
+            None => None,
+        };
         let weak = Arc::downgrade(&shared);
         tokio::spawn(async move {
             let mut generation = 0;
-            while let Some(authenticated) = connections.recv().await {
+            while let Some(arrival) = arrived.recv().await {
                 let Some(shared) = weak.upgrade() else { return };
-                generation += 1;
-                shared.adopt_connection(authenticated, generation);
+                match arrival {
+                    Arrival::Admitted(authenticated) => {
+                        generation += 1;
+                        shared.adopt_connection(authenticated, generation);
+                    }
+                    Arrival::Refused { via, reason } => shared.status().refused(via, reason),
+                }
             }
         });
-        Ok(Self { shared, listener })
+        Ok(Self {
+            shared,
+            listener: Mutex::new(listener),
+            native,
+            arrivals,
+            websocket: Mutex::new(options.bridge),
+            shell,
+        })
     }
 
-    /// Where the bridge listens.
-    pub fn address(&self) -> std::net::SocketAddr {
-        self.listener.address
+    /// Where the paired WebSocket listens, when paired.
+    pub fn address(&self) -> Option<std::net::SocketAddr> {
+        self.listener
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|listener| listener.address)
+    }
+
+    /// Where the native messaging socket is, when this host has one.
+    pub fn native_address(&self) -> Option<&std::path::Path> {
+        self.native.as_ref().map(|n| n.address.as_path())
+    }
+
+    /// A new pairing while the host runs (`extension pair` again, or a
+    /// first one): the WebSocket proves the new secret from now on (and
+    /// listens on its port, when that changed), and a connection proved
+    /// with another secret is closed. `None`: the pairing was removed.
+    ///
+    /// # Errors
+    /// `NOT_CONNECTED` when the new port cannot be bound.
+    pub async fn set_pairing(&self, pairing: Option<Pairing>) -> Result<()> {
+        let current = self
+            .websocket
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match (pairing, current) {
+            (None, _) => {
+                self.listener
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                self.websocket
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+            }
+            (Some(pairing), Some(mut config)) if config.address.port() == pairing.port => {
+                config.pairing = pairing.clone();
+                if let Some(listener) = self
+                    .listener
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                {
+                    listener.set_pairing(pairing.clone());
+                }
+                *self.websocket.lock().unwrap_or_else(|p| p.into_inner()) = Some(config);
+            }
+            (Some(pairing), current) => {
+                let mut config = current.unwrap_or_else(|| BridgeConfig {
+                    address: std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port)),
+                    pairing: pairing.clone(),
+                    extension_ids: vec![protocol::EXTENSION_ID.into()],
+                    shell: String::new(),
+                });
+                config.address.set_port(pairing.port);
+                config.pairing = pairing.clone();
+                if config.shell.is_empty() {
+                    config.shell = self.shell_name();
+                }
+                // The old port first: the new one may be the same socket's.
+                self.listener
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                let listener = bridge::listen(
+                    config.clone(),
+                    self.shared.sessions.subscribe(),
+                    self.arrivals.clone(),
+                )
+                .await?;
+                *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = Some(listener);
+                *self.websocket.lock().unwrap_or_else(|p| p.into_inner()) = Some(config);
+            }
+        }
+        self.shared.close_if_proved_with_another_pairing(
+            self.websocket
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .map(|c| &c.pairing),
+        );
+        Ok(())
+    }
+
+    /// What the shell says of how the extension can reach it, for the
+    /// reasons calls give while it is not connected (`None`: no way is set
+    /// up: no native messaging host installed, no pairing).
+    pub fn set_setup(&self, setup: Option<String>) {
+        self.shared.status().setup = setup;
+    }
+
+    /// Why the person's Chrome is not connected now, as calls answer it
+    /// (`None` when it is connected).
+    pub fn absence(&self) -> Option<BrowserError> {
+        if self.shared.connection().is_ok() {
+            return None;
+        }
+        Some(self.shared.absent(""))
+    }
+
+    /// How the connected extension came (`None` while none is).
+    pub fn connected_via(&self) -> Option<String> {
+        self.shared
+            .link
+            .borrow()
+            .as_ref()
+            .map(|link| link.via.clone())
+    }
+
+    /// Tells the host that no extension reaches it because another
+    /// browser-shell holds the bridge (for a shell that could not take it).
+    pub fn held_elsewhere(&self, detail: String) {
+        self.shared.status().held_elsewhere = Some(detail);
+    }
+
+    /// The shell name sent in welcomes.
+    fn shell_name(&self) -> String {
+        self.shell.clone()
     }
 
     /// Waits until an extension is connected, at most `within`.
@@ -218,7 +486,7 @@ impl ExtensionHost {
         tokio::time::timeout(within, link.wait_for(Option::is_some))
             .await
             .map(|_| ())
-            .map_err(|_| BrowserError::not_connected(NOT_CONNECTED))
+            .map_err(|_| self.shared.absent(""))
     }
 
     /// Follows whether an extension is connected.
@@ -284,7 +552,34 @@ impl Shared {
             .as_ref()
             .map(|link| link.connection.clone())
             .filter(Connection::is_open)
-            .ok_or_else(|| BrowserError::not_connected(NOT_CONNECTED))
+            .ok_or_else(|| self.absent(""))
+    }
+
+    fn status(&self) -> std::sync::MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `NOT_CONNECTED` saying why no extension is connected (`more` is
+    /// added to a dropped connection's words).
+    fn absent(&self, more: &str) -> BrowserError {
+        let (absence, detail) = self.status().absence(more);
+        BrowserError::ChromeAbsent { absence, detail }
+    }
+
+    /// Closes the connection when it proved a pairing other than `current`
+    /// (a new pairing ends the old one's connections).
+    fn close_if_proved_with_another_pairing(&self, current: Option<&Pairing>) {
+        let stale = self.link.borrow().as_ref().is_some_and(|link| {
+            link.pairing
+                .as_ref()
+                .is_some_and(|proved| current.is_none_or(|now| now.secret() != proved.secret()))
+        });
+        if stale {
+            tracing::info!("the pairing changed: closing the connection proved with the old one");
+            if let Some(link) = self.link.borrow().as_ref() {
+                link.connection.close();
+            }
+        }
     }
 
     /// The connection; shortly after a drop, the next one once the
@@ -298,16 +593,17 @@ impl Shared {
         // cleared it yet).
         let just_dropped = self.link.borrow().is_some();
         let dropped = *self.dropped_at.lock().unwrap_or_else(|p| p.into_inner());
-        if !just_dropped && dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW) {
-            return Err(BrowserError::not_connected(NOT_CONNECTED));
+        let person_left = self.status().person_left;
+        if person_left
+            || (!just_dropped && dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW))
+        {
+            return Err(self.absent(""));
         }
         let mut link = self.link.subscribe();
         let back = link.wait_for(|link| link.as_ref().is_some_and(|l| l.connection.is_open()));
         match tokio::time::timeout(COMEBACK_WAIT, back).await {
             Ok(Ok(_)) => self.connection(),
-            _ => Err(BrowserError::not_connected(format!(
-                "{NOT_CONNECTED} (it did not come back within {COMEBACK_WAIT:?} of dropping)"
-            ))),
+            _ => Err(self.absent(&format!(" (waited {} s for it)", COMEBACK_WAIT.as_secs()))),
         }
     }
 
@@ -458,12 +754,22 @@ impl Shared {
         let Authenticated {
             transport,
             extension_version,
-            peer,
+            via,
             permit,
         } = authenticated;
         let connection = Connection::start(transport, self.command_timeout);
-        tracing::info!(%peer, generation, extension_version, "the browser-shell extension connected");
-        tracing::info!(target: crate::AUDIT, event = "extension_connected", %peer, generation);
+        tracing::info!(%via, generation, extension_version, "the browser-shell extension connected");
+        tracing::info!(target: crate::AUDIT, event = "extension_connected", %via, generation);
+        {
+            let mut status = self.status();
+            status.last_seen = Some(tokio::time::Instant::now());
+            status.person_left = false;
+        }
+        let pairing = match &via {
+            bridge::Via::Paired { pairing, .. } => Some(pairing.clone()),
+            bridge::Via::Native => None,
+        };
+        let via = via.to_string();
         self.newest.store(generation, Ordering::SeqCst);
         // A new connection may be a newer extension that knows batches.
         self.batches_refused.store(false, Ordering::Relaxed);
@@ -486,6 +792,8 @@ impl Shared {
                     *link = Some(Link {
                         connection: connection.clone(),
                         generation,
+                        via: via.clone(),
+                        pairing: pairing.clone(),
                     });
                 }
                 newest
@@ -508,8 +816,9 @@ impl Shared {
                 .is_some_and(|link| link.generation == generation);
             if current {
                 shared.link.send_replace(None);
-                *shared.dropped_at.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(tokio::time::Instant::now());
+                let now = tokio::time::Instant::now();
+                *shared.dropped_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+                shared.status().dropped = Some((now, reason.to_string()));
             }
             tracing::warn!(generation, %reason, "the browser-shell extension disconnected");
             tracing::info!(target: crate::AUDIT, event = "extension_disconnected", generation);
@@ -665,6 +974,11 @@ impl Shared {
                 });
             }
             "resume" => self.emit(ViewEvent::PersonResumed),
+            "goodbye" => {
+                // The person pressed Disconnect: the connection closes next.
+                tracing::info!("the person disconnected the browser-shell extension");
+                self.status().person_left = true;
+            }
             "heartbeat" => {}
             other => tracing::debug!(event = other, %params, "an extension event we do not know"),
         }
@@ -922,22 +1236,16 @@ impl ViewHost for ExtensionHost {
     }
 
     async fn list_views(&self) -> Result<Vec<ViewInfo>> {
-        // The extension's own list when it is connected (it is the
-        // authority on shares); what we knew last otherwise.
-        if let Ok(listed) = self.extension_call("Extension.listTabs", json!({})).await {
-            let tabs: Vec<TabDescription> = listed
-                .get("tabs")
-                .cloned()
-                .and_then(|tabs| serde_json::from_value(tabs).ok())
-                .unwrap_or_default();
-            return Ok(tabs.iter().map(TabDescription::info).collect());
-        }
-        Ok(self
-            .shared
-            .views()
-            .values()
-            .filter_map(|state| state.info.clone())
-            .collect())
+        // The extension's own list (it is the authority on shares). Not
+        // connected, there is no list to give: an empty one would tell an
+        // agent that there are no tabs rather than no browser.
+        let listed = self.extension_call("Extension.listTabs", json!({})).await?;
+        let tabs: Vec<TabDescription> = listed
+            .get("tabs")
+            .cloned()
+            .and_then(|tabs| serde_json::from_value(tabs).ok())
+            .unwrap_or_default();
+        Ok(tabs.iter().map(TabDescription::info).collect())
     }
 
     fn watch_views(&self) -> mpsc::UnboundedReceiver<ViewEvent> {

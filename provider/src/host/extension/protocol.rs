@@ -25,8 +25,45 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-/// The protocol version this shell speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The newest protocol version this shell speaks.
+///
+/// 2: the extension may come through Chrome's native messaging (the
+/// [`NativeHello`]), and messages from the shell may arrive cut into
+/// [`Chunk`]s (native messaging carries at most 1 MB to the extension).
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The oldest protocol version this shell still speaks: an extension
+/// whose range `[minVersion, version]` overlaps `[MIN_PROTOCOL_VERSION,
+/// PROTOCOL_VERSION]` is welcome, at the newest version both speak.
+pub const MIN_PROTOCOL_VERSION: u32 = 1;
+
+/// The native messaging host's name, as the extension calls
+/// `chrome.runtime.connectNative()` with it and the host manifest names
+/// it (lowercase, digits, dots and underscores only).
+pub const NATIVE_HOST_NAME: &str = "com.browser_shell.bridge";
+
+/// The newest version both sides speak, when their ranges overlap; the
+/// extension's range is `[min_version, version]` (an extension that
+/// names no minimum speaks only `version`).
+///
+/// # Errors
+/// Says which side is older, for the person to update it.
+pub fn negotiate(version: u32, min_version: Option<u32>) -> Result<u32, String> {
+    let theirs_min = min_version.unwrap_or(version).min(version);
+    let agreed = version.min(PROTOCOL_VERSION);
+    if agreed < theirs_min.max(MIN_PROTOCOL_VERSION) {
+        let older = if version < MIN_PROTOCOL_VERSION {
+            "the extension is older: reload it (chrome://extensions) from `browser-shell extension path`"
+        } else {
+            "this browser-shell is older: update it"
+        };
+        return Err(format!(
+            "the extension speaks protocol {theirs_min}..={version} and this shell \
+             {MIN_PROTOCOL_VERSION}..={PROTOCOL_VERSION}; {older}"
+        ));
+    }
+    Ok(agreed)
+}
 
 /// The largest message either side accepts.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
@@ -94,8 +131,11 @@ pub enum Role {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "type", rename = "hello")]
 pub struct Hello {
-    /// Its protocol version.
+    /// The newest protocol version it speaks.
     pub version: u32,
+    /// The oldest it speaks (absent: only `version`).
+    #[serde(default)]
+    pub min_version: Option<u32>,
     /// Its id (must match the `Origin` it connected from).
     pub extension_id: String,
     /// Its own version, for `doctor` and logs.
@@ -123,6 +163,37 @@ pub struct Proof {
     pub proof: String,
 }
 
+/// The first message on the native messaging path, as the native host
+/// (`browser-shell native-host`) passes the extension's hello on: no
+/// proof, since Chrome started the host for the extension the host
+/// manifest names (`origin`, from Chrome's command line) and the socket
+/// it reaches the shell through is private to the user.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type", rename = "hello")]
+pub struct NativeHello {
+    /// The newest protocol version the extension speaks.
+    pub version: u32,
+    /// The oldest it speaks (absent: only `version`).
+    #[serde(default)]
+    pub min_version: Option<u32>,
+    /// The extension's own version, for `doctor` and logs.
+    #[serde(default)]
+    pub extension_version: String,
+    /// `chrome-extension://<id>/`: who Chrome started the host for.
+    pub origin: String,
+}
+
+/// A piece of a message from the shell too large for one native
+/// messaging frame (Chrome passes at most 1 MB to an extension): the
+/// native host cuts it, the extension joins the pieces in order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Chunk {
+    /// This piece of the message's text.
+    pub chunk: String,
+    /// Whether it is the last piece.
+    pub last: bool,
+}
+
 /// The shell accepts the connection.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename = "welcome")]
@@ -134,6 +205,8 @@ pub struct Welcome {
     /// Their [`SessionList::version`].
     #[serde(rename = "sessionsVersion")]
     pub sessions_version: u64,
+    /// The protocol version agreed on.
+    pub version: u32,
 }
 
 /// The shell refuses the connection, saying why.
@@ -165,8 +238,9 @@ pub struct SessionLabel {
     pub label: String,
 }
 
-/// The text a proof signs: the role, bound to the version, the extension
-/// id and both nonces.
+/// The text a proof signs: the role, bound to the handshake's version
+/// (`v1`: the handshake has not changed since, whatever protocol version
+/// is agreed), the extension id and both nonces.
 pub fn proof_text(
     role: Role,
     extension_id: &str,
@@ -177,9 +251,7 @@ pub fn proof_text(
         Role::Server => "server",
         Role::Client => "client",
     };
-    format!(
-        "browser-shell bridge v{PROTOCOL_VERSION}|{role}|{extension_id}|{client_nonce}|{server_nonce}"
-    )
+    format!("browser-shell bridge v1|{role}|{extension_id}|{client_nonce}|{server_nonce}")
 }
 
 /// HMAC-SHA-256 of `text` under `secret`, as lowercase hex.
@@ -272,6 +344,17 @@ mod tests {
     }
 
     #[test]
+    fn versions_meet_at_the_newest_both_speak() {
+        assert_eq!(negotiate(1, None), Ok(1));
+        assert_eq!(negotiate(2, Some(1)), Ok(2));
+        assert_eq!(negotiate(9, Some(1)), Ok(PROTOCOL_VERSION));
+        let newer = negotiate(9, Some(8)).expect_err("no overlap");
+        assert!(newer.contains("this browser-shell is older"), "{newer}");
+        let older = negotiate(0, None).expect_err("no overlap");
+        assert!(older.contains("the extension is older"), "{older}");
+    }
+
+    #[test]
     fn nonces_are_64_lowercase_hex_digits() {
         assert!(is_nonce(&"0f".repeat(32)));
         assert!(!is_nonce(&"0F".repeat(32)));
@@ -285,6 +368,8 @@ mod tests {
         let script = include_str!("../../../../assets/extension/protocol.js");
         for line in [
             format!("export const PROTOCOL_VERSION = {PROTOCOL_VERSION};"),
+            format!("export const MIN_PROTOCOL_VERSION = {MIN_PROTOCOL_VERSION};"),
+            format!("export const NATIVE_HOST_NAME = \"{NATIVE_HOST_NAME}\";"),
             format!("export const MAX_BATCH = {MAX_BATCH};"),
             format!(
                 "export const MAX_MESSAGE_BYTES = {} * 1024 * 1024;",

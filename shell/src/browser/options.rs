@@ -145,8 +145,8 @@ enum Engine {
     /// away; kept to shut it down in order.
     Supervised(Arc<Supervisor>),
     /// The person's Chrome through the extension: nothing of ours to stop
-    /// but the bridge.
-    Extension(Arc<browser_provider::host::ExtensionHost>),
+    /// but the bridge (and its lock, let go of with it).
+    Extension(crate::browser::extension::bridge::Held),
 }
 
 impl Started {
@@ -160,10 +160,10 @@ impl Started {
     }
 
     /// The extension host when this is the person's own Chrome (for the
-    /// bridge's owner record, see [`crate::bridge`]).
+    /// bridge's owner record, see [`crate::browser::extension::bridge`]).
     pub fn extension_host(&self) -> Option<&Arc<browser_provider::host::ExtensionHost>> {
         match &self.engine {
-            Engine::Extension(host) => Some(host),
+            Engine::Extension(held) => Some(&held.host),
             Engine::Supervised(_) => None,
         }
     }
@@ -173,7 +173,7 @@ impl Started {
     pub async fn shutdown(self) {
         match self.engine {
             Engine::Supervised(supervisor) => supervisor.shutdown().await,
-            Engine::Extension(host) => drop(host),
+            Engine::Extension(held) => drop(held),
         }
     }
 }
@@ -308,7 +308,7 @@ impl Started {
                          control ({rules})"
                     );
                 }
-                crate::auto_connect::launcher(config)
+                crate::browser::auto_connect::launcher(config)
             }
             None => Launcher::Launch(LaunchOptions {
                 executable: config.browser_path.clone(),
@@ -392,16 +392,17 @@ impl Started {
     /// works from the start; calls say `NOT_CONNECTED` until the extension
     /// connects (it does by itself once Chrome runs).
     async fn in_persons_chrome(config: &Config) -> Result<Self> {
-        let host = crate::extension::start_host(Duration::from_secs(30)).await?;
-        Ok(Self::with_extension_host(host, config))
+        let held = crate::browser::extension::start_host(config).await?;
+        Ok(Self::with_extension_host(held, config))
     }
 
     /// The person's own Chrome through an extension host already bound
     /// (`mcp` binds it first, to join another shell's when it cannot).
     pub fn with_extension_host(
-        host: Arc<browser_provider::host::ExtensionHost>,
+        held: crate::browser::extension::bridge::Held,
         config: &Config,
     ) -> Self {
+        let host = Arc::clone(&held.host);
         if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
             tracing::warn!(
                 "the host lists are checked for navigations agents start, but the person's \
@@ -409,10 +410,10 @@ impl Started {
             );
         }
         let browser = Browser::new(host.clone(), config.browser_config());
-        crate::extension::follow_browser(&host, &browser);
+        crate::browser::extension::follow_browser(&host, &browser);
         Self {
             browser,
-            engine: Engine::Extension(host),
+            engine: Engine::Extension(held),
         }
     }
 }
@@ -435,7 +436,7 @@ pub async fn show_first_page(browser: &Browser, url: &str) -> Result<()> {
 }
 
 /// The page a person sees in the browser's first tab before the agent opens anything.
-const START_PAGE: &str = include_str!("../../assets/start.html");
+const START_PAGE: &str = include_str!("../../../assets/start.html");
 
 /// Opens the start page from `assets/` as the first tab of a browser we launched.
 /// Cosmetic: failure is logged, never fatal.

@@ -1,8 +1,11 @@
 //! One extension bridge per user: the shell that holds the bridge to the
 //! person's Chrome lets the other local shells join it.
 //!
-//! Only one process can listen on the paired port, so the first shell
-//! started with `--browser extension` owns the bridge (whatever it is:
+//! One shell per user holds the bridge: the first one started with
+//! `--browser extension` takes [`LOCK_FILE`] in the private runtime
+//! directory (an exclusive lock the system lets go of when the process
+//! ends), then listens on the native messaging socket and, when paired,
+//! on the paired port. It owns the bridge (whatever it is:
 //! `mcp` on stdio, `mcp --http`, the relay, the desktop window). It makes
 //! its tools reachable to other local shells — through the `/mcp` it
 //! already serves on loopback (relay, desktop, `mcp --http`), or through a
@@ -12,19 +15,19 @@
 //! atomically, removed when the owner stops; a record whose process is gone
 //! is ignored and replaced).
 //!
-//! A second `mcp --browser extension` that cannot bind the port finds the
-//! record and relays its stdio to the owner's `/mcp` ([`crate::attach`]):
+//! A second `mcp --browser extension` that cannot take the lock finds the
+//! record and relays its stdio to the owner's `/mcp` ([`crate::browser::attach`]):
 //! its agent gets a session of its own in the owner's browser, so a tab
 //! group of its own in Chrome, under the owner's settings — so it joins
 //! only when its own [`AgentRules`] are the same (no agent gets looser
 //! rules than its shell was started with); otherwise it fails saying which
 //! differ. Two shells
 //! started at the same moment do not both fail: the one that loses the
-//! bind waits ([`JOIN_WAIT`] at most) for the winner's record, trying the
-//! bind again meanwhile (an owner that was stopping may let go of it).
-//! When no record appears, the port is held by something else:
-//! `NOT_CONNECTED`, saying so. A relay or window cannot join (it needs a
-//! browser of its own to show): it fails naming the owner's pid.
+//! lock waits ([`JOIN_WAIT`] at most) for the winner's record, trying the
+//! lock again meanwhile (an owner that was stopping may let go of it).
+//! A relay or window cannot join (it needs a browser of its own to show):
+//! it fails naming the owner's pid. The owner keeps what it knows of the
+//! extension's connection in [`STATE_FILE`] for `doctor`.
 //!
 //! When the owner exits, the sessions joined to it end with `NOT_CONNECTED`
 //! (their processes exit non-zero); nothing fails over to another shell.
@@ -40,15 +43,21 @@ use browser_tools::mcp::McpServer;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::attach::Upstream;
+use crate::browser::attach::Upstream;
+use crate::browser::options::Started;
 use crate::config::Config;
 use crate::instance::{self, InstanceKind, Published};
-use crate::options::Started;
 
 /// The owner record's name in the runtime directory.
 pub const RECORD_FILE: &str = "extension-bridge.json";
 
-/// How long a shell that lost the bind waits for the owner's record.
+/// The lock the bridge's owner holds, in the runtime directory.
+pub const LOCK_FILE: &str = "extension-bridge.lock";
+
+/// What the owner knows of the extension's connection, in the runtime directory.
+pub const STATE_FILE: &str = "extension-state.json";
+
+/// How long a shell that lost the lock waits for the owner's record.
 pub const JOIN_WAIT: Duration = Duration::from_secs(5);
 
 /// How often it looks again meanwhile.
@@ -102,8 +111,9 @@ pub struct BridgeOwner {
     pub url: String,
     /// The bearer token for `/mcp`.
     pub token: String,
-    /// The extension bridge's port on 127.0.0.1 (the pairing's).
-    pub bridge_port: u16,
+    /// The paired WebSocket's port on 127.0.0.1, when paired.
+    #[serde(default)]
+    pub bridge_port: Option<u16>,
     /// The rules its agents run under (absent in records of older shells).
     #[serde(default)]
     pub rules: Option<AgentRules>,
@@ -245,15 +255,17 @@ impl BridgeOwner {
 
     /// Why a shell that cannot join (relay, window, `mcp --http`) does not start.
     pub fn held_error(&self) -> BrowserError {
-        BrowserError::not_connected(format!(
-            "the person's Chrome is already driven by browser-shell pid {pid} ({kind}), which \
-             holds the extension bridge on 127.0.0.1:{port}. Agents join it with \
-             `browser-shell mcp --browser extension`; a relay, window or `mcp --http` needs the \
-             bridge for itself: stop pid {pid} first (kill {pid})",
-            pid = self.pid,
-            kind = self.kind.describe(),
-            port = self.bridge_port,
-        ))
+        BrowserError::ChromeAbsent {
+            absence: browser_provider::Absence::HeldElsewhere,
+            detail: format!(
+                "it is already driven by browser-shell pid {pid} ({kind}), which holds the \
+                 extension bridge. Agents join it with `browser-shell mcp --browser extension`; \
+                 a relay, window or `mcp --http` needs the bridge for itself: stop pid {pid} \
+                 first (kill {pid})",
+                pid = self.pid,
+                kind = self.kind.describe(),
+            ),
+        }
     }
 }
 
@@ -296,48 +308,135 @@ pub fn owner() -> Option<BridgeOwner> {
     Some(owner)
 }
 
+/// The bridge held by this shell: the extension host, and the lock that
+/// makes this shell the one owner (the system lets go of it when the
+/// process ends, however it ends).
+#[derive(Debug)]
+pub struct Held {
+    /// The extension host.
+    pub host: Arc<ExtensionHost>,
+    /// The locked file, kept open while held.
+    _lock: std::fs::File,
+}
+
 /// What [`claim`] found.
 #[derive(Debug)]
 pub enum Claim {
     /// We hold the bridge now.
-    Owner(Arc<ExtensionHost>),
+    Owner(Held),
     /// Another browser-shell holds it; here is its record.
     Held(BridgeOwner),
 }
 
-/// Binds the paired bridge port, or finds the browser-shell that holds it.
-/// A lost bind waits [`JOIN_WAIT`] at most for the owner's record (which
-/// the owner writes right after binding), trying the bind again meanwhile.
+/// Takes the bridge (its lock, then its listeners), or finds the
+/// browser-shell that holds it. A lost lock waits [`JOIN_WAIT`] at most
+/// for the owner's record (which the owner writes right after binding),
+/// trying the lock again meanwhile.
 ///
 /// # Errors
-/// `NOT_CONNECTED` when not paired, or when the port stays held by
-/// something that is not a browser-shell; `INVALID_ARGUMENT` for a broken
-/// pairing file.
-pub async fn claim(command_timeout: Duration) -> Result<Claim> {
-    let pairing = crate::extension::load_pairing()?;
-    let port = pairing.port;
+/// `NOT_CONNECTED` when the native socket cannot be made, or when the lock
+/// stays held by a process that records nothing; `INVALID_ARGUMENT` for a
+/// runtime directory that is not private.
+pub async fn claim(config: &Config, command_timeout: Duration) -> Result<Claim> {
+    let _ = config;
+    let path = instance::runtime_dir()?.join(LOCK_FILE);
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     loop {
-        let refused = match crate::extension::bind_host(pairing.clone(), command_timeout).await {
-            Ok(host) => return Ok(Claim::Owner(host)),
-            Err(error) => error,
-        };
-        let held =
-            owner().filter(|owner| owner.bridge_port == port && owner.pid != std::process::id());
+        if let Some(lock) = try_lock(&path)? {
+            let host = crate::browser::extension::bind_host(command_timeout).await?;
+            follow_state(&host);
+            return Ok(Claim::Owner(Held { host, _lock: lock }));
+        }
+        let held = owner().filter(|owner| owner.pid != std::process::id());
         if let Some(owner) = held {
             tracing::info!(?owner, "another browser-shell holds the extension bridge");
             return Ok(Claim::Held(owner));
         }
         if tokio::time::Instant::now() >= deadline {
             return Err(BrowserError::not_connected(format!(
-                "{refused}. No browser-shell recorded that it holds 127.0.0.1:{port} within {} s, \
-                 so another program uses that port: stop it, or pair on another port \
-                 (`browser-shell extension pair --port N`, then open the new link in Chrome)",
+                "another process holds {} but recorded no bridge within {} s; stop it, or remove the file",
+                path.display(),
                 JOIN_WAIT.as_secs()
             )));
         }
         tokio::time::sleep(LOOK_AGAIN).await;
     }
+}
+
+/// The lock on `path` when no other process holds it.
+fn try_lock(path: &std::path::Path) -> Result<Option<std::fs::File>> {
+    let failed = |e: std::io::Error| {
+        BrowserError::not_connected(format!("cannot lock {}: {e}", path.display()))
+    };
+    let file = crate::platform::files::private_file(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .open(path)
+    .map_err(failed)?;
+    Ok(crate::platform::lock::try_lock(&file)
+        .map_err(failed)?
+        .then_some(file))
+}
+
+/// What the owner knows of the extension's connection, for `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct BridgeState {
+    /// How the extension is connected (`None`: it is not).
+    connected_via: Option<String>,
+    /// Why not, when it is not.
+    absence: Option<String>,
+    /// When this was written (seconds since the epoch).
+    at: u64,
+}
+
+/// Keeps [`STATE_FILE`] in step with the extension's connection while
+/// `host` lives (looked at every second; removed with the host).
+fn follow_state(host: &Arc<ExtensionHost>) {
+    let Ok(path) = instance::runtime_dir().map(|dir| dir.join(STATE_FILE)) else {
+        return;
+    };
+    let weak = Arc::downgrade(host);
+    tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            let Some(host) = weak.upgrade() else {
+                let _ = std::fs::remove_file(&path);
+                return;
+            };
+            let state = (host.connected_via(), host.absence().map(|e| e.to_string()));
+            drop(host);
+            if last.as_ref() != Some(&state) {
+                let at = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let record = BridgeState {
+                    connected_via: state.0.clone(),
+                    absence: state.1.clone(),
+                    at,
+                };
+                if let Err(error) = instance::write_private(&path, &record).map(std::mem::forget) {
+                    tracing::debug!(%error, "cannot write the bridge's state");
+                }
+                last = Some(state);
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+}
+
+/// What the owner last wrote of the extension's connection, in words.
+pub fn read_state() -> Option<String> {
+    let path = instance::runtime_dir().ok()?.join(STATE_FILE);
+    let state: BridgeState = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    Some(match state.connected_via {
+        Some(via) => format!("the extension is connected through {via}"),
+        None => state
+            .absence
+            .unwrap_or_else(|| "the extension is not connected".into()),
+    })
 }
 
 /// Keeps the owner record (and the server for joining shells, when this
@@ -383,13 +482,13 @@ pub async fn offer(
     cancel: &CancellationToken,
 ) -> Option<Offered> {
     let host = started.extension_host()?;
-    let bridge_port = host.address().port();
+    let bridge_port = host.address().map(|a| a.port());
     let owner = Owner {
         kind,
         bridge_port,
         rules: AgentRules::of(config),
     };
-    let options = crate::mcp::agent_options(config);
+    let options = config.agent_options();
     match offer_on(started, owner, served, options, cancel).await {
         Ok(offered) => Some(offered),
         Err(error) => {
@@ -402,7 +501,7 @@ pub async fn offer(
 /// What the owner record says of this shell besides where it serves.
 struct Owner {
     kind: OwnerKind,
-    bridge_port: u16,
+    bridge_port: Option<u16>,
     rules: AgentRules,
 }
 
@@ -467,7 +566,7 @@ mod tests {
             kind: OwnerKind::Mcp,
             url: "http://127.0.0.1:1".into(),
             token: "secret-token".into(),
-            bridge_port: 47_821,
+            bridge_port: Some(47_821),
             rules: Some(AgentRules::of(&Config::default())),
         };
         let text = serde_json::to_string(&owner).unwrap_or_default();
@@ -493,7 +592,7 @@ mod tests {
             kind: OwnerKind::Mcp,
             url: "http://127.0.0.1:1".into(),
             token: "t".into(),
-            bridge_port: 47_821,
+            bridge_port: Some(47_821),
             rules: Some(AgentRules::of(&theirs)),
         };
         let refused = owner

@@ -1,7 +1,7 @@
 //! A stdio MCP client attached to another browser-shell's `/mcp`:
 //! `browser-shell mcp --connect` (the running shell or relay, found
 //! through the runtime file), and a second `mcp --browser extension`
-//! joining the shell that holds the extension bridge ([`crate::bridge`]).
+//! joining the shell that holds the extension bridge ([`crate::browser::extension::bridge`]).
 //!
 //! No token is copied by hand: both are found in the private runtime
 //! directory. Messages are relayed unchanged in both directions between
