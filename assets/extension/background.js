@@ -551,7 +551,7 @@ async function fromPerson(message) {
 async function status() {
   const tabs = await chrome.tabs.query({});
   return {
-    bridge: { state: bridge.state, detail: bridge.detail },
+    bridge: { state: bridge.state, detail: bridge.detail, via: bridge.via },
     sessions: shell.sessions,
     control: shell.control,
     stopped: shell.stopped,
@@ -590,6 +590,8 @@ async function openDoorbell() {
 }
 
 function updateBadge() {
-  const text = { connected: "", connecting: "…", unpaired: "!", refused: "!", disconnected: "off" }[bridge.state];
+  const text = { connected: "", connecting: "…", waiting: "…", retrying: "…", unpaired: "!", refused: "!", disconnected: "off" }[
+    bridge.state
+  ];
   chrome.action.setBadgeText({ text: text ?? "" }).catch(() => {});
 }

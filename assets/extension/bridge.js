@@ -1,8 +1,24 @@
-// The connection to browser-shell: pairing data, the handshake, staying
-// connected while paired, and messages in and out once welcomed.
+// The connection to browser-shell: native messaging first, the paired
+// WebSocket where native messaging is not installed (or the relay a
+// pairing names), the handshake, staying connected, and messages in and
+// out once welcomed.
+//
+// States (each has a way out on a timer and on an event):
+//   connecting   an attempt runs (bounded by HANDSHAKE_MS, then retried)
+//   waiting      the native host runs but no shell holds the bridge yet
+//                (the host looks for one; it says when it gives up)
+//   connected    welcomed
+//   retrying     the last attempt failed; the next one is due (RETRY_MS)
+//   refused      the shell refused (a proof or version): retried slowly,
+//                at once on Connect or a new pairing
+//   unpaired     no way set up (no native host, no pairing): looked at
+//                again on every alarm, Connect or pairing
+//   disconnected the person pressed Disconnect: nothing until Connect
 
 import {
   MAX_MESSAGE_BYTES,
+  MIN_PROTOCOL_VERSION,
+  NATIVE_HOST_NAME,
   PROTOCOL_VERSION,
   hmacHex,
   proofText,
@@ -12,10 +28,15 @@ import {
 
 /** How often the extension speaks when idle, so Chrome keeps its worker. */
 const HEARTBEAT_MS = 20_000;
-/** Waits between reconnection attempts; the last repeats. */
-const RECONNECT_DELAYS_MS = [250, 1000, 2000, 5000];
+/** Waits between reconnection attempts; the last repeats. Short: a shell
+ * that starts is found within the first (the native host waits for it). */
+const RETRY_MS = [100, 250, 500, 1000];
+/** After a refusal, the next try (a shell may have been paired again). */
+const REFUSED_RETRY_MS = 10_000;
 /** How long a handshake may take. */
 const HANDSHAKE_MS = 5_000;
+/** Chrome's words when no native host of that name is installed. */
+const NO_NATIVE_HOST = /not found|forbidden/i;
 
 /** The pairing stored by pair.html: where the shell listens and the shared secret. */
 export async function loadPairing() {
@@ -54,53 +75,76 @@ export class Bridge {
     this.onMessage = onMessage;
     this.onState = onState;
     this.onWelcome = onWelcome;
-    this.socket = null;
-    this.state = "unpaired"; // unpaired | connecting | connected | disconnected | refused
+    /** The open link: {kind: "native"|"websocket", send(text|object), close(reason)}. */
+    this.link = null;
+    /** An attempt is being set up (guards against two at once). */
+    this.opening = false;
+    this.state = "connecting";
     this.detail = "";
+    this.via = "";
     this.shell = null;
     this.attempt = 0;
     this.retry = null;
+    this.deadline = null;
     this.heartbeat = null;
     this.wanted = true;
+    /** Native messaging answered that no host is installed: the pairing serves. */
+    this.nativeMissing = false;
   }
 
-  /** Connects if paired, wanted and not connected yet. */
+  /** Connects if wanted and not connected or connecting yet. */
   async ensure() {
-    if (!this.wanted || this.socket) return;
-    const pairing = await loadPairing();
-    if (!pairing) {
-      this.setState("unpaired", "open the link `browser-shell extension pair` prints");
-      return;
+    if (!this.wanted || this.link || this.opening) return;
+    this.opening = true;
+    clearTimeout(this.retry);
+    try {
+      const pairing = await loadPairing();
+      if (!this.wanted || this.link) return;
+      if (pairing && typeof pairing.url === "string" && isRelayUrl(pairing.url)) {
+        // A shell on another machine, named by the pairing: its relay.
+        this.openWebSocket(pairing);
+      } else if (!this.nativeMissing || !pairing) {
+        this.openNative(pairing);
+      } else {
+        this.openWebSocket(pairing);
+      }
+    } finally {
+      this.opening = false;
     }
-    this.open(pairing);
   }
 
-  /** The person pressed Disconnect: close and stay closed until Connect. */
+  /** The person pressed Disconnect: tell the shell, close, stay closed until Connect. */
   disconnect() {
     this.wanted = false;
     clearTimeout(this.retry);
-    this.socket?.close(1000, "disconnected by the person");
-    this.socket = null;
-    this.setState("disconnected", "disconnected by you");
+    if (this.state === "connected") {
+      this.link?.send({ method: "Extension.goodbye", params: { reason: "disconnected by the person" } });
+    }
+    this.drop("disconnected by the person");
+    this.setState("disconnected", "disconnected by you: press Connect to let agents in again");
   }
 
-  /** The person pressed Connect (or paired): connect now. */
+  /** The person pressed Connect (or paired): connect now, whatever the state. */
   connect() {
     this.wanted = true;
     this.attempt = 0;
+    this.nativeMissing = false;
     clearTimeout(this.retry);
-    this.socket?.close(1000, "reconnecting");
-    this.socket = null;
+    this.drop("reconnecting");
     return this.ensure();
   }
 
   /** Sends one message once welcomed; false when there is no connection. */
   send(message) {
-    if (this.state !== "connected" || !this.socket) return false;
+    if (this.state !== "connected" || !this.link) return false;
+    if (this.link.kind === "native") {
+      this.link.send(message);
+      return true;
+    }
     const text = JSON.stringify(message);
     if (text.length > MAX_MESSAGE_BYTES) {
       if (message.id !== undefined) {
-        this.socket.send(
+        this.link.send(
           JSON.stringify({
             id: message.id,
             error: { code: -32000, message: "PROTOCOL_ERROR: the answer is larger than 8 MiB" },
@@ -109,7 +153,7 @@ export class Bridge {
       }
       return true;
     }
-    this.socket.send(text);
+    this.link.send(text);
     return true;
   }
 
@@ -119,9 +163,107 @@ export class Bridge {
     this.onState();
   }
 
-  open(pairing) {
+  /** Closes the current link, if any, without retrying because of it. */
+  drop(reason) {
+    const link = this.link;
+    this.link = null;
+    clearTimeout(this.deadline);
+    clearInterval(this.heartbeat);
+    link?.close(reason);
+  }
+
+  /** Through Chrome's native messaging: Chrome starts browser-shell's host. */
+  openNative(pairing) {
+    let port;
+    try {
+      port = chrome.runtime.connectNative(NATIVE_HOST_NAME);
+    } catch (error) {
+      this.nativeGone(pairing, String(error?.message ?? error));
+      return;
+    }
+    let pieces = [];
+    const link = {
+      kind: "native",
+      send: (message) => port.postMessage(message),
+      close: () => port.disconnect(),
+    };
+    this.link = link;
+    this.via = "native messaging";
+    this.setState("connecting", "native messaging");
+    this.armDeadline(link);
+    port.onMessage.addListener((message) => {
+      if (this.link !== link) return;
+      if (message && typeof message.chunk === "string") {
+        // A message too long for one native messaging frame, in pieces.
+        pieces.push(message.chunk);
+        if (!message.last) return;
+        try {
+          message = JSON.parse(pieces.join(""));
+        } catch {
+          pieces = [];
+          return;
+        }
+        pieces = [];
+      }
+      if (this.state === "connected") {
+        this.onMessage(message);
+        return;
+      }
+      switch (message?.type) {
+        case "waiting":
+          // The host runs and looks for a shell: no deadline while it does.
+          clearTimeout(this.deadline);
+          this.setState("waiting", String(message.reason ?? "no browser-shell holds the bridge yet"));
+          break;
+        case "unavailable":
+          this.detail = String(message.reason ?? "");
+          break;
+        case "welcome":
+          this.welcomed(link, message);
+          break;
+        case "refused":
+          this.refused(link, String(message.reason ?? "refused"));
+          break;
+      }
+    });
+    port.onDisconnect.addListener(() => {
+      const error = chrome.runtime.lastError?.message ?? "";
+      if (this.link !== link) return;
+      this.link = null;
+      clearTimeout(this.deadline);
+      clearInterval(this.heartbeat);
+      if (this.state === "refused") return;
+      if (this.state === "connecting" && NO_NATIVE_HOST.test(error)) {
+        this.nativeGone(pairing, error);
+        return;
+      }
+      this.closed(error || this.detail || "the native messaging host stopped");
+    });
+    port.postMessage({
+      type: "hello",
+      version: PROTOCOL_VERSION,
+      minVersion: MIN_PROTOCOL_VERSION,
+      extensionId: chrome.runtime.id,
+      extensionVersion: chrome.runtime.getManifest().version,
+    });
+  }
+
+  /** Native messaging is not installed: the paired WebSocket, if paired. */
+  nativeGone(pairing, why) {
+    this.nativeMissing = true;
+    if (pairing) {
+      this.openWebSocket(pairing);
+    } else {
+      this.setState(
+        "unpaired",
+        `native messaging is not installed (${why}): run \`browser-shell extension install\` (or pair with \`browser-shell extension pair\`)`,
+      );
+    }
+  }
+
+  /** Through the paired WebSocket (loopback, or a relay over TLS). */
+  openWebSocket(pairing) {
     const address = bridgeAddress(pairing);
-    this.setState("connecting", address.shown);
     let socket;
     try {
       socket = new WebSocket(address.url);
@@ -129,15 +271,23 @@ export class Bridge {
       this.closed(`cannot connect: ${error.message}`);
       return;
     }
-    this.socket = socket;
+    const link = {
+      kind: "websocket",
+      send: (text) => socket.send(text),
+      close: (reason) => socket.close(1000, reason),
+    };
+    this.link = link;
+    this.via = address.shown;
+    this.setState("connecting", address.shown);
+    this.armDeadline(link);
     const clientNonce = randomHex(32);
     let serverNonce = null;
-    const deadline = setTimeout(() => socket.close(4000, "handshake took too long"), HANDSHAKE_MS);
     socket.onopen = () => {
       socket.send(
         JSON.stringify({
           type: "hello",
           version: PROTOCOL_VERSION,
+          minVersion: MIN_PROTOCOL_VERSION,
           extensionId: chrome.runtime.id,
           extensionVersion: chrome.runtime.getManifest().version,
           nonce: clientNonce,
@@ -145,7 +295,7 @@ export class Bridge {
       );
     };
     socket.onmessage = async (event) => {
-      if (this.socket !== socket) return;
+      if (this.link !== link) return;
       let message;
       try {
         message = JSON.parse(event.data);
@@ -163,53 +313,72 @@ export class Bridge {
           pairing.secret,
           proofText("server", chrome.runtime.id, clientNonce, serverNonce),
         );
+        if (this.link !== link) return;
         if (!sameHex(expected, message.proof)) {
-          socket.close(4001, "the shell could not prove it holds the pairing secret");
-          this.refused("the shell did not prove the pairing: pair again with `browser-shell extension pair`");
+          this.refused(link, "the shell did not prove the pairing: pair again with `browser-shell extension pair`");
           return;
         }
         const proof = await hmacHex(pairing.secret, proofText("client", chrome.runtime.id, clientNonce, serverNonce));
-        socket.send(JSON.stringify({ type: "proof", proof }));
+        if (this.link === link) socket.send(JSON.stringify({ type: "proof", proof }));
       } else if (message.type === "welcome") {
-        clearTimeout(deadline);
-        this.attempt = 0;
-        this.shell = message.shell ?? null;
-        this.setState("connected", address.shown);
-        this.startHeartbeat(socket);
-        this.onWelcome(message);
+        this.welcomed(link, message);
       } else if (message.type === "refused") {
-        this.refused(String(message.reason ?? "refused"));
+        this.refused(link, String(message.reason ?? "refused"));
       }
     };
     socket.onclose = (event) => {
-      clearTimeout(deadline);
-      if (this.socket !== socket) return;
-      this.socket = null;
+      if (this.link !== link) return;
+      this.link = null;
+      clearTimeout(this.deadline);
       clearInterval(this.heartbeat);
       if (this.state === "refused") return;
       this.closed(event.reason || `closed (${event.code})`);
     };
   }
 
-  startHeartbeat(socket) {
+  /** An attempt that is neither welcomed nor waiting within HANDSHAKE_MS is dropped and retried. */
+  armDeadline(link) {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      if (this.link !== link || this.state === "connected" || this.state === "waiting") return;
+      this.drop("the handshake took too long");
+      this.closed("the handshake took too long");
+    }, HANDSHAKE_MS);
+  }
+
+  welcomed(link, message) {
+    clearTimeout(this.deadline);
+    this.attempt = 0;
+    this.shell = message.shell ?? null;
+    this.setState("connected", this.via);
+    this.startHeartbeat(link);
+    this.onWelcome(message);
+  }
+
+  startHeartbeat(link) {
     clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => {
-      if (this.socket === socket && this.state === "connected") {
-        socket.send(JSON.stringify({ method: "Extension.heartbeat", params: {} }));
+      if (this.link === link && this.state === "connected") {
+        this.send({ method: "Extension.heartbeat", params: {} });
       }
     }, HEARTBEAT_MS);
   }
 
-  refused(reason) {
-    this.wanted = false;
+  /** Refused by the shell: said in the popup, tried again later (or at once on Connect). */
+  refused(link, reason) {
     this.setState("refused", reason);
+    if (this.link === link) this.drop("refused");
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      if (this.state === "refused") this.ensure();
+    }, REFUSED_RETRY_MS);
   }
 
   closed(reason) {
-    this.setState("disconnected", reason);
     if (!this.wanted) return;
-    const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)];
+    const delay = RETRY_MS[Math.min(this.attempt, RETRY_MS.length - 1)];
     this.attempt += 1;
+    this.setState("retrying", reason);
     clearTimeout(this.retry);
     this.retry = setTimeout(() => this.ensure(), delay);
   }

@@ -18,12 +18,16 @@ async function render() {
   if (!reply?.ok) return;
   const { bridge, sessions, control, stopped, activity, tabs } = reply.status;
   const pill = $("bridge");
-  pill.textContent = { connected: "connected", connecting: "connecting…", unpaired: "not paired",
-    refused: "refused", disconnected: "not connected" }[bridge.state] ?? bridge.state;
+  pill.textContent = { connected: "connected", connecting: "connecting…", waiting: "waiting for browser-shell",
+    retrying: "reconnecting…", unpaired: "not set up", refused: "refused", disconnected: "disconnected" }[bridge.state] ??
+    bridge.state;
   pill.className = `pill ${bridge.state}`;
   pill.title = bridge.detail;
+  // Which state and why, in a line of its own (its height does not change).
+  $("why").textContent = bridge.state === "connected" ? `through ${bridge.detail}` : bridge.detail;
   $("disconnect").hidden = bridge.state === "disconnected" || bridge.state === "unpaired";
-  $("connect").hidden = !$("disconnect").hidden || bridge.state === "unpaired";
+  // Connect acts at once, from any state but connected.
+  $("connect").hidden = bridge.state === "connected";
 
   $("control").hidden = sessions.length === 0;
   $("holder").textContent = control === "person"

@@ -9,8 +9,11 @@
 //   extension → shell  {type: "proof", proof}                 proof = HMAC(secret, "client" …)
 //   shell → extension  {type: "welcome", shell, sessions}
 //
-// Both proofs are bound to the protocol version, the extension id and both
-// nonces. After the welcome, messages are CDP-shaped: the shell sends
+// Both proofs are bound to the handshake's version (v1), the extension id
+// and both nonces. Through native messaging there is no proof: Chrome
+// starts browser-shell's host for this extension only, and the host's
+// socket is private to the user; the hello goes alone, the welcome comes
+// back, and long messages from the shell may come in {chunk, last} pieces. After the welcome, messages are CDP-shaped: the shell sends
 // commands {id, method, params, sessionId?}, the extension answers
 // {id, result} or {id, error: {code, message}} and sends events
 // {method, params, sessionId?}. A sessionId "tab-<id>" addresses a tab;
@@ -22,8 +25,14 @@
 //                       params: {sessionId, commands: [{method, params}…]}}
 //   extension → shell  {id, result: {answers: [{result} | {error}…]}}
 
-/** The version of the protocol this extension speaks. */
-export const PROTOCOL_VERSION = 1;
+/** The newest version of the protocol this extension speaks. */
+export const PROTOCOL_VERSION = 2;
+
+/** The oldest version it still speaks (the shell picks the newest both speak). */
+export const MIN_PROTOCOL_VERSION = 1;
+
+/** The native messaging host's name (`browser-shell extension install` writes its manifest). */
+export const NATIVE_HOST_NAME = "com.browser_shell.bridge";
 
 /** The largest message either side accepts, in bytes. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -57,7 +66,7 @@ export function fromHex(text) {
 
 /** The text each side signs: who signs it, bound to the whole handshake. */
 export function proofText(role, extensionId, clientNonce, serverNonce) {
-  return `browser-shell bridge v${PROTOCOL_VERSION}|${role}|${extensionId}|${clientNonce}|${serverNonce}`;
+  return `browser-shell bridge v1|${role}|${extensionId}|${clientNonce}|${serverNonce}`;
 }
 
 /** HMAC-SHA-256 of `text` under the pairing secret (hex), as hex. */

@@ -89,6 +89,35 @@ impl Setup {
         )
     }
 
+    /// A setup with nothing paired and nothing installed.
+    fn unpaired() -> Self {
+        Self {
+            runtime: common::runtime_dir(),
+            config: tempfile::tempdir().unwrap(),
+            port: 0,
+        }
+    }
+
+    /// `extension pair` on `port` (default: a free one); the link it printed.
+    async fn pair(&self, port: Option<u16>) -> String {
+        let port = port.unwrap_or_else(|| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        });
+        let output = self
+            .command(&["extension", "pair", "--port", &port.to_string()])
+            .output()
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|line| line.starts_with("chrome-extension://"))
+            .expect("the pairing link")
+            .to_owned()
+    }
+
     fn record_file(&self) -> PathBuf {
         self.runtime.join("extension-bridge.json")
     }
@@ -602,4 +631,152 @@ async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
     );
     joined.finish().await;
     common::stop_shell(relay.into()).await;
+}
+
+/// `browser-shell extension install --user-data-dir DIR` in this setup.
+fn install_native_host(setup: &Setup, profile: &Path) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["extension", "install", "--user-data-dir"])
+        .arg(profile)
+        .env("BROWSER_SHELL_CONFIG_DIR", setup.config.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("nothing to pair"),
+        "{output:?}"
+    );
+}
+
+/// The person's Chrome with the native messaging host installed in its
+/// profile, its native host started in this setup's directories.
+async fn persons_chrome_with_native_host(setup: &Setup) -> person::Person {
+    let config = setup.config.path().to_path_buf();
+    person::Person::start_prepared(
+        |profile| install_native_host(setup, profile),
+        &[
+            ("BROWSER_SHELL_RUNTIME_DIR", setup.runtime.as_path()),
+            ("BROWSER_SHELL_CONFIG_DIR", config.as_path()),
+        ],
+    )
+    .await
+}
+
+/// Calls `browser_list_tabs` until it answers without NOT_CONNECTED (15 s
+/// at most); how long that took.
+async fn connected_within(client: &mut Client) -> Duration {
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call("browser_list_tabs", json!({})).await;
+        if !is_error {
+            return started.elapsed();
+        }
+        assert!(text.contains("NOT_CONNECTED"), "{text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "not connected within 15 s: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn native_messaging_connects_whatever_starts_first_with_nothing_paired() {
+    let setup = Setup::unpaired();
+    // Nothing set up yet: every call says so, list_tabs included.
+    let mut shell = setup.start_mcp().await;
+    let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
+    assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+    assert!(
+        text.contains("native messaging is not installed and it is not paired")
+            && text.contains("browser-shell extension install"),
+        "{text}"
+    );
+    shell.finish().await;
+
+    // Chrome first, then the shell.
+    let person = persons_chrome_with_native_host(&setup).await;
+    let mut shell = setup.start_mcp().await;
+    let first = connected_within(&mut shell).await;
+    let (text, _) = shell
+        .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
+        .await;
+    assert!(!text.contains("NOT_CONNECTED"), "{text}");
+    // The shell restarts: the extension is back through a new host.
+    shell.child.start_kill().unwrap();
+    let _ = shell.exit().await;
+    let mut shell = setup.start_mcp().await;
+    let again = connected_within(&mut shell).await;
+    shell.finish().await;
+    person.quit().await;
+
+    // The shell first, then Chrome (its profile set up before).
+    let profile = tempfile::tempdir().unwrap();
+    install_native_host(&setup, profile.path());
+    let mut shell = setup.start_mcp().await;
+    let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
+    assert!(
+        is_error && text.contains("no attempt from the extension"),
+        "{text}"
+    );
+    assert!(text.contains("native messaging installed for"), "{text}");
+    let started = std::time::Instant::now();
+    let config = setup.config.path().to_path_buf();
+    let person = person::Person::launch_with_env(
+        profile.path(),
+        &[
+            ("BROWSER_SHELL_RUNTIME_DIR", setup.runtime.as_path()),
+            ("BROWSER_SHELL_CONFIG_DIR", config.as_path()),
+        ],
+    )
+    .await;
+    let chrome_up = started.elapsed();
+    let after_chrome = connected_within(&mut shell).await;
+    eprintln!(
+        "connected: {first:?} after the shell started (Chrome first); {again:?} after a restart; \
+         {after_chrome:?} after Chrome was up ({chrome_up:?} to start it)"
+    );
+    // The state `doctor` reads says which bridge is in use.
+    let state = std::fs::read_to_string(setup.runtime.join("extension-state.json")).unwrap();
+    assert!(state.contains("native messaging"), "{state}");
+    shell.finish().await;
+    person.quit().await;
+}
+
+#[tokio::test]
+async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it() {
+    let setup = Setup::unpaired();
+    let person = person::Person::start().await;
+    let mut shell = setup.start_mcp().await;
+    let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
+    assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+    // Paired now, the shell running: no restart.
+    let link = setup.pair(None).await;
+    person.pair(&link).await;
+    connected_within(&mut shell).await;
+    // Paired again (another port): the old connection closes, the new
+    // secret connects.
+    let link = setup.pair(None).await;
+    person.pair(&link).await;
+    connected_within(&mut shell).await;
+    // Paired again in the shell only, on the same port: the extension
+    // holds the old secret and is refused, and calls say so.
+    let port = link
+        .split("port=")
+        .nth(1)
+        .and_then(|rest| rest.split('&').next())
+        .and_then(|port| port.parse().ok());
+    setup.pair(port).await;
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
+        if is_error && text.contains("was refused") {
+            assert!(text.contains("pair again"), "{text}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    shell.finish().await;
+    person.quit().await;
 }

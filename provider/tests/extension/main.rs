@@ -100,7 +100,7 @@ impl Ctx {
     }
 
     pub fn bridge_address(&self) -> SocketAddr {
-        self.env.host.address()
+        self.env.host.address().expect("paired")
     }
 }
 

@@ -99,16 +99,38 @@ impl Person {
     /// [`Self::start`] with more command-line switches.
     pub async fn start_with(extra: &[&str]) -> Self {
         let profile = tempfile::tempdir().expect("profile dir");
-        let mut person = Self::launch_in(profile.path(), extra, None).await;
+        let mut person = Self::launch_in(profile.path(), extra, None, &[]).await;
         person.owned_profile = Some(profile);
         person
+    }
+
+    /// [`Self::start`] with `prepare` run on the fresh profile first (a
+    /// native messaging host manifest put in it) and `env` for Chrome (and
+    /// so for the native host it starts).
+    pub async fn start_prepared(
+        prepare: impl FnOnce(&std::path::Path),
+        env: &[(&str, &std::path::Path)],
+    ) -> Self {
+        let profile = tempfile::tempdir().expect("profile dir");
+        prepare(profile.path());
+        let mut person = Self::launch_in(profile.path(), &[], None, env).await;
+        person.owned_profile = Some(profile);
+        person
+    }
+
+    /// [`Self::launch`] with `env` for Chrome (and the native host it starts).
+    pub async fn launch_with_env(
+        profile: &std::path::Path,
+        env: &[(&str, &std::path::Path)],
+    ) -> Self {
+        Self::launch_in(profile, &[], None, env).await
     }
 
     /// [`Self::start`] with a window, on X display `display` (such as
     /// Xvfb's): Chrome's own UI, such as its debugging bar, is there.
     pub async fn start_shown(display: &str) -> Self {
         let profile = tempfile::tempdir().expect("profile dir");
-        let mut person = Self::launch_in(profile.path(), &[], Some(display)).await;
+        let mut person = Self::launch_in(profile.path(), &[], Some(display), &[]).await;
         person.owned_profile = Some(profile);
         person
     }
@@ -127,12 +149,17 @@ impl Person {
         // display in DISPLAY, to look at what a person sees by hand.
         let shown = std::env::var_os("BROWSER_SHELL_PERSON_HEADED")
             .and_then(|_| std::env::var("DISPLAY").ok());
-        Self::launch_in(profile, extra, shown.as_deref()).await
+        Self::launch_in(profile, extra, shown.as_deref(), &[]).await
     }
 
     /// Starts Chromium with the extension on `profile`: headless, or with a
     /// window on X display `shown`.
-    async fn launch_in(profile: &std::path::Path, extra: &[&str], shown: Option<&str>) -> Self {
+    async fn launch_in(
+        profile: &std::path::Path,
+        extra: &[&str],
+        shown: Option<&str>,
+        env: &[(&str, &std::path::Path)],
+    ) -> Self {
         let extension = extension_dir().canonicalize().expect("extension dir");
         let port_file = profile.join("DevToolsActivePort");
         // A file left by the last run names a port nobody listens on.
@@ -169,6 +196,7 @@ impl Person {
                 .flatten(),
         )
         .envs(shown.map(|display| ("DISPLAY", display)))
+        .envs(env.iter().map(|(name, value)| (*name, *value)))
         .arg("about:blank")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -425,12 +453,14 @@ pub async fn paired(person: &Person) -> (Arc<ExtensionHost>, Browser, Pairing) {
     let pairing = Pairing::generate(port).unwrap();
     let host = Arc::new(
         ExtensionHost::start(ExtensionOptions {
-            bridge: BridgeConfig {
+            bridge: Some(BridgeConfig {
                 address: SocketAddr::from(([127, 0, 0, 1], port)),
                 pairing: pairing.clone(),
                 extension_ids: vec![EXTENSION_ID.into()],
                 shell: format!("test-shell-{port}"),
-            },
+            }),
+            native: None,
+            setup: Some(format!("paired on 127.0.0.1:{port}")),
             command_timeout: Duration::from_secs(10),
         })
         .await
