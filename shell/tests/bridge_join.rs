@@ -11,12 +11,18 @@
 //! session with a clear error and a non-zero exit; two shells started at
 //! the same moment both work; a stale record is replaced and the record
 //! goes when its owner stops; a port held by another program (with a
-//! garbage record beside it) fails with `NOT_CONNECTED` saying so; a relay
+//! garbage record beside it) leaves native messaging working and calls
+//! saying so; a relay
 //! cannot join and names the owner's pid; a relay that owns the bridge is
 //! joined through its own `/mcp`; a shell started with other rules (hosts,
 //! scripts, secrets, limits) does not join and says which differ. With a real Chromium playing the
 //! person's Chrome: the owner's and the joined agent's tabs each in a tab
-//! group of their own, each agent seeing only its own tab.
+//! group of their own, each agent seeing only its own tab; native
+//! messaging (the host manifest in that Chrome's profile, nothing paired)
+//! connecting whatever starts first and after a restart, with every
+//! not-connected state's reason on the way; a pairing made while the
+//! shell runs used at once, a new one replacing it, and a stale secret
+//! refused with that reason.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -424,10 +430,17 @@ async fn a_port_held_by_another_program_says_so() {
         .await
         .unwrap();
     std::fs::write(setup.record_file(), "{ not json").unwrap();
+    // The shell still holds the bridge (native messaging needs no port),
+    // and its calls say what is wrong with the pairing's.
     let mut shell = setup.start_mcp().await;
+    assert_eq!(setup.record()["pid"], json!(shell.pid()));
     let (text, is_error) = shell.call("browser_open", json!({"url": PAGE})).await;
     assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
-    assert!(text.contains("another program uses that port"), "{text}");
+    assert!(
+        text.contains("another program holds the paired port"),
+        "{text}"
+    );
+    shell.finish().await;
 }
 
 #[tokio::test]
@@ -732,10 +745,15 @@ async fn native_messaging_connects_whatever_starts_first_with_nothing_paired() {
     .await;
     let chrome_up = started.elapsed();
     let after_chrome = connected_within(&mut shell).await;
-    eprintln!(
-        "connected: {first:?} after the shell started (Chrome first); {again:?} after a restart; \
+    // The times, for a person reading the run (`-- --nocapture`); nothing
+    // is asserted on them here (the bound is the 15 s of each wait).
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "connected: {first:?} after the shell started (Chrome first); {again:?} after a restart; \
          {after_chrome:?} after Chrome was up ({chrome_up:?} to start it)"
-    );
+        );
+    }
     // The state `doctor` reads says which bridge is in use.
     let state = std::fs::read_to_string(setup.runtime.join("extension-state.json")).unwrap();
     assert!(state.contains("native messaging"), "{state}");
