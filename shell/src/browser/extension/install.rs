@@ -215,70 +215,55 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&partial, path).map_err(failed)
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
-mod platform {
-    use super::{Installed, Target, manifest_name};
-    use browser_provider::{BrowserError, Result};
-    use std::path::Path;
-
-    pub(super) fn place(target: Target) -> Result<Installed> {
-        let ours = crate::platform::dirs::config_home()
-            .map_err(|why| BrowserError::invalid("install", why))?;
-        let config = ours.parent().unwrap_or(&ours);
-        let folder = match target {
-            Target::Chrome => "google-chrome",
-            Target::Chromium => "chromium",
-            Target::Edge => "microsoft-edge",
-        };
-        Ok(Installed {
-            target: Some(target),
-            manifest: config
-                .join(folder)
-                .join("NativeMessagingHosts")
-                .join(manifest_name()),
-            registry_key: None,
-        })
-    }
-
-    pub(super) fn register(_key: &str, _manifest: &Path) -> Result<()> {
-        Ok(())
-    }
-
-    pub(super) fn unregister(_key: &str) -> Result<()> {
-        Ok(())
-    }
-}
-
-#[cfg(target_os = "macos")]
+#[cfg(not(windows))]
 mod platform {
     use super::{Installed, Target, manifest_name};
     use browser_provider::{BrowserError, Result};
     use std::path::{Path, PathBuf};
 
-    pub(super) fn place(target: Target) -> Result<Installed> {
+    /// Where each browser keeps its per-user data (Linux: under the XDG
+    /// configuration folder).
+    #[cfg(not(target_os = "macos"))]
+    fn browser_dir(target: Target) -> Result<PathBuf> {
+        let ours = crate::platform::dirs::config_home()
+            .map_err(|why| BrowserError::invalid("install", why))?;
+        let config = ours.parent().unwrap_or(&ours);
+        Ok(config.join(match target {
+            Target::Chrome => "google-chrome",
+            Target::Chromium => "chromium",
+            Target::Edge => "microsoft-edge",
+        }))
+    }
+
+    /// Where each browser keeps its per-user data (macOS: Application Support).
+    #[cfg(target_os = "macos")]
+    fn browser_dir(target: Target) -> Result<PathBuf> {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .ok_or_else(|| BrowserError::invalid("install", "HOME is not set"))?;
-        let folder = match target {
+        Ok(home.join("Library/Application Support").join(match target {
             Target::Chrome => "Google/Chrome",
             Target::Chromium => "Chromium",
             Target::Edge => "Microsoft Edge",
-        };
+        }))
+    }
+
+    pub(super) fn place(target: Target) -> Result<Installed> {
         Ok(Installed {
             target: Some(target),
-            manifest: home
-                .join("Library/Application Support")
-                .join(folder)
+            manifest: browser_dir(target)?
                 .join("NativeMessagingHosts")
                 .join(manifest_name()),
             registry_key: None,
         })
     }
 
+    /// Only Windows names manifests in its registry.
     pub(super) fn register(_key: &str, _manifest: &Path) -> Result<()> {
         Ok(())
     }
 
+    /// Only Windows names manifests in its registry.
     pub(super) fn unregister(_key: &str) -> Result<()> {
         Ok(())
     }
