@@ -18,7 +18,7 @@ const grants = new Grants();
  * What the shell told us: its sessions, who holds control, what agents do;
  * and why the person holds control, when they do.
  */
-const shell = { sessions: [], sessionsVersion: 0, control: "agent", activity: {}, stopped: "" };
+const shell = { sessions: [], sessionsVersion: 0, control: "agent", activity: {}, latest: null, stopped: "" };
 /** Tabs opened by a shared tab: offered to the person, not shared. */
 const offers = new Map();
 
@@ -174,6 +174,7 @@ async function answer({ method, params = {}, sessionId }) {
       return {};
     case "Extension.setActivity":
       shell.activity[params.session] = String(params.text ?? "").slice(0, 200);
+      shell.latest = { session: params.session, text: shell.activity[params.session] };
       notifyPopup();
       return {};
     default:
@@ -556,6 +557,7 @@ async function status() {
     control: shell.control,
     stopped: shell.stopped,
     activity: shell.activity,
+    latest: shell.latest,
     tabs: tabs.map((tab) => {
       const record = grants.visible(tab.id);
       return {

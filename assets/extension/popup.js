@@ -13,10 +13,13 @@ function element(tag, props = {}, children = []) {
   return node;
 }
 
+/** Tab rows in the order they were first seen: new tabs are appended, never inserted above. */
+const rows = new Map();
+
 async function render() {
   const reply = await ask({ type: "status" });
   if (!reply?.ok) return;
-  const { bridge, sessions, control, stopped, activity, tabs } = reply.status;
+  const { bridge, sessions, control, stopped, latest, tabs } = reply.status;
   const pill = $("bridge");
   pill.textContent = { connected: "connected", connecting: "connecting…", waiting: "waiting for browser-shell",
     retrying: "reconnecting…", unpaired: "not set up", refused: "refused", disconnected: "disconnected" }[bridge.state] ??
@@ -25,29 +28,55 @@ async function render() {
   pill.title = bridge.detail;
   // Which state and why, in a line of its own (its height does not change).
   $("why").textContent = bridge.state === "connected" ? `through ${bridge.detail}` : bridge.detail;
-  $("disconnect").hidden = bridge.state === "disconnected" || bridge.state === "unpaired";
-  // Connect acts at once, from any state but connected.
+  // Connect acts at once, from any state but connected; both in one place.
   $("connect").hidden = bridge.state === "connected";
+  $("disconnect").hidden = !$("connect").hidden;
 
-  $("control").hidden = sessions.length === 0;
-  $("holder").textContent = control === "person"
+  // The control line is always there: Stop and Let go on take each other's place.
+  const person = control === "person";
+  $("control").className = sessions.length === 0 && !person ? "idle" : "";
+  $("holder").textContent = person
     ? `The agents stopped (${stopped || "you stopped them"}). They cannot act until you let them go on.`
-    : "Agents may act in the tabs below that are shared with them.";
-  $("stop").hidden = control === "person";
-  $("resume").hidden = control !== "person";
+    : sessions.length === 0
+      ? "No agent session is connected."
+      : "Agents may act in the tabs below that are shared with them.";
+  $("stop").hidden = person;
+  $("stop").disabled = sessions.length === 0;
+  $("resume").hidden = !person;
+  const label = (id) => sessions.find((s) => s.id === id)?.label ?? id;
+  $("activity").textContent = latest ? `agent ${label(latest.session)}: ${latest.text || "idle"}` : "";
 
-  const sessionList = $("sessions");
-  sessionList.replaceChildren(
+  const list = $("tabs");
+  const open = new Set();
+  for (const tab of tabs) {
+    open.add(tab.tabId);
+    let row = rows.get(tab.tabId);
+    if (!row) {
+      row = element("li");
+      rows.set(tab.tabId, row);
+      list.append(row);
+    }
+    row.className = "";
+    row.dataset.tab = String(tab.tabId);
+    row.replaceChildren(...tabRow(tab, sessions));
+  }
+  // A closed tab keeps its place, struck through, until the popup closes.
+  for (const [tabId, row] of rows) {
+    if (open.has(tabId) || row.className === "closed") continue;
+    row.className = "closed";
+    row.title = "closed";
+    row.replaceChildren(row.querySelector(".title") ?? element("span", { className: "title" }));
+  }
+
+  $("sessions").replaceChildren(
     ...(sessions.length
       ? sessions.map((s) => element("li", {}, [
           element("span", { className: "title", textContent: `agent ${s.label}` }, [
-            element("small", { textContent: activity[s.id] || "idle" }),
+            element("small", { textContent: reply.status.activity[s.id] || "idle" }),
           ]),
         ]))
       : [element("li", { className: "empty", textContent: "none connected" })]),
   );
-
-  $("tabs").replaceChildren(...tabs.map((tab) => tabRow(tab, sessions)));
   document.body.dataset.ready = "1";
 }
 
@@ -55,32 +84,33 @@ function tabRow(tab, sessions) {
   const title = element("span", { className: "title", textContent: tab.title || tab.url }, [
     element("small", { textContent: tab.url }),
   ]);
-  const row = element("li", {}, [title]);
+  const row = [title];
+  const append = (...nodes) => row.push(...nodes);
   if (tab.session) {
     const label = sessions.find((s) => s.id === tab.session)?.label ?? tab.session;
-    row.append(element("span", {
+    append(element("span", {
       className: tab.suspended ? "tag warn" : "tag",
       textContent: tab.suspended ? "left its site" : tab.agentOpened ? `agent ${label}'s` : `shared with ${label}`,
     }));
     if (!tab.agentOpened) {
       const follow = element("input", { type: "checkbox", checked: tab.follow });
       follow.addEventListener("change", () => ask({ type: "follow", tabId: tab.tabId, follow: follow.checked }));
-      row.append(element("label", { className: "follow", title: "keep sharing this tab when it goes to another site" }, [
+      append(element("label", { className: "follow", title: "keep sharing this tab when it goes to another site" }, [
         follow,
         "follow",
       ]));
     }
-    if (tab.suspended) row.append(shareButton(tab, tab.session, "Share again"));
+    if (tab.suspended) append(shareButton(tab, tab.session, "Share again"));
     const stop = element("button", { textContent: "Stop sharing" });
     stop.addEventListener("click", () => ask({ type: "unshare", tabId: tab.tabId }).then(render));
-    row.append(stop);
+    append(stop);
   } else if (tab.protected) {
-    row.title = tab.protected;
+    title.title = tab.protected;
     title.style.color = "#6e6e73";
   } else {
-    if (tab.offeredBy) row.append(element("span", { className: "tag", textContent: "opened by a shared tab" }));
+    if (tab.offeredBy) append(element("span", { className: "tag", textContent: "opened by a shared tab" }));
     for (const session of sessions) {
-      row.append(shareButton(tab, session.id, sessions.length > 1 ? `Share with ${session.label}` : "Share"));
+      append(shareButton(tab, session.id, sessions.length > 1 ? `Share with ${session.label}` : "Share"));
     }
   }
   return row;

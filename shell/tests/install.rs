@@ -183,11 +183,12 @@ async fn doctor_reports_the_extension_pairing_and_bridge() {
             .unwrap();
         (out.status.code(), text(&out.stdout))
     };
-    // Not paired: what to do, exit 1.
+    // Nothing set up: what to do, exit 1.
     let (status, report) = doctor().await;
     assert_eq!(status, Some(1), "{report}");
     assert!(
-        report.contains("FIX   browser: not paired") && report.contains("extension pair"),
+        report.contains("FIX   browser: the extension has no way to reach a shell")
+            && report.contains("browser-shell extension install"),
         "{report}"
     );
 
@@ -207,15 +208,29 @@ async fn doctor_reports_the_extension_pairing_and_bridge() {
     let (status, report) = doctor().await;
     assert_eq!(status, Some(0), "{report}");
     assert!(
-        report.contains("ok    browser: the person's Chrome through the extension: paired")
-            && report.contains("mode 600")
-            && report.contains(&format!("127.0.0.1:{port} opens when")),
+        report.contains(&format!(
+            "native messaging not installed, so the extension uses the paired WebSocket on 127.0.0.1:{port}"
+        )) && report.contains("mode 600")
+            && report.contains("no shell holds the bridge now"),
         "{report}"
     );
 
-    // Someone holds the bridge's port now: said so.
-    let held = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-    let (_, report) = doctor().await;
-    assert!(report.contains("a shell holds the bridge"), "{report}");
-    drop(held);
+    // Native messaging installed (into a profile): it is the bridge in use.
+    let profile = tempfile::tempdir().unwrap();
+    let installed = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["extension", "install", "--user-data-dir"])
+        .arg(profile.path())
+        .env("BROWSER_SHELL_CONFIG_DIR", config.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(installed.status.success(), "{}", text(&installed.stderr));
+    let (status, report) = doctor().await;
+    assert_eq!(status, Some(0), "{report}");
+    assert!(
+        report.contains("native messaging installed for a profile")
+            && report.contains("the extension uses it: nothing to pair")
+            && report.contains(&format!("also paired on 127.0.0.1:{port}")),
+        "{report}"
+    );
 }

@@ -134,6 +134,7 @@ fn main() {
         tabs::a_tab_whose_debugger_is_taken_away_is_driven_again_once_free,
         tabs::cross_origin_frames_are_seen_and_driven,
         tabs::the_person_s_input_in_a_cross_origin_frame_stops_the_agent,
+        tabs::the_popup_s_controls_stay_still_while_agents_act,
         bridge::handshake_abuse_is_refused_and_changes_nothing,
         bridge::commands_past_the_pending_cap_wait_for_a_slot,
         bridge::the_service_worker_stopping_fails_one_call_and_the_next_works,

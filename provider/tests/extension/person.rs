@@ -352,6 +352,40 @@ impl Person {
 
     /// Presses a button in the popup, waiting (bounded) for it to be there.
     /// `row` picks a tab row by the text it shows; `selector` the button in it.
+    /// Where the centre of `selector` (in the tab row that shows `row`, or
+    /// anywhere) is in the popup now, in CSS pixels; `None` when it is not shown.
+    pub async fn spot_in_popup(&self, row: Option<&str>, selector: &str) -> Option<(f64, f64)> {
+        let expression = format!(
+            r#"(() => {{
+                const row = {row};
+                const scope = row === null ? document
+                    : [...document.querySelectorAll('#tabs li:not(.closed)')].find(li => li.textContent.includes(row));
+                const button = document.body.dataset.ready && scope && scope.querySelector({selector:?});
+                if (!button || button.offsetParent === null || button.disabled) return null;
+                const box = button.getBoundingClientRect();
+                return [box.x + box.width / 2, box.y + box.height / 2];
+            }})()"#,
+            row = serde_json::to_string(&row).unwrap_or_default(),
+        );
+        let spot = self.in_popup(&expression).await;
+        Some((spot.get(0)?.as_f64()?, spot.get(1)?.as_f64()?))
+    }
+
+    /// A real click (trusted mouse events) at `x`, `y` in the popup, as a
+    /// person's hand lands there.
+    pub async fn click_popup_at(&self, x: f64, y: f64) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.cdp
+                .send(
+                    Some(&self.popup),
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await
+                .expect("a click in the popup");
+        }
+    }
+
     pub async fn press_in_popup(&self, row: Option<&str>, selector: &str) {
         let expression = format!(
             r#"new Promise((resolve, reject) => {{
@@ -359,7 +393,7 @@ impl Person {
                 const attempt = () => {{
                     const row = {row};
                     const scope = row === null ? document
-                        : [...document.querySelectorAll('#tabs li')].find(li => li.textContent.includes(row));
+                        : [...document.querySelectorAll('#tabs li:not(.closed)')].find(li => li.textContent.includes(row));
                     const button = document.body.dataset.ready && scope && scope.querySelector({selector:?});
                     if (button && button.offsetParent !== null) {{ button.click(); resolve(true); return; }}
                     if (Date.now() - started > 8000) {{ reject(new Error('no ' + {selector:?} + ' in the popup: ' + document.body.innerText)); return; }}

@@ -766,3 +766,99 @@ pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx
     person.let_agents_go_on(&mut control).await;
     browser.close_session(&session).await.unwrap();
 }
+
+/// The person's hand while agents act: 50 clicks on Share, Stop sharing,
+/// Stop and Let the agents go on, each aimed where the button is and
+/// landing a moment later while an agent opens and closes tabs and its
+/// activity line changes. Every click must do what it was aimed at.
+pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
+    let person = &ctx.env.person;
+    let browser = ctx.env.suite.browser.clone();
+    let url = ctx.url("todo.html?held-still");
+    person.open_tab(&url).await;
+    let tab = person.tab_id(&url).await;
+    let session = ctx.session().await;
+    let mut control = browser.watch_control();
+
+    // The agent works: tabs of its own open and close (new rows), and its
+    // activity line changes, as fast as it can.
+    let working = CancellationToken::new();
+    let agent = {
+        let browser = browser.clone();
+        let host = ctx.env.host.clone();
+        let session = session.clone();
+        let working = working.clone();
+        let page = ctx.url("article.html?agent");
+        tokio::spawn(async move {
+            let mut round = 0u32;
+            while !working.is_cancelled() {
+                round += 1;
+                host.set_activity(session.as_str(), &format!("round {round}: opening a tab"));
+                if let Ok((handle, _)) = browser.open(&session, &page, true, &working).await {
+                    host.set_activity(session.as_str(), &format!("round {round}: reading it"));
+                    let _ = browser.close_tab(&session, &handle).await;
+                }
+                host.set_activity(session.as_str(), "");
+            }
+        })
+    };
+
+    let shared_expression = format!(
+        "r.status.tabs.some(t => t.tabId === {tab} && t.session !== null)"
+    );
+    let shared = || async {
+        ctx.env
+            .person
+            .in_popup(&format!(
+                "chrome.runtime.sendMessage({{type: 'status'}}).then(r => {shared_expression})"
+            ))
+            .await
+            == json!(true)
+    };
+    let mut landed = 0;
+    for click in 0..50 {
+        let (selector, row) = match click % 5 {
+            4 => ("#stop", None),
+            _ if shared().await => ("button:not([data-share])", Some("held-still")),
+            _ => ("button[data-share]", Some("held-still")),
+        };
+        let (x, y) = bounded::first_some(Duration::from_secs(10), || async {
+            person.spot_in_popup(row, selector).await
+        })
+        .await
+        .unwrap_or_else(|| panic!("click {click}: no {selector} to aim at"));
+        let was_shared = shared().await;
+        // The hand travels a moment between seeing the button and pressing it.
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        person.click_popup_at(x, y).await;
+        if selector == "#stop" {
+            control_goes_to(&mut control, Holder::Human, "Stop in the popup").await;
+            // Let the agents go on is where Stop was.
+            person.click_popup_at(x, y).await;
+            control_goes_to(&mut control, Holder::Agent, "Let the agents go on").await;
+            landed += 1;
+            continue;
+        }
+        let flipped = bounded::first_some(Duration::from_secs(5), || async {
+            (shared().await != was_shared).then_some(())
+        })
+        .await;
+        assert!(
+            flipped.is_some(),
+            "click {click} on {selector} did not land (shared before: {was_shared}; {})",
+            person
+                .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => JSON.stringify(r.status.tabs.map(t => [t.title, t.session])))")
+                .await
+        );
+        landed += 1;
+    }
+    working.cancel();
+    let _ = agent.await;
+    assert_eq!(landed, 50);
+    let png = person.popup_png().await;
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/popup-while-agents-act.png"),
+        png,
+    );
+    ctx.env.suite.browser.close_session(&session).await.unwrap();
+}
