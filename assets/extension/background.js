@@ -575,8 +575,21 @@ async function status() {
   };
 }
 
+/** How often at most the popup is told that something changed. */
+const NOTIFY_EVERY_MS = 50;
+let notifyPending = null;
+
+/**
+ * Tells the popup that something changed, at most every NOTIFY_EVERY_MS:
+ * agents in a tight loop (or a page opening tabs without end) would
+ * otherwise keep it too busy for the person's clicks.
+ */
 function notifyPopup() {
-  chrome.runtime.sendMessage({ type: "changed" }).catch(() => {});
+  if (notifyPending) return;
+  notifyPending = setTimeout(() => {
+    notifyPending = null;
+    chrome.runtime.sendMessage({ type: "changed" }).catch(() => {});
+  }, NOTIFY_EVERY_MS);
 }
 
 /** Opens the doorbell document unless it is open already. */

@@ -56,16 +56,27 @@ async function render() {
       rows.set(tab.tabId, row);
       list.append(row);
     }
+    // Rebuilt only when what it shows changed: a button replaced between
+    // a press and its release would lose the person's click.
+    const shows = JSON.stringify([tab, sessions]);
+    if (row.dataset.shows === shows) continue;
+    row.dataset.shows = shows;
     row.className = "";
     row.dataset.tab = String(tab.tabId);
     row.replaceChildren(...tabRow(tab, sessions));
   }
-  // A closed tab keeps its place, struck through, until the popup closes.
+  // A closed tab keeps its place, struck through, while rows below it
+  // would move up into it; at the end of the list it goes.
   for (const [tabId, row] of rows) {
     if (open.has(tabId) || row.className === "closed") continue;
     row.className = "closed";
     row.title = "closed";
+    row.dataset.shows = "";
     row.replaceChildren(row.querySelector(".title") ?? element("span", { className: "title" }));
+  }
+  while (list.lastElementChild?.className === "closed") {
+    rows.delete(Number(list.lastElementChild.dataset.tab));
+    list.lastElementChild.remove();
   }
 
   $("sessions").replaceChildren(
@@ -102,7 +113,7 @@ function tabRow(tab, sessions) {
     }
     if (tab.suspended) append(shareButton(tab, tab.session, "Share again"));
     const stop = element("button", { textContent: "Stop sharing" });
-    stop.addEventListener("click", () => ask({ type: "unshare", tabId: tab.tabId }).then(render));
+    stop.addEventListener("click", () => ask({ type: "unshare", tabId: tab.tabId }).then(refresh));
     append(stop);
   } else if (tab.protected) {
     title.title = tab.protected;
@@ -119,15 +130,37 @@ function tabRow(tab, sessions) {
 function shareButton(tab, session, text) {
   const button = element("button", { textContent: text });
   button.dataset.share = session;
-  button.addEventListener("click", () => ask({ type: "share", tabId: tab.tabId, session, follow: false }).then(render));
+  button.addEventListener("click", () => ask({ type: "share", tabId: tab.tabId, session, follow: false }).then(refresh));
   return button;
 }
 
-$("stop").addEventListener("click", () => ask({ type: "stop" }).then(render));
-$("resume").addEventListener("click", () => ask({ type: "resume" }).then(render));
-$("disconnect").addEventListener("click", () => ask({ type: "disconnect" }).then(render));
-$("connect").addEventListener("click", () => ask({ type: "connect" }).then(render));
+/**
+ * Renders again, one render at a time: changes that come while one runs
+ * (an agent in a tight loop sends many) make one more render after it.
+ */
+let rendering = null;
+let renderAgain = false;
+function refresh() {
+  if (rendering) {
+    renderAgain = true;
+    return;
+  }
+  rendering = render()
+    .catch(() => {})
+    .finally(() => {
+      rendering = null;
+      if (renderAgain) {
+        renderAgain = false;
+        refresh();
+      }
+    });
+}
+
+$("stop").addEventListener("click", () => ask({ type: "stop" }).then(refresh));
+$("resume").addEventListener("click", () => ask({ type: "resume" }).then(refresh));
+$("disconnect").addEventListener("click", () => ask({ type: "disconnect" }).then(refresh));
+$("connect").addEventListener("click", () => ask({ type: "connect" }).then(refresh));
 chrome.runtime.onMessage.addListener((message) => {
-  if (message?.type === "changed") render();
+  if (message?.type === "changed") refresh();
 });
-render();
+refresh();

@@ -408,7 +408,42 @@ impl Inner {
 /// Keeps sessions in step with the browser: a popup opened by a session's
 /// tab becomes a tab of that session; a tab closed by the page or a person
 /// leaves its session.
+///
+/// The person's Stop and Resume (from their own Chrome) take effect at
+/// once: the tab bookkeeping, which may wait on the browser (attaching a
+/// popup, adopting a shared tab), follows in its own order behind them,
+/// so an agent opening tabs in a loop cannot hold a Stop back.
 pub(super) async fn follow_views(
+    inner: Weak<Inner>,
+    mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>,
+) {
+    let (tab_events, tab_queue) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(follow_tab_events(inner.clone(), tab_queue));
+    while let Some(event) = views.recv().await {
+        match event {
+            ViewEvent::PersonStopped { reason } => {
+                let Some(inner) = inner.upgrade() else { return };
+                let epoch = inner.control.take();
+                tracing::info!(epoch, %reason, "the person stopped the agents from their browser");
+                tracing::info!(target: crate::AUDIT, event = "takeover", epoch, from = "extension", %reason);
+            }
+            ViewEvent::PersonResumed => {
+                let Some(inner) = inner.upgrade() else { return };
+                let epoch = inner.control.give_back();
+                tracing::info!(epoch, "the person let the agents go on from their browser");
+                tracing::info!(target: crate::AUDIT, event = "return", epoch, from = "extension");
+            }
+            other => {
+                if tab_events.send(other).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The tab events of [`follow_views`], one after the other.
+async fn follow_tab_events(
     inner: Weak<Inner>,
     mut views: tokio::sync::mpsc::UnboundedReceiver<ViewEvent>,
 ) {
@@ -454,16 +489,8 @@ pub(super) async fn follow_views(
                     .tabs_changed
                     .send_modify(|generation| *generation += 1);
             }
-            ViewEvent::PersonStopped { reason } => {
-                let epoch = inner.control.take();
-                tracing::info!(epoch, %reason, "the person stopped the agents from their browser");
-                tracing::info!(target: crate::AUDIT, event = "takeover", epoch, from = "extension", %reason);
-            }
-            ViewEvent::PersonResumed => {
-                let epoch = inner.control.give_back();
-                tracing::info!(epoch, "the person let the agents go on from their browser");
-                tracing::info!(target: crate::AUDIT, event = "return", epoch, from = "extension");
-            }
+            // Handled at once by `follow_views`.
+            ViewEvent::PersonStopped { .. } | ViewEvent::PersonResumed => {}
             ViewEvent::DownloadRefused { .. } => {}
         }
     }

@@ -799,13 +799,15 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
                     let _ = browser.close_tab(&session, &handle).await;
                 }
                 host.set_activity(session.as_str(), "");
+                // Refused at once while the person holds control: a turn
+                // for the others before the next round.
+                tokio::task::yield_now().await;
             }
         })
     };
 
-    let shared_expression = format!(
-        "r.status.tabs.some(t => t.tabId === {tab} && t.session !== null)"
-    );
+    let shared_expression =
+        format!("r.status.tabs.some(t => t.tabId === {tab} && t.session !== null)");
     let shared = || async {
         ctx.env
             .person
@@ -833,7 +835,16 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
         person.click_popup_at(x, y).await;
         if selector == "#stop" {
             control_goes_to(&mut control, Holder::Human, "Stop in the popup").await;
-            // Let the agents go on is where Stop was.
+            // Let the agents go on takes Stop's place, as the person sees.
+            let resume = bounded::first_some(Duration::from_secs(5), || async {
+                person.spot_in_popup(None, "#resume").await
+            })
+            .await
+            .expect("Let the agents go on is shown");
+            assert!(
+                (resume.0 - x).abs() < 1.0 && (resume.1 - y).abs() < 1.0,
+                "Let the agents go on at {resume:?}, Stop was at ({x}, {y})"
+            );
             person.click_popup_at(x, y).await;
             control_goes_to(&mut control, Holder::Agent, "Let the agents go on").await;
             landed += 1;
@@ -857,7 +868,8 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
     assert_eq!(landed, 50);
     let png = person.popup_png().await;
     let _ = std::fs::write(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/popup-while-agents-act.png"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/popup-while-agents-act.png"),
         png,
     );
     ctx.env.suite.browser.close_session(&session).await.unwrap();

@@ -49,6 +49,9 @@ use protocol::{
     SessionList,
 };
 
+/// How often at most the agents' activity is told to the extension.
+const ACTIVITY_EVERY: Duration = Duration::from_millis(50);
+
 /// Bound for the extension's own bookkeeping calls (tabs, sessions).
 const EXTENSION_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -251,6 +254,8 @@ struct Shared {
     version: Mutex<String>,
     /// Why the extension is not connected, as far as the host saw.
     status: Mutex<Status>,
+    /// Activity notes not sent yet, the latest per session.
+    activity: Mutex<HashMap<String, String>>,
 }
 
 /// The person's own Chrome, driven through the browser-shell extension.
@@ -314,6 +319,7 @@ impl ExtensionHost {
             command_timeout: options.command_timeout,
             version: Mutex::new("Chrome (not connected yet)".into()),
             status: Mutex::new(Status::new(options.setup)),
+            activity: Mutex::new(HashMap::new()),
         });
         let (arrivals, mut arrived) = mpsc::unbounded_channel();
         let native = match options.native {
@@ -504,12 +510,37 @@ impl ExtensionHost {
         rx
     }
 
-    /// Tells the extension what an agent session is doing now (its popup shows it).
+    /// Tells the extension what an agent session is doing now (its popup
+    /// shows it). Notes are sent at most every [`ACTIVITY_EVERY`], the
+    /// latest of each session: agents calling in a tight loop must not
+    /// flood the bridge (the person's Stop travels on it too).
     pub fn set_activity(&self, session: &str, text: &str) {
-        self.shared.notify(
-            "Extension.setActivity",
-            json!({"session": session, "text": text}),
-        );
+        let first = {
+            let mut pending = self
+                .shared
+                .activity
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let first = pending.is_empty();
+            pending.insert(session.to_owned(), text.to_owned());
+            first
+        };
+        if !first {
+            return;
+        }
+        let weak = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            tokio::time::sleep(ACTIVITY_EVERY).await;
+            let Some(shared) = weak.upgrade() else { return };
+            let notes =
+                std::mem::take(&mut *shared.activity.lock().unwrap_or_else(|p| p.into_inner()));
+            for (session, text) in notes {
+                shared.notify(
+                    "Extension.setActivity",
+                    json!({"session": session, "text": text}),
+                );
+            }
+        });
     }
 
     /// Tells the extension who holds control (its popup shows Stop or Resume).
