@@ -362,6 +362,8 @@ impl Person {
                     : [...document.querySelectorAll('#tabs li:not(.closed)')].find(li => li.textContent.includes(row));
                 const button = document.body.dataset.ready && scope && scope.querySelector({selector:?});
                 if (!button || button.offsetParent === null || button.disabled) return null;
+                // A person scrolls a row into sight before aiming at it.
+                button.scrollIntoView({{ block: "nearest" }});
                 const box = button.getBoundingClientRect();
                 return [box.x + box.width / 2, box.y + box.height / 2];
             }})()"#,

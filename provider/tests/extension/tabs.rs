@@ -783,6 +783,8 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
     // The agent works: tabs of its own open and close (new rows), and its
     // activity line changes, as fast as it can.
     let working = CancellationToken::new();
+    // The agent stops with the test, however it ends (the browser is shared).
+    let _stop_working = working.clone().drop_guard();
     let agent = {
         let browser = browser.clone();
         let host = ctx.env.host.clone();

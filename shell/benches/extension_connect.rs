@@ -1,0 +1,92 @@
+//! The person's own Chrome, connected again after every kind of break:
+//! the time from the moment it could come back to the first agent call
+//! that works, over native messaging and over the paired WebSocket, on a
+//! machine with two busy-looping cores.
+//!
+//! Run: `cargo bench -p browser-shell --bench extension_connect` (100
+//! cycles per bridge; `-- --cycles N` for another count). The cycles
+//! rotate through: the shell killed and started again; a joined shell's
+//! owner exiting (its client starting it again); Chrome quitting and
+//! starting again; the extension's worker stopped; pairing again (over
+//! native messaging there is nothing to pair: the call just works on).
+//! Every cycle must connect (within 15 s, or the run stops).
+//!
+//! Prints p50/p95/max per kind and overall, for each bridge (goal: p95 ≤ 1 s).
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
+// The person's Chrome helper reaches the bounded waits at the crate root.
+#[allow(unused_imports)]
+use common::bounded;
+#[allow(dead_code)]
+#[path = "../tests/bridge/mod.rs"]
+mod bridge;
+
+use std::time::Duration;
+
+use bridge::cycles::{Bridge, Cycle, Rig, busy_loops, percentile};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let cycles: usize = args
+        .iter()
+        .position(|a| a == "--cycles")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let _load = busy_loops(2);
+        println!(
+            "extension reconnection: {cycles} cycles per bridge, two busy-looping cores, {}",
+            chromium_version()
+        );
+        for kind in [Bridge::Native, Bridge::Paired] {
+            let mut rig = Rig::start(kind).await;
+            let mut by_cycle: Vec<(Cycle, Vec<Duration>)> =
+                Cycle::ALL.iter().map(|c| (*c, Vec::new())).collect();
+            for round in 0..cycles {
+                let (cycle, times) = &mut by_cycle[round % Cycle::ALL.len()];
+                times.push(rig.cycle(*cycle).await);
+            }
+            rig.finish().await;
+            println!("\n{kind:?}");
+            println!(
+                "{:<14} {:>5} {:>9} {:>9} {:>9}",
+                "break", "n", "p50 ms", "p95 ms", "max ms"
+            );
+            let mut all = Vec::new();
+            for (cycle, times) in &mut by_cycle {
+                all.extend(times.iter().copied());
+                row(&format!("{cycle:?}"), times);
+            }
+            row("all", &mut all);
+        }
+    });
+}
+
+fn row(name: &str, times: &mut [Duration]) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{name:<14} {:>5} {:>9.0} {:>9.0} {:>9.0}",
+        times.len(),
+        ms(percentile(times, 50)),
+        ms(percentile(times, 95)),
+        ms(percentile(times, 100))
+    );
+}
+
+fn chromium_version() -> String {
+    std::process::Command::new("/usr/bin/chromium")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,336 @@
+//! The extension bridge's test setup, shared by `bridge_join.rs` and the
+//! connection benchmark (`benches/extension_connect.rs`): a private
+//! runtime and config directory, `browser-shell mcp --browser extension`
+//! children driven as raw JSON-RPC clients, the person's Chrome with the
+//! native messaging host installed, and the connection cycles (a shell or
+//! Chrome restarted, the worker stopped, pairing again) timed to the first
+//! working call. The including crate has the bounded waits at its root
+//! (`crate::bounded`) and the shell tests' common helpers (`crate::common`).
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod cycles;
+/// The person's Chrome with the extension (the provider's test helper).
+#[path = "../../../provider/tests/extension/person.rs"]
+pub mod person;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// A URL no call gets to load (nothing is connected), on loopback anyway.
+pub const PAGE: &str = "http://127.0.0.1:9/";
+
+/// A private setup: runtime directory, config directory with a pairing on
+/// a free port, and an audit log.
+pub struct Setup {
+    pub runtime: PathBuf,
+    pub config: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl Setup {
+    pub async fn new() -> Self {
+        Self::paired().await.0
+    }
+
+    /// [`Self::new`], and the pairing link `extension pair` printed.
+    pub async fn paired() -> (Self, String) {
+        Self::paired_with(&[]).await
+    }
+
+    /// [`Self::paired`], `extension pair` given `more` flags.
+    pub async fn paired_with(more: &[&str]) -> (Self, String) {
+        let runtime = crate::common::runtime_dir();
+        let config = tempfile::tempdir().unwrap();
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let output = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .args(["extension", "pair", "--port", &port.to_string()])
+            .args(more)
+            .env("BROWSER_SHELL_CONFIG_DIR", config.path())
+            .output()
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let link = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|line| line.starts_with("chrome-extension://"))
+            .expect("the pairing link")
+            .to_owned();
+        (
+            Self {
+                runtime,
+                config,
+                port,
+            },
+            link,
+        )
+    }
+
+    /// A setup with nothing paired and nothing installed.
+    pub fn unpaired() -> Self {
+        Self {
+            runtime: crate::common::runtime_dir(),
+            config: tempfile::tempdir().unwrap(),
+            port: 0,
+        }
+    }
+
+    /// `extension pair` on `port` (default: a free one); the link it printed.
+    pub async fn pair(&self, port: Option<u16>) -> String {
+        let port = port.unwrap_or_else(|| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        });
+        let output = self
+            .command(&["extension", "pair", "--port", &port.to_string()])
+            .output()
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|line| line.starts_with("chrome-extension://"))
+            .expect("the pairing link")
+            .to_owned()
+    }
+
+    pub fn record_file(&self) -> PathBuf {
+        self.runtime.join("extension-bridge.json")
+    }
+
+    /// The owner record, read as JSON.
+    pub fn record(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.record_file()).unwrap()).unwrap()
+    }
+
+    pub fn audit_log(&self) -> PathBuf {
+        self.config.path().join("audit.jsonl")
+    }
+
+    /// `browser-shell` with `args`, in this setup.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+        command
+            .args(args)
+            .env("BROWSER_SHELL_CONFIG_DIR", self.config.path())
+            .env("BROWSER_SHELL_RUNTIME_DIR", &self.runtime)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .kill_on_drop(true);
+        command
+    }
+
+    /// `mcp --browser extension` with the flags every client of the test
+    /// is configured with, not yet initialized.
+    pub fn spawn_mcp(&self) -> Client {
+        self.spawn_mcp_with(&[])
+    }
+
+    /// [`Self::spawn_mcp`] with `more` flags.
+    pub fn spawn_mcp_with(&self, more: &[&str]) -> Client {
+        let audit = self.audit_log();
+        let mut args = vec![
+            "mcp",
+            "--browser",
+            "extension",
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let mut child = self
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Client {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// [`Self::spawn_mcp`], initialized.
+    pub async fn start_mcp(&self) -> Client {
+        let mut client = self.spawn_mcp();
+        client.initialize().await;
+        client
+    }
+
+    /// The agent sessions of the tool calls in the audit log, in order.
+    pub fn audited_sessions(&self) -> Vec<String> {
+        std::fs::read_to_string(self.audit_log())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["event"] == "tool")
+            .map(|event| event["session"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// A stdio MCP client of a `browser-shell mcp` child, raw JSON-RPC.
+pub struct Client {
+    pub child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl Client {
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    pub async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("the server is still running");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    pub async fn initialize(&mut self) {
+        let init = self
+            .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}))
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "browser-shell",
+            "{init}"
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
+    /// Calls a tool; returns (text, is_error).
+    pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+        let answer = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        let result = &answer["result"];
+        (
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text in {answer}"))
+                .to_owned(),
+            result["isError"] == json!(true),
+        )
+    }
+
+    /// Opens a page, which fails as nothing is connected: the answer of the
+    /// owner's browser.
+    pub async fn open_fails_not_connected(&mut self) {
+        let (text, is_error) = self.call("browser_open", json!({"url": PAGE})).await;
+        assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+        assert!(text.contains("Chrome is not connected"), "{text}");
+    }
+
+    /// Waits (bounded) for the process to exit, its stdin still open;
+    /// returns its status and stderr.
+    pub async fn exit(self) -> (std::process::ExitStatus, String) {
+        let Client { child, stdin, .. } = self;
+        let exited = exit_of(child).await;
+        drop(stdin);
+        exited
+    }
+
+    /// Ends the session as a client does (closing stdin); waits for a clean exit.
+    pub async fn finish(self) -> String {
+        let Client { child, stdin, .. } = self;
+        drop(stdin);
+        let (status, stderr) = exit_of(child).await;
+        assert!(status.success(), "{status}\n{stderr}");
+        stderr
+    }
+}
+
+/// Waits (bounded) for `child` to exit; returns its status and stderr.
+pub async fn exit_of(mut child: Child) -> (std::process::ExitStatus, String) {
+    let mut stderr = child.stderr.take().unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("exits within 30 s")
+        .unwrap();
+    let mut text = String::new();
+    stderr.read_to_string(&mut text).await.unwrap();
+    (status, text)
+}
+
+/// `browser-shell extension install --user-data-dir DIR` in this setup.
+pub fn install_native_host(setup: &Setup, profile: &Path) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["extension", "install", "--user-data-dir"])
+        .arg(profile)
+        .env("BROWSER_SHELL_CONFIG_DIR", setup.config.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("nothing to pair"),
+        "{output:?}"
+    );
+}
+
+/// The person's Chrome with the native messaging host installed in its
+/// profile, its native host started in this setup's directories.
+pub async fn persons_chrome_with_native_host(setup: &Setup) -> person::Person {
+    let config = setup.config.path().to_path_buf();
+    person::Person::start_prepared(
+        |profile| install_native_host(setup, profile),
+        &[
+            ("BROWSER_SHELL_RUNTIME_DIR", setup.runtime.as_path()),
+            ("BROWSER_SHELL_CONFIG_DIR", config.as_path()),
+        ],
+    )
+    .await
+}
+
+/// Calls `browser_list_tabs` until it answers without NOT_CONNECTED (15 s
+/// at most); how long that took.
+pub async fn connected_within(client: &mut Client) -> Duration {
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call("browser_list_tabs", json!({})).await;
+        if !is_error {
+            return started.elapsed();
+        }
+        assert!(text.contains("NOT_CONNECTED"), "{text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "not connected within 15 s: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
