@@ -30,7 +30,7 @@ import {
 const HEARTBEAT_MS = 20_000;
 /** Waits between reconnection attempts; the last repeats. Short: a shell
  * that starts is found within the first (the native host waits for it). */
-const RETRY_MS = [100, 250, 500, 1000];
+const RETRY_MS = [100, 250, 500];
 /** After a refusal, the next try (a shell may have been paired again). */
 const REFUSED_RETRY_MS = 10_000;
 /** How long a handshake may take. */

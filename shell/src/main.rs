@@ -337,7 +337,13 @@ fn native_host(origin: String) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(extension::native_host::run(origin, &socket)) {
+    let ended = runtime.block_on(extension::native_host::run(origin, &socket));
+    // Stdin is read on a blocking thread that a runtime waits for when it
+    // is dropped, and Chrome keeps the pipe open: without this the host
+    // would outlive the bridge until the extension next wrote to it, and
+    // Chrome would not see the port close (nor the extension reconnect).
+    runtime.shutdown_background();
+    match ended {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(error, "the native messaging host stopped");

@@ -199,7 +199,15 @@ impl Person {
         .envs(env.iter().map(|(name, value)| (*name, *value)))
         .arg("about:blank")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        // `BROWSER_SHELL_PERSON_STDERR=1` shows what Chrome (and the native
+        // messaging host it starts) says, to see why a connection fails.
+        .stderr(
+            if std::env::var_os("BROWSER_SHELL_PERSON_STDERR").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            },
+        )
         .kill_on_drop(true)
         .process_group(0)
         .spawn()
