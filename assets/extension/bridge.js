@@ -9,8 +9,9 @@
 //                (the host looks for one; it says when it gives up)
 //   connected    welcomed
 //   retrying     the last attempt failed; the next one is due (RETRY_MS)
-//   refused      the shell refused (a proof or version): retried slowly,
-//                at once on Connect or a new pairing
+//   refused      the shell refused (a proof or version): retried after
+//                0.3 s, 1 s, 3 s, then every 10 s; at once on Connect or
+//                a new pairing
 //   unpaired     no way set up (no native host, no pairing): looked at
 //                again on every alarm, Connect or pairing
 //   disconnected the person pressed Disconnect: nothing until Connect
@@ -31,8 +32,9 @@ const HEARTBEAT_MS = 20_000;
 /** Waits between reconnection attempts; the last repeats. Short: a shell
  * that starts is found within the first (the native host waits for it). */
 const RETRY_MS = [100, 250, 500];
-/** After a refusal, the next try (a shell may have been paired again). */
-const REFUSED_RETRY_MS = 10_000;
+/** After refusals, the next tries: soon at first (the shell may not have
+ * read a pairing made a moment ago yet), then rarely. */
+const REFUSED_RETRY_MS = [300, 1000, 3000, 10_000];
 /** How long a handshake may take. */
 const HANDSHAKE_MS = 5_000;
 /** Chrome's words when no native host of that name is installed. */
@@ -84,6 +86,8 @@ export class Bridge {
     this.via = "";
     this.shell = null;
     this.attempt = 0;
+    /** Refusals since the last welcome (they space the next tries). */
+    this.refusals = 0;
     this.retry = null;
     this.deadline = null;
     this.heartbeat = null;
@@ -117,9 +121,7 @@ export class Bridge {
   disconnect() {
     this.wanted = false;
     clearTimeout(this.retry);
-    if (this.state === "connected") {
-      this.link?.send({ method: "Extension.goodbye", params: { reason: "disconnected by the person" } });
-    }
+    this.send({ method: "Extension.goodbye", params: { reason: "disconnected by the person" } });
     this.drop("disconnected by the person");
     this.setState("disconnected", "disconnected by you: press Connect to let agents in again");
   }
@@ -128,6 +130,7 @@ export class Bridge {
   connect() {
     this.wanted = true;
     this.attempt = 0;
+    this.refusals = 0;
     this.nativeMissing = false;
     clearTimeout(this.retry);
     this.drop("reconnecting");
@@ -349,6 +352,7 @@ export class Bridge {
   welcomed(link, message) {
     clearTimeout(this.deadline);
     this.attempt = 0;
+    this.refusals = 0;
     this.shell = message.shell ?? null;
     this.setState("connected", this.via);
     this.startHeartbeat(link);
@@ -368,10 +372,12 @@ export class Bridge {
   refused(link, reason) {
     this.setState("refused", reason);
     if (this.link === link) this.drop("refused");
+    const delay = REFUSED_RETRY_MS[Math.min(this.refusals, REFUSED_RETRY_MS.length - 1)];
+    this.refusals += 1;
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
       if (this.state === "refused") this.ensure();
-    }, REFUSED_RETRY_MS);
+    }, delay);
   }
 
   closed(reason) {

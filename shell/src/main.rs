@@ -5,6 +5,22 @@
 //! to) the browser through `browser-provider`, and runs a command from
 //! `browser-tools` — here, over MCP, in the relay, or (the tool commands)
 //! in a running instance through [`client`].
+//!
+//! # Layout
+//!
+//! - [`browser`]: every way to get a browser, behind one entry point
+//!   (launched and supervised, connected to, the person's running browser,
+//!   the person's own Chrome through the extension with its native
+//!   messaging host and bridge, another shell's joined over MCP).
+//! - The commands: [`mcp`] (stdio and streamable HTTP), [`people`] (relay
+//!   or desktop window for people: [`relay`], [`desktop`]),
+//!   [`tool_commands`] and [`client`] (the command line against a running
+//!   instance, through [`cli_endpoint`]), [`doctor`], [`demo`].
+//! - What the commands share: [`config`] and [`secrets`] (what a person
+//!   sets), [`instance`] (the runtime file that finds a running shell),
+//!   [`http`] and [`auth`] (the loopback MCP endpoint and its token),
+//!   [`cdp_endpoint`] (Playwright and Puppeteer attach), [`usage`] (idle
+//!   exit), [`platform`] (what differs between operating systems).
 
 mod auth;
 mod browser;

@@ -464,6 +464,21 @@ async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it
     let link = setup.pair(None).await;
     person.pair(&link).await;
     connected_within(&mut shell).await;
+    // The person presses Disconnect: calls say so and what to do; Connect
+    // brings it back at once.
+    person.press_in_popup(None, "#disconnect").await;
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
+        if is_error && text.contains("pressed Disconnect") {
+            assert!(text.contains("press Connect"), "{text}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    person.press_in_popup(None, "#connect").await;
+    connected_within(&mut shell).await;
     // Paired again in the shell only, on the same port: the extension
     // holds the old secret and is refused, and calls say so.
     let port = link

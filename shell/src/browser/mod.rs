@@ -77,7 +77,7 @@ pub async fn for_stdio_agent(config: &Config, cancel: &CancellationToken) -> Res
             offered: None,
         });
     }
-    match extension::bridge::claim(config, extension::COMMAND_TIMEOUT).await {
+    match extension::bridge::claim(extension::COMMAND_TIMEOUT).await {
         Ok(extension::bridge::Claim::Held(owner)) => {
             owner.check_rules(&extension::bridge::AgentRules::of(config))?;
             tracing::info!(

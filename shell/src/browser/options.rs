@@ -392,7 +392,7 @@ impl Started {
     /// works from the start; calls say `NOT_CONNECTED` until the extension
     /// connects (it does by itself once Chrome runs).
     async fn in_persons_chrome(config: &Config) -> Result<Self> {
-        let held = crate::browser::extension::start_host(config).await?;
+        let held = crate::browser::extension::start_host().await?;
         Ok(Self::with_extension_host(held, config))
     }
 

@@ -141,8 +141,6 @@ struct Status {
     dropped: Option<(tokio::time::Instant, String)>,
     /// The person pressed Disconnect (told by the extension as it left).
     person_left: bool,
-    /// Another browser-shell holds the bridge (a shell that could not take it).
-    held_elsewhere: Option<String>,
     /// When an extension was last seen at all (connected, or refused).
     last_seen: Option<tokio::time::Instant>,
 }
@@ -155,7 +153,6 @@ impl Status {
             refused: None,
             dropped: None,
             person_left: false,
-            held_elsewhere: None,
             last_seen: None,
         }
     }
@@ -169,9 +166,6 @@ impl Status {
     /// Why no extension is connected, and the one thing to do.
     fn absence(&self, more: &str) -> (Absence, String) {
         let ago = |at: tokio::time::Instant| format!("{:.1} s ago", at.elapsed().as_secs_f32());
-        if let Some(holder) = &self.held_elsewhere {
-            return (Absence::HeldElsewhere, holder.clone());
-        }
         if self.person_left {
             let when = self
                 .dropped
@@ -470,12 +464,6 @@ impl ExtensionHost {
             .borrow()
             .as_ref()
             .map(|link| link.via.clone())
-    }
-
-    /// Tells the host that no extension reaches it because another
-    /// browser-shell holds the bridge (for a shell that could not take it).
-    pub fn held_elsewhere(&self, detail: String) {
-        self.shared.status().held_elsewhere = Some(detail);
     }
 
     /// The shell name sent in welcomes.

@@ -322,7 +322,7 @@ mod imp {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
@@ -362,7 +362,6 @@ mod tests {
         String::from_utf8_lossy(&answer).into_owned()
     }
 
-    #[cfg(unix)]
     #[tokio::test]
     async fn the_named_extension_is_welcomed_and_others_refused() {
         let (_dir, listener, mut arrivals) = listening().await;
@@ -395,7 +394,6 @@ mod tests {
         }
     }
 
-    #[cfg(unix)]
     #[tokio::test]
     async fn a_second_listener_is_refused_and_a_dead_one_s_socket_replaced() {
         let (_dir, first, _arrivals) = listening().await;

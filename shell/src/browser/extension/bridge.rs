@@ -337,8 +337,7 @@ pub enum Claim {
 /// `NOT_CONNECTED` when the native socket cannot be made, or when the lock
 /// stays held by a process that records nothing; `INVALID_ARGUMENT` for a
 /// runtime directory that is not private.
-pub async fn claim(config: &Config, command_timeout: Duration) -> Result<Claim> {
-    let _ = config;
+pub async fn claim(command_timeout: Duration) -> Result<Claim> {
     let path = instance::runtime_dir()?.join(LOCK_FILE);
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     loop {
@@ -417,7 +416,8 @@ fn follow_state(host: &Arc<ExtensionHost>) {
                     absence: state.1.clone(),
                     at,
                 };
-                if let Err(error) = instance::write_private(&path, &record).map(std::mem::forget) {
+                // The record names no process: its guard leaves it in place.
+                if let Err(error) = instance::write_private(&path, &record).map(drop) {
                     tracing::debug!(%error, "cannot write the bridge's state");
                 }
                 last = Some(state);

@@ -233,8 +233,8 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// # Errors
 /// `NOT_CONNECTED` when another browser-shell holds the bridge (naming its
 /// pid: see [`bridge`]).
-pub async fn start_host(config: &crate::config::Config) -> Result<bridge::Held> {
-    match bridge::claim(config, COMMAND_TIMEOUT).await? {
+pub async fn start_host() -> Result<bridge::Held> {
+    match bridge::claim(COMMAND_TIMEOUT).await? {
         bridge::Claim::Owner(held) => Ok(held),
         bridge::Claim::Held(owner) => Err(owner.held_error()),
     }
