@@ -15,13 +15,11 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
 #[path = "../tests/common/mod.rs"]
 mod common;
 // The person's Chrome helper reaches the bounded waits at the crate root.
 #[allow(unused_imports)]
 use common::bounded;
-#[allow(dead_code)]
 #[path = "../tests/bridge/mod.rs"]
 mod bridge;
 
