@@ -385,13 +385,29 @@ async fn native_messaging_connects_whatever_starts_first_with_nothing_paired() {
     let setup = Setup::unpaired();
     // Nothing set up yet: every call says so, list_tabs included.
     let mut shell = setup.start_mcp().await;
-    let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
-    assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
-    assert!(
-        text.contains("native messaging is not installed and it is not paired")
-            && text.contains("browser-shell extension install"),
-        "{text}"
-    );
+    // Every tool that needs the browser says so, not that a tab is missing.
+    for (tool, arguments) in [
+        ("browser_list_tabs", json!({})),
+        ("browser_open", json!({"url": PAGE})),
+        ("browser_snapshot", json!({})),
+        ("browser_screenshot", json!({})),
+        ("browser_content", json!({})),
+        ("browser_console", json!({})),
+        ("browser_network", json!({})),
+        ("browser_execute", json!({"script": "1"})),
+        ("browser_act", json!({"action": "press", "key": "Enter"})),
+        ("browser_wait", json!({"text": "x", "timeoutMs": 1000})),
+        ("browser_close_tab", json!({})),
+        ("browser_reset", json!({})),
+    ] {
+        let (text, is_error) = shell.call(tool, arguments).await;
+        assert!(is_error && text.contains("NOT_CONNECTED"), "{tool}: {text}");
+        assert!(
+            text.contains("native messaging is not installed and it is not paired")
+                && text.contains("browser-shell extension install"),
+            "{tool}: {text}"
+        );
+    }
     shell.finish().await;
 
     // Chrome first, then the shell.

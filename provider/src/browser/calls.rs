@@ -28,14 +28,15 @@ impl Inner {
     /// unless it is restarting). While a relaunch is under way, a call
     /// waits for it, at most [`RESTART_WAIT`]; while a connection is being
     /// re-established, or after the browser was given up on, it fails
-    /// at once.
+    /// at once. A host without a supervisor (the person's own Chrome) is
+    /// asked whether it can reach its browser ([`ViewHost::ready`]).
     ///
     /// # Errors
     /// `NOT_CONNECTED` while reconnecting or past the wait,
     /// `BROWSER_CRASHED` when the browser could not be restarted.
     pub(super) async fn await_browser(&self) -> Result<()> {
         let Some(supervisor) = &self.supervisor else {
-            return Ok(());
+            return self.host().ready().await;
         };
         let mut state = supervisor.watch();
         let mut recovered = self.recovered.subscribe();

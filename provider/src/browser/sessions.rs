@@ -167,6 +167,7 @@ impl Browser {
     /// Closes every tab of the session; the session stays open, with no tabs.
     pub async fn reset(&self, session: &SessionId) -> Result<()> {
         self.inner.control.admit_mutation()?;
+        self.inner.await_browser().await?;
         let views: Vec<ViewId> = {
             let registry = self.inner.lock();
             registry

@@ -277,6 +277,15 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     fn is_connected(&self) -> bool {
         true
     }
+    /// Waits, within the host's own short bound, until its browser can be
+    /// reached, or says why it cannot (`NOT_CONNECTED` with the reason):
+    /// every call asks first, so that an agent hears that the browser is
+    /// missing rather than that its tab is. A host that is there whenever
+    /// it exists answers at once (a supervised one is waited for by its
+    /// supervisor instead).
+    async fn ready(&self) -> Result<()> {
+        Ok(())
+    }
     /// The agent is done with a view it does not close (a tab the person
     /// shared, returned when its session ends). Nothing to do by default.
     async fn release_view(&self, view: &ViewId) -> Result<()> {

@@ -1302,6 +1302,10 @@ impl ViewHost for ExtensionHost {
         self.shared.link.borrow().is_some()
     }
 
+    async fn ready(&self) -> Result<()> {
+        self.shared.connection_or_comeback().await.map(|_| ())
+    }
+
     fn opens_person_tabs(&self) -> bool {
         false
     }
