@@ -431,11 +431,18 @@ fn follow_state(host: &Arc<ExtensionHost>) {
 pub fn read_state() -> Option<String> {
     let path = instance::runtime_dir().ok()?.join(STATE_FILE);
     let state: BridgeState = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let noted = format!("noted {} s ago", now.saturating_sub(state.at));
     Some(match state.connected_via {
-        Some(via) => format!("the extension is connected through {via}"),
-        None => state
-            .absence
-            .unwrap_or_else(|| "the extension is not connected".into()),
+        Some(via) => format!("the extension is connected through {via} ({noted})"),
+        None => format!(
+            "{} ({noted})",
+            state
+                .absence
+                .unwrap_or_else(|| "the extension is not connected".into())
+        ),
     })
 }
 
