@@ -25,7 +25,8 @@ pub enum BrowserKind {
     /// A Chromium the shell launches (or the endpoint `connect` names).
     #[default]
     Launch,
-    /// The person's own Chrome, through the paired browser-shell extension.
+    /// The person's own Chrome, through the browser-shell extension (native
+    /// messaging, or the paired WebSocket).
     Extension,
     /// The person's running Chrome, Chromium or Edge whose remote
     /// debugging they turned on (`chrome://inspect/#remote-debugging`),

@@ -139,9 +139,10 @@ enum Command {
     /// directory, a running instance, the config file. Exit status 0 when
     /// all is well.
     Doctor,
-    /// The person's own Chrome: pair this shell with the browser-shell
-    /// extension there, or find the extension to load it. Agents then work
-    /// in the tabs the person shares with them: `mcp --browser extension`.
+    /// The person's own Chrome: install the native messaging host (or pair
+    /// this shell with the browser-shell extension there), or find the
+    /// extension to load it. Agents then work in the tabs the person
+    /// shares with them: `mcp --browser extension`.
     #[command(subcommand)]
     Extension(extension::ExtensionCommand),
     /// The native messaging host: what Chrome starts for the browser-shell

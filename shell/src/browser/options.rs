@@ -32,8 +32,8 @@ pub const AUTO_CONNECT: &str = "auto-connect";
 #[derive(Debug, Clone, clap::Args)]
 pub struct BrowserOptions {
     /// Chromium executable; or `extension`: work in the person's own Chrome
-    /// through the paired browser-shell extension (see `browser-shell
-    /// extension pair`); or `auto-connect`: attach to the person's running
+    /// through the browser-shell extension (set up with `browser-shell
+    /// extension install`, or `extension pair`); or `auto-connect`: attach to the person's running
     /// Chrome, Chromium or Edge whose remote debugging they turned on
     /// (chrome://inspect/#remote-debugging in Chrome 144+, or started with
     /// --remote-debugging-port), found through the DevToolsActivePort file
