@@ -464,6 +464,23 @@ async fn native_messaging_connects_whatever_starts_first_with_nothing_paired() {
     person.quit().await;
 }
 
+/// Calls `browser_list_tabs` until its error says `words` (within `bound`);
+/// that error's text.
+async fn says_within(client: &mut Client, words: &str, bound: Duration) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call("browser_list_tabs", json!({})).await;
+        if is_error && text.contains(words) {
+            return text;
+        }
+        assert!(
+            started.elapsed() < bound,
+            "not {words:?} within {bound:?}: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it() {
     let setup = Setup::unpaired();
@@ -483,16 +500,8 @@ async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it
     // The person presses Disconnect: calls say so and what to do; Connect
     // brings it back at once.
     person.press_in_popup(None, "#disconnect").await;
-    let started = std::time::Instant::now();
-    loop {
-        let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
-        if is_error && text.contains("pressed Disconnect") {
-            assert!(text.contains("press Connect"), "{text}");
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{text}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let text = says_within(&mut shell, "pressed Disconnect", Duration::from_secs(10)).await;
+    assert!(text.contains("press Connect"), "{text}");
     person.press_in_popup(None, "#connect").await;
     connected_within(&mut shell).await;
     // Paired again in the shell only, on the same port: the extension
@@ -503,16 +512,8 @@ async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it
         .and_then(|rest| rest.split('&').next())
         .and_then(|port| port.parse().ok());
     setup.pair(port).await;
-    let started = std::time::Instant::now();
-    loop {
-        let (text, is_error) = shell.call("browser_list_tabs", json!({})).await;
-        if is_error && text.contains("was refused") {
-            assert!(text.contains("pair again"), "{text}");
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "{text}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let text = says_within(&mut shell, "was refused", Duration::from_secs(20)).await;
+    assert!(text.contains("pair again"), "{text}");
     shell.finish().await;
     person.quit().await;
 }

@@ -383,13 +383,7 @@ impl Shared {
                     .into(),
             );
         }
-        let SessionList { version, sessions } = self.sessions.borrow().clone();
-        let welcome = Welcome {
-            shell: self.config.shell.clone(),
-            sessions,
-            sessions_version: version,
-            version: agreed,
-        };
+        let welcome = Welcome::new(&self.config.shell, &self.sessions.borrow(), agreed);
         send_json(socket, &welcome).await?;
         Ok(hello.extension_version)
     }

@@ -111,13 +111,7 @@ impl Admission {
                     self.refused(&arrivals, reason);
                     return;
                 };
-                let SessionList { version, sessions } = self.sessions.borrow().clone();
-                let welcome = Welcome {
-                    shell: self.config.shell.clone(),
-                    sessions,
-                    sessions_version: version,
-                    version: agreed,
-                };
+                let welcome = Welcome::new(&self.config.shell, &self.sessions.borrow(), agreed);
                 if let Err(error) = send(&mut writer, &welcome).await {
                     format!("the native host went away before the welcome: {error}")
                 } else {

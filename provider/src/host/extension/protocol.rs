@@ -209,6 +209,18 @@ pub struct Welcome {
     pub version: u32,
 }
 
+impl Welcome {
+    /// The welcome of `shell`, naming the agent sessions open now.
+    pub fn new(shell: &str, sessions: &SessionList, version: u32) -> Self {
+        Self {
+            shell: shell.to_owned(),
+            sessions: sessions.sessions.clone(),
+            sessions_version: sessions.version,
+            version,
+        }
+    }
+}
+
 /// The shell refuses the connection, saying why.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename = "refused")]
