@@ -28,15 +28,14 @@ impl Inner {
     /// unless it is restarting). While a relaunch is under way, a call
     /// waits for it, at most [`RESTART_WAIT`]; while a connection is being
     /// re-established, or after the browser was given up on, it fails
-    /// at once. A host without a supervisor (the person's own Chrome) is
-    /// asked whether it can reach its browser ([`ViewHost::ready`]).
+    /// at once.
     ///
     /// # Errors
     /// `NOT_CONNECTED` while reconnecting or past the wait,
     /// `BROWSER_CRASHED` when the browser could not be restarted.
     pub(super) async fn await_browser(&self) -> Result<()> {
         let Some(supervisor) = &self.supervisor else {
-            return self.host().ready().await;
+            return Ok(());
         };
         let mut state = supervisor.watch();
         let mut recovered = self.recovered.subscribe();
@@ -76,6 +75,32 @@ impl Inner {
                 BrowserError::not_connected("the browser's tabs are still being reopened")
             })),
         }
+    }
+
+    /// The session's active tab for reading what it recorded (console,
+    /// network), which works without the browser; with no tab while the
+    /// browser cannot be reached, why it cannot (rather than that there
+    /// is no tab).
+    ///
+    /// # Errors
+    /// The host's `NOT_CONNECTED`; `TAB_NOT_FOUND`.
+    pub(super) fn recorded_tab(&self, session: &SessionId) -> Result<Tab> {
+        self.active_tab(session).map_err(|error| match error {
+            BrowserError::TabNotFound { .. } => self.host().unreachable().unwrap_or(error),
+            other => other,
+        })
+    }
+
+    /// [`Inner::await_browser`], then the host's own word on whether it can
+    /// reach its browser ([`ViewHost::ready`]): what every call that needs
+    /// the browser asks first, so that an agent hears that the person's
+    /// Chrome is missing rather than that its tab is.
+    ///
+    /// # Errors
+    /// Those of [`Inner::await_browser`]; the host's `NOT_CONNECTED`.
+    pub(super) async fn await_reachable(&self) -> Result<()> {
+        self.await_browser().await?;
+        self.host().ready().await
     }
 
     /// `result`, with a lost browser explained: when the call failed
@@ -124,7 +149,7 @@ impl Inner {
     /// Those of [`Inner::await_browser`]; `TAB_NOT_FOUND`; `PAGE_CRASHED`
     /// until the tab is reloaded or navigated.
     pub(super) async fn usable_tab(self: &Arc<Self>, session: &SessionId) -> Result<Tab> {
-        self.await_browser().await?;
+        self.await_reachable().await?;
         let tab = self.active_tab(session)?;
         match tab.page.health() {
             PageHealth::Crashed => Err(BrowserError::PageCrashed {

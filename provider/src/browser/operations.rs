@@ -47,7 +47,7 @@ impl Browser {
             Some(self.inner.config.navigation_timeout),
             cancel,
         )?;
-        self.inner.await_browser().await?;
+        self.inner.await_reachable().await?;
         let tab = match self.inner.active_tab(session) {
             Ok(tab) if !new_tab => tab,
             Ok(_) | Err(BrowserError::TabNotFound { .. }) => {
@@ -72,7 +72,7 @@ impl Browser {
         cancel: &CancellationToken,
     ) -> Result<NavigationOutcome> {
         let target = self.inner.checked_target(target)?;
-        self.inner.await_browser().await?;
+        self.inner.await_reachable().await?;
         // A crashed tab may be reloaded or navigated: that revives it.
         let mut tab = self.inner.active_tab(session)?;
         let target = match target {
@@ -177,7 +177,7 @@ impl Browser {
         min_level: crate::page::console::Level,
         limit: usize,
     ) -> Result<crate::page::console::ConsoleRead> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.recorded_tab(session)?;
         Ok(tab.page.console(since, min_level, limit))
     }
 
@@ -220,7 +220,7 @@ impl Browser {
         filter: &crate::page::network::NetworkFilter,
         limit: usize,
     ) -> Result<crate::page::network::NetworkRead> {
-        let tab = self.inner.active_tab(session)?;
+        let tab = self.inner.recorded_tab(session)?;
         let mut read = tab.page.network(since, filter, limit);
         self.inner.explain_refusals(&mut read);
         Ok(read)

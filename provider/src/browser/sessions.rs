@@ -103,7 +103,7 @@ impl Browser {
 
     /// Lists the session's tabs with their current URL and title.
     pub async fn list_tabs(&self, session: &SessionId) -> Result<Vec<TabInfo>> {
-        self.inner.await_browser().await?;
+        self.inner.await_reachable().await?;
         let (tabs, active) = {
             let registry = self.inner.lock();
             let state = registry.session(session)?;
@@ -131,8 +131,12 @@ impl Browser {
     }
 
     /// The session's active tab, if it has one.
+    ///
+    /// # Errors
+    /// `TAB_NOT_FOUND` when it has none; while the browser cannot be
+    /// reached, why (`NOT_CONNECTED`) rather than that.
     pub fn active_tab(&self, session: &SessionId) -> Result<TabHandle> {
-        Ok(self.inner.active_tab(session)?.handle)
+        Ok(self.inner.recorded_tab(session)?.handle)
     }
 
     /// Makes `tab` the session's active tab and shows it.
@@ -167,7 +171,7 @@ impl Browser {
     /// Closes every tab of the session; the session stays open, with no tabs.
     pub async fn reset(&self, session: &SessionId) -> Result<()> {
         self.inner.control.admit_mutation()?;
-        self.inner.await_browser().await?;
+        self.inner.await_reachable().await?;
         let views: Vec<ViewId> = {
             let registry = self.inner.lock();
             registry

@@ -286,6 +286,11 @@ pub trait ViewHost: Send + Sync + fmt::Debug {
     async fn ready(&self) -> Result<()> {
         Ok(())
     }
+    /// Why the browser cannot be reached now, without waiting (`None`
+    /// when it can, or when the host cannot tell).
+    fn unreachable(&self) -> Option<crate::error::BrowserError> {
+        None
+    }
     /// The agent is done with a view it does not close (a tab the person
     /// shared, returned when its session ends). Nothing to do by default.
     async fn release_view(&self, view: &ViewId) -> Result<()> {

@@ -1306,6 +1306,10 @@ impl ViewHost for ExtensionHost {
         self.shared.connection_or_comeback().await.map(|_| ())
     }
 
+    fn unreachable(&self) -> Option<BrowserError> {
+        self.absence()
+    }
+
     fn opens_person_tabs(&self) -> bool {
         false
     }
