@@ -552,7 +552,7 @@ async function fromPerson(message) {
 async function status() {
   const tabs = await chrome.tabs.query({});
   return {
-    bridge: { state: bridge.state, detail: bridge.detail, via: bridge.via },
+    bridge: { state: bridge.state, detail: bridge.detail },
     sessions: shell.sessions,
     control: shell.control,
     stopped: shell.stopped,

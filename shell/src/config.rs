@@ -227,9 +227,9 @@ impl Config {
             lease: std::time::Duration::from_millis(self.session_lease_ms),
             secrets: self.secrets.clone(),
             persons_browser: match self.browser {
-                crate::config::BrowserKind::Extension => Some(PersonsBrowser::Extension),
-                crate::config::BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
-                crate::config::BrowserKind::Launch => None,
+                BrowserKind::Extension => Some(PersonsBrowser::Extension),
+                BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
+                BrowserKind::Launch => None,
             },
         }
     }

@@ -281,43 +281,15 @@ enum Command {
     },
 }
 
-/// `browser-shell extension pair|path`: prints what the person needs.
+/// `browser-shell extension …`: prints what the person needs.
 fn extension_command(
     command: &extension::ExtensionCommand,
     options: &options::BrowserOptions,
 ) -> ExitCode {
-    let answer = match command {
-        extension::ExtensionCommand::Pair { port, relay_url } => {
-            options.resolve().and_then(|config| {
-                extension::pair(port.unwrap_or(config.extension_port), relay_url.as_deref())
-            })
-        }
-        extension::ExtensionCommand::Path => {
-            extension::extension_dir().map(|dir| dir.display().to_string())
-        }
-        extension::ExtensionCommand::Install {
-            targets,
-            user_data_dir,
-        } => extension::config_dir().and_then(|config| {
-            let program = std::env::current_exe()
-                .and_then(|exe| exe.canonicalize())
-                .map_err(|e| {
-                    browser_provider::BrowserError::invalid(
-                        "install",
-                        format!("cannot tell where this program is: {e}"),
-                    )
-                })?;
-            let targets = if targets.is_empty() {
-                extension::install::Target::ALL.to_vec()
-            } else {
-                targets.clone()
-            };
-            extension::install::install(&config, &targets, user_data_dir.as_deref(), &program)
-        }),
-        extension::ExtensionCommand::Uninstall => {
-            extension::config_dir().and_then(|config| extension::install::uninstall(&config))
-        }
-    };
+    // Only pairing reads the configuration (its `extensionPort`).
+    let answer = extension::run(command, || {
+        options.resolve().map(|config| config.extension_port)
+    });
     match answer {
         Ok(text) => print_bytes(format!("{text}\n").as_bytes()),
         Err(error) => fail(&error),

@@ -30,7 +30,7 @@ mod common;
 use common::bounded;
 mod bridge;
 use bridge::{
-    Client, PAGE, Setup, connected_within, install_native_host, person,
+    Client, PAGE, Setup, call_until, connected_within, install_native_host, person,
     persons_chrome_with_native_host,
 };
 
@@ -247,18 +247,17 @@ async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
 /// Calls `browser_open` until the person's Chrome has connected (bounded):
 /// before that, it answers NOT_CONNECTED.
 async fn open_once_connected(client: &mut Client, url: &str) -> String {
-    let started = tokio::time::Instant::now();
-    loop {
-        let (text, is_error) = client.call("browser_open", json!({"url": url})).await;
-        if !is_error {
-            return text;
-        }
-        assert!(
-            text.contains("NOT_CONNECTED") && started.elapsed() < Duration::from_secs(20),
-            "{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    call_until(
+        client,
+        "browser_open",
+        &json!({"url": url}),
+        Duration::from_secs(20),
+        |text, is_error| {
+            assert!(!is_error || text.contains("NOT_CONNECTED"), "{text}");
+            !is_error
+        },
+    )
+    .await
 }
 
 #[tokio::test]
@@ -467,18 +466,14 @@ async fn native_messaging_connects_whatever_starts_first_with_nothing_paired() {
 /// Calls `browser_list_tabs` until its error says `words` (within `bound`);
 /// that error's text.
 async fn says_within(client: &mut Client, words: &str, bound: Duration) -> String {
-    let started = std::time::Instant::now();
-    loop {
-        let (text, is_error) = client.call("browser_list_tabs", json!({})).await;
-        if is_error && text.contains(words) {
-            return text;
-        }
-        assert!(
-            started.elapsed() < bound,
-            "not {words:?} within {bound:?}: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    call_until(
+        client,
+        "browser_list_tabs",
+        &json!({}),
+        bound,
+        |text, is_error| is_error && text.contains(words),
+    )
+    .await
 }
 
 #[tokio::test]

@@ -317,20 +317,43 @@ pub async fn persons_chrome_with_native_host(setup: &Setup) -> person::Person {
     .await
 }
 
+/// Calls `tool` with `arguments` until `done(text, is_error)` holds
+/// (every 50 ms, `bound` at most); that answer's text.
+pub async fn call_until(
+    client: &mut Client,
+    tool: &str,
+    arguments: &Value,
+    bound: Duration,
+    mut done: impl FnMut(&str, bool) -> bool,
+) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let (text, is_error) = client.call(tool, arguments.clone()).await;
+        if done(&text, is_error) {
+            return text;
+        }
+        assert!(
+            started.elapsed() < bound,
+            "{tool}: not done within {bound:?}: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Calls `browser_list_tabs` until it answers without NOT_CONNECTED (15 s
 /// at most); how long that took.
 pub async fn connected_within(client: &mut Client) -> Duration {
     let started = std::time::Instant::now();
-    loop {
-        let (text, is_error) = client.call("browser_list_tabs", json!({})).await;
-        if !is_error {
-            return started.elapsed();
-        }
-        assert!(text.contains("NOT_CONNECTED"), "{text}");
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "not connected within 15 s: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    call_until(
+        client,
+        "browser_list_tabs",
+        &json!({}),
+        Duration::from_secs(15),
+        |text, is_error| {
+            assert!(!is_error || text.contains("NOT_CONNECTED"), "{text}");
+            !is_error
+        },
+    )
+    .await;
+    started.elapsed()
 }

@@ -41,7 +41,7 @@ use super::{
 use crate::cdp::{CdpEvent, Connection, EventFilter, EventStream, SessionId};
 use crate::error::Absence;
 use crate::error::{BrowserError, Result};
-use bridge::{Arrival, Authenticated, BridgeConfig, Listener};
+use bridge::{Arrival, Authenticated, BridgeConfig, Listener, Via};
 use native::{NativeConfig, NativeListener};
 use pairing::Pairing;
 use protocol::{
@@ -122,10 +122,8 @@ struct Link {
     connection: Connection,
     /// Counts connections, for logs and to tell a dropped one from its successor.
     generation: u64,
-    /// How it came, in words (`native messaging`, `the paired WebSocket …`).
-    via: String,
-    /// The pairing it proved, when it came through the paired WebSocket.
-    pairing: Option<Pairing>,
+    /// How it came (and, through the paired WebSocket, the pairing it proved).
+    via: Via,
 }
 
 /// What the host saw of the extension's attempts: why it is not connected.
@@ -141,8 +139,6 @@ struct Status {
     dropped: Option<(tokio::time::Instant, String)>,
     /// The person pressed Disconnect (told by the extension as it left).
     person_left: bool,
-    /// When an extension was last seen at all (connected, or refused).
-    last_seen: Option<tokio::time::Instant>,
 }
 
 impl Status {
@@ -153,14 +149,11 @@ impl Status {
             refused: None,
             dropped: None,
             person_left: false,
-            last_seen: None,
         }
     }
 
     fn refused(&mut self, via: String, reason: String) {
-        let now = tokio::time::Instant::now();
-        self.refused = Some((now, via, reason));
-        self.last_seen = Some(now);
+        self.refused = Some((tokio::time::Instant::now(), via, reason));
     }
 
     /// Why no extension is connected, and the one thing to do.
@@ -229,8 +222,6 @@ struct Shared {
     /// The newest connection's generation: an older one still settling
     /// in when a newer came gives way to it.
     newest: AtomicU64,
-    /// When the last connection dropped (calls then wait a moment for it).
-    dropped_at: Mutex<Option<tokio::time::Instant>>,
     /// Out-of-process frames of the views (child sessions named
     /// `tab-<id>:<session>` by the extension).
     frames: Mutex<FrameSessions>,
@@ -258,13 +249,14 @@ pub struct ExtensionHost {
     shared: Arc<Shared>,
     /// The paired WebSocket's listener, when paired.
     listener: Mutex<Option<Listener>>,
-    /// The native messaging socket's listener, when this shell holds it.
-    native: Option<NativeListener>,
+    /// The native messaging socket's listener, when this shell holds it
+    /// (kept for its drop, which stops it and removes the socket).
+    _native: Option<NativeListener>,
     /// Where listeners report attempts (kept to listen again on a new port).
     arrivals: mpsc::UnboundedSender<Arrival>,
-    /// The WebSocket's settings (to listen again on a new pairing's port).
-    websocket: Mutex<Option<BridgeConfig>>,
-    /// This shell process as welcomes name it.
+    /// Extension ids accepted, and this shell process as welcomes name it
+    /// (for a listener started on a new pairing's port).
+    extension_ids: Vec<String>,
     shell: String,
 }
 
@@ -293,16 +285,14 @@ impl ExtensionHost {
     /// `NOT_CONNECTED` when a listener cannot be bound (another shell
     /// holds it).
     pub async fn start(options: ExtensionOptions) -> Result<Self> {
-        let shell = options
-            .native
-            .as_ref()
-            .map(|n| n.shell.clone())
-            .or_else(|| options.bridge.as_ref().map(|b| b.shell.clone()))
-            .unwrap_or_default();
+        let (extension_ids, shell) = match (&options.native, &options.bridge) {
+            (Some(native), _) => (native.extension_ids.clone(), native.shell.clone()),
+            (None, Some(bridge)) => (bridge.extension_ids.clone(), bridge.shell.clone()),
+            (None, None) => (vec![protocol::EXTENSION_ID.into()], String::new()),
+        };
         let shared = Arc::new(Shared {
             link: watch::Sender::new(None),
             newest: AtomicU64::new(0),
-            dropped_at: Mutex::new(None),
             frames: Mutex::new(FrameSessions::default()),
             views: Mutex::new(HashMap::new()),
             watchers: Mutex::new(Vec::new()),
@@ -324,7 +314,7 @@ impl ExtensionHost {
             )?),
             None => None,
         };
-        let listener = match options.bridge.clone() {
+        let listener = match options.bridge {
             Some(config) => {
                 Some(bridge::listen(config, shared.sessions.subscribe(), arrivals.clone()).await?)
             }
@@ -347,25 +337,16 @@ impl ExtensionHost {
         Ok(Self {
             shared,
             listener: Mutex::new(listener),
-            native,
+            _native: native,
             arrivals,
-            websocket: Mutex::new(options.bridge),
+            extension_ids,
             shell,
         })
     }
 
     /// Where the paired WebSocket listens, when paired.
     pub fn address(&self) -> Option<std::net::SocketAddr> {
-        self.listener
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|listener| listener.address)
-    }
-
-    /// Where the native messaging socket is, when this host has one.
-    pub fn native_address(&self) -> Option<&std::path::Path> {
-        self.native.as_ref().map(|n| n.address.as_path())
+        self.listener().as_ref().map(|listener| listener.address)
     }
 
     /// A new pairing while the host runs (`extension pair` again, or a
@@ -376,69 +357,39 @@ impl ExtensionHost {
     /// # Errors
     /// `NOT_CONNECTED` when the new port cannot be bound.
     pub async fn set_pairing(&self, pairing: Option<Pairing>) -> Result<()> {
-        let current = self
-            .websocket
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        match (pairing, current) {
-            (None, _) => {
-                self.listener
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-                self.websocket
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-            }
-            (Some(pairing), Some(mut config)) if config.address.port() == pairing.port => {
-                config.pairing = pairing.clone();
-                if let Some(listener) = self
-                    .listener
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .as_ref()
-                {
-                    listener.set_pairing(pairing.clone());
+        let port = self.address().map(|address| address.port());
+        match &pairing {
+            None => drop(self.listener().take()),
+            Some(new) if port == Some(new.port) => {
+                if let Some(listener) = self.listener().as_ref() {
+                    listener.set_pairing(new.clone());
                 }
-                *self.websocket.lock().unwrap_or_else(|p| p.into_inner()) = Some(config);
             }
-            (Some(pairing), current) => {
-                let mut config = current.unwrap_or_else(|| BridgeConfig {
-                    address: std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port)),
-                    pairing: pairing.clone(),
-                    extension_ids: vec![protocol::EXTENSION_ID.into()],
-                    shell: String::new(),
-                });
-                config.address.set_port(pairing.port);
-                config.pairing = pairing.clone();
-                if config.shell.is_empty() {
-                    config.shell = self.shell_name();
-                }
-                // The old port first: the new one may be the same socket's.
-                self.listener
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
+            Some(new) => {
+                // The old port is let go of before the new one is bound.
+                drop(self.listener().take());
+                let config = BridgeConfig {
+                    address: std::net::SocketAddr::from(([127, 0, 0, 1], new.port)),
+                    pairing: new.clone(),
+                    extension_ids: self.extension_ids.clone(),
+                    shell: self.shell.clone(),
+                };
                 let listener = bridge::listen(
-                    config.clone(),
+                    config,
                     self.shared.sessions.subscribe(),
                     self.arrivals.clone(),
                 )
                 .await?;
-                *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = Some(listener);
-                *self.websocket.lock().unwrap_or_else(|p| p.into_inner()) = Some(config);
+                *self.listener() = Some(listener);
             }
         }
-        self.shared.close_if_proved_with_another_pairing(
-            self.websocket
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-                .map(|c| &c.pairing),
-        );
+        self.shared
+            .close_if_proved_with_another_pairing(pairing.as_ref());
         Ok(())
+    }
+
+    fn listener(&self) -> std::sync::MutexGuard<'_, Option<Listener>> {
+        self.listener.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// What the shell says of how the extension can reach it, for the
@@ -463,12 +414,7 @@ impl ExtensionHost {
             .link
             .borrow()
             .as_ref()
-            .map(|link| link.via.clone())
-    }
-
-    /// The shell name sent in welcomes.
-    fn shell_name(&self) -> String {
-        self.shell.clone()
+            .map(|link| link.via.to_string())
     }
 
     /// Waits until an extension is connected, at most `within`.
@@ -588,16 +534,20 @@ impl Shared {
     /// Closes the connection when it proved a pairing other than `current`
     /// (a new pairing ends the old one's connections).
     fn close_if_proved_with_another_pairing(&self, current: Option<&Pairing>) {
-        let stale = self.link.borrow().as_ref().is_some_and(|link| {
-            link.pairing
-                .as_ref()
-                .is_some_and(|proved| current.is_none_or(|now| now.secret() != proved.secret()))
-        });
-        if stale {
+        let link = self.link.borrow();
+        let Some(Link {
+            connection,
+            via: Via::Paired {
+                pairing: proved, ..
+            },
+            ..
+        }) = link.as_ref()
+        else {
+            return;
+        };
+        if current.is_none_or(|now| now.secret() != proved.secret()) {
             tracing::info!("the pairing changed: closing the connection proved with the old one");
-            if let Some(link) = self.link.borrow().as_ref() {
-                link.connection.close();
-            }
+            connection.close();
         }
     }
 
@@ -611,8 +561,13 @@ impl Shared {
         // A link still set but closed dropped just now (its task has not
         // cleared it yet).
         let just_dropped = self.link.borrow().is_some();
-        let dropped = *self.dropped_at.lock().unwrap_or_else(|p| p.into_inner());
-        let person_left = self.status().person_left;
+        let (dropped, person_left) = {
+            let status = self.status();
+            (
+                status.dropped.as_ref().map(|(at, _)| *at),
+                status.person_left,
+            )
+        };
         if person_left
             || (!just_dropped && dropped.is_none_or(|at| at.elapsed() >= COMEBACK_WINDOW))
         {
@@ -779,16 +734,7 @@ impl Shared {
         let connection = Connection::start(transport, self.command_timeout);
         tracing::info!(%via, generation, extension_version, "the browser-shell extension connected");
         tracing::info!(target: crate::AUDIT, event = "extension_connected", %via, generation);
-        {
-            let mut status = self.status();
-            status.last_seen = Some(tokio::time::Instant::now());
-            status.person_left = false;
-        }
-        let pairing = match &via {
-            bridge::Via::Paired { pairing, .. } => Some(pairing.clone()),
-            bridge::Via::Native => None,
-        };
-        let via = via.to_string();
+        self.status().person_left = false;
         self.newest.store(generation, Ordering::SeqCst);
         // A new connection may be a newer extension that knows batches.
         self.batches_refused.store(false, Ordering::Relaxed);
@@ -812,7 +758,6 @@ impl Shared {
                         connection: connection.clone(),
                         generation,
                         via: via.clone(),
-                        pairing: pairing.clone(),
                     });
                 }
                 newest
@@ -835,9 +780,7 @@ impl Shared {
                 .is_some_and(|link| link.generation == generation);
             if current {
                 shared.link.send_replace(None);
-                let now = tokio::time::Instant::now();
-                *shared.dropped_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
-                shared.status().dropped = Some((now, reason.to_string()));
+                shared.status().dropped = Some((tokio::time::Instant::now(), reason.to_string()));
             }
             tracing::warn!(generation, %reason, "the browser-shell extension disconnected");
             tracing::info!(target: crate::AUDIT, event = "extension_disconnected", generation);

@@ -392,7 +392,9 @@ struct BridgeState {
 }
 
 /// Keeps [`STATE_FILE`] in step with the extension's connection while
-/// `host` lives (looked at every second; removed with the host).
+/// `host` lives: looked at every second, written when how it is connected
+/// or why it is not changes (not when only the "s ago" in the words
+/// does); removed with the host.
 fn follow_state(host: &Arc<ExtensionHost>) {
     let Ok(path) = instance::runtime_dir().map(|dir| dir.join(STATE_FILE)) else {
         return;
@@ -405,22 +407,26 @@ fn follow_state(host: &Arc<ExtensionHost>) {
                 let _ = std::fs::remove_file(&path);
                 return;
             };
-            let state = (host.connected_via(), host.absence().map(|e| e.to_string()));
+            let via = host.connected_via();
+            let absence = host.absence();
             drop(host);
-            if last.as_ref() != Some(&state) {
-                let at = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
+            let kind = absence.as_ref().map(|error| match error {
+                BrowserError::ChromeAbsent { absence, .. } => Some(*absence),
+                _ => None,
+            });
+            if last != Some((via.clone(), kind)) {
                 let record = BridgeState {
-                    connected_via: state.0.clone(),
-                    absence: state.1.clone(),
-                    at,
+                    connected_via: via.clone(),
+                    absence: absence.map(|error| error.to_string()),
+                    at: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs()),
                 };
                 // The record names no process: its guard leaves it in place.
                 if let Err(error) = instance::write_private(&path, &record).map(drop) {
                     tracing::debug!(%error, "cannot write the bridge's state");
                 }
-                last = Some(state);
+                last = Some((via, kind));
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }

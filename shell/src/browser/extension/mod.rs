@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use browser_provider::host::extension::bridge::BridgeConfig;
 use browser_provider::host::extension::native::NativeConfig;
 use browser_provider::host::extension::pairing::{self, Pairing};
 use browser_provider::host::extension::protocol::EXTENSION_ID;
@@ -77,6 +76,49 @@ pub enum ExtensionCommand {
     /// Print where the unpacked extension is, to load it in Chrome
     /// (chrome://extensions → Developer mode → Load unpacked).
     Path,
+}
+
+/// Runs `browser-shell extension …`; what to tell the person.
+/// `configured_port` gives the configured `extensionPort` (read only to
+/// pair without `--port`).
+///
+/// # Errors
+/// What the command meets: a broken configuration, no configuration
+/// directory, a file that cannot be written, an unusable relay URL.
+pub fn run(
+    command: &ExtensionCommand,
+    configured_port: impl FnOnce() -> Result<u16>,
+) -> Result<String> {
+    match command {
+        ExtensionCommand::Pair { port, relay_url } => {
+            let port = match port {
+                Some(port) => *port,
+                None => configured_port()?,
+            };
+            pair(port, relay_url.as_deref())
+        }
+        ExtensionCommand::Path => extension_dir().map(|dir| dir.display().to_string()),
+        ExtensionCommand::Install {
+            targets,
+            user_data_dir,
+        } => {
+            let program = std::env::current_exe()
+                .and_then(|exe| exe.canonicalize())
+                .map_err(|e| {
+                    BrowserError::invalid(
+                        "install",
+                        format!("cannot tell where this program is: {e}"),
+                    )
+                })?;
+            let targets = if targets.is_empty() {
+                install::Target::ALL.as_slice()
+            } else {
+                targets.as_slice()
+            };
+            install::install(&config_dir()?, targets, user_data_dir.as_deref(), &program)
+        }
+        ExtensionCommand::Uninstall => install::uninstall(&config_dir()?),
+    }
 }
 
 /// The user's configuration directory: `$BROWSER_SHELL_CONFIG_DIR`, else
@@ -254,55 +296,47 @@ pub async fn bind_host(command_timeout: Duration) -> Result<Arc<ExtensionHost>> 
             None
         }
     };
-    let shell = format!("{}-{}", std::process::id(), now_millis());
-    let native = NativeConfig {
-        address: native_socket()?,
-        extension_ids: vec![EXTENSION_ID.into()],
-        shell: shell.clone(),
-    };
-    let websocket = pairing.clone().map(|pairing| BridgeConfig {
-        address: std::net::SocketAddr::from(([127, 0, 0, 1], pairing.port)),
-        pairing,
-        extension_ids: vec![EXTENSION_ID.into()],
-        shell: shell.clone(),
-    });
-    let setup = setup(pairing.as_ref());
-    let options = |bridge| ExtensionOptions {
-        bridge,
-        native: Some(native.clone()),
-        setup: setup.clone(),
-        command_timeout,
-    };
-    let host = match ExtensionHost::start(options(websocket.clone())).await {
-        Ok(host) => host,
-        Err(error) if websocket.is_some() => {
-            tracing::warn!(%error, "the paired port is taken; native messaging only");
-            let host = ExtensionHost::start(options(None)).await?;
-            host.set_setup(Some(format!(
-                "{} — but {error}: another program holds the paired port",
-                setup.unwrap_or_default()
-            )));
-            host
-        }
-        Err(error) => return Err(error),
-    };
-    let host = Arc::new(host);
+    let host = Arc::new(
+        ExtensionHost::start(ExtensionOptions {
+            bridge: None,
+            native: Some(NativeConfig {
+                address: native_socket()?,
+                extension_ids: vec![EXTENSION_ID.into()],
+                shell: format!("{}-{}", std::process::id(), now_millis()),
+            }),
+            setup: setup(pairing.as_ref()),
+            command_timeout,
+        })
+        .await?,
+    );
+    // The paired WebSocket as any later pairing is taken up.
+    if let Err(error) = host.set_pairing(pairing.clone()).await {
+        tracing::warn!(%error, "the paired port is taken; native messaging only");
+        host.set_setup(Some(format!(
+            "{} — but {error}: another program holds the paired port",
+            setup(pairing.as_ref()).unwrap_or_default()
+        )));
+    }
     watch_pairing(&host, pairing);
     Ok(host)
 }
 
-/// How often the pairing file is looked at while the shell runs.
-const PAIRING_LOOK_EVERY: Duration = Duration::from_millis(250);
+/// How often the pairing file (and what `extension install` wrote) is
+/// looked at while the shell runs.
+const SETUP_LOOK_EVERY: Duration = Duration::from_millis(250);
 
-/// Follows the pairing file while `host` lives: a new `extension pair`
-/// takes effect at once (the old secret's connections close), a removed
-/// or broken file is said on the next call.
-pub fn watch_pairing(host: &Arc<ExtensionHost>, mut known: Option<Pairing>) {
+/// Follows the pairing file and the native messaging install while `host`
+/// lives: a new `extension pair` takes effect at once (the old secret's
+/// connections close), `extension install` or `uninstall` changes what
+/// calls say while nothing connects, and a removed or broken pairing file
+/// is said on the next call.
+fn watch_pairing(host: &Arc<ExtensionHost>, mut known: Option<Pairing>) {
     let Ok(path) = pairing_path() else { return };
     let weak = Arc::downgrade(host);
+    let mut described = setup(known.as_ref());
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(PAIRING_LOOK_EVERY).await;
+            tokio::time::sleep(SETUP_LOOK_EVERY).await;
             let Some(host) = weak.upgrade() else { return };
             let now = match Pairing::load(&path) {
                 Ok(now) => now,
@@ -310,22 +344,25 @@ pub fn watch_pairing(host: &Arc<ExtensionHost>, mut known: Option<Pairing>) {
                     if known.take().is_some() {
                         tracing::warn!(%error, "the pairing file is broken");
                         let _ = host.set_pairing(None).await;
-                        host.set_setup(Some(format!(
-                            "{error}; run `browser-shell extension pair` again"
-                        )));
+                        described =
+                            Some(format!("{error}; run `browser-shell extension pair` again"));
+                        host.set_setup(described.clone());
                     }
                     continue;
                 }
             };
-            if now == known {
-                continue;
+            if now != known {
+                tracing::info!(paired = now.is_some(), "the pairing changed");
+                if let Err(error) = host.set_pairing(now.clone()).await {
+                    tracing::warn!(%error, "cannot listen on the new pairing's port");
+                }
+                known = now;
             }
-            tracing::info!(paired = now.is_some(), "the pairing changed");
-            if let Err(error) = host.set_pairing(now.clone()).await {
-                tracing::warn!(%error, "cannot listen on the new pairing's port");
+            let setup = setup(known.as_ref());
+            if setup != described {
+                host.set_setup(setup.clone());
+                described = setup;
             }
-            host.set_setup(setup(now.as_ref()));
-            known = now;
         }
     });
 }
