@@ -239,8 +239,11 @@ async fn a_client_that_vanishes_mid_call_leaves_nothing_running() {
     );
     // …and what the vanished calls started ends by their bound: no task is left.
     let tasks_before = baseline["process"]["tasks"].as_u64().unwrap();
+    // Both are read from one status (a command of the page's own may be
+    // in flight at the moment the threads have settled).
     let settled = status_until(&endpoint, |s| {
         s["process"]["tasks"].as_u64().unwrap() <= tasks_before
+            && s["census"]["host"]["pending"] == 0
     })
     .await;
     assert_eq!(settled["census"]["host"]["pending"], 0, "{settled}");
