@@ -147,7 +147,7 @@ fn quiet_switches() -> &'static [&'static str] {
         // (timers, messages) after a click until the next frame is painted,
         // so that a person sees the response sooner; an agent wants the
         // page's response itself, and the look after an action then waits
-        // for a frame only when the page asked for one (`settle` in agent.js).
+        // for a frame only when the page asked for one (`settle` in agent/wait.js).
         "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,DeferRendererTasksAfterInput",
         "--metrics-recording-only",
         "--password-store=basic",

@@ -2,7 +2,7 @@
 // as the snapshot shows them (with or without a ref), items of virtualized
 // grids and lists that exist only once scrolled to, and the options of a
 // custom combobox or listbox wherever its popup is rendered. Installed in
-// our isolated world after agent.js, whose helpers it uses.
+// our isolated world after agent/*.js, whose helpers it uses.
 (() => {
   const lib = globalThis.__browserShell;
   const { doc, roleOf, nameOf, element } = lib;

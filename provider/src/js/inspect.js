@@ -2,7 +2,7 @@
 // element — what it is, how it is styled, where it is, whether a person
 // can see it, its form state — and a CSS selector checked to match it
 // alone, so the agent can write a test for what it just saw. Installed in
-// our isolated world after agent.js, whose helpers it uses.
+// our isolated world after agent/*.js, whose helpers it uses.
 (() => {
   const lib = globalThis.__browserShell;
   const MASK = '••••••';

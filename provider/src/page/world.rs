@@ -1,5 +1,5 @@
 //! Our isolated JavaScript world in a page's main frame, with the agent
-//! library (`src/js/agent.js`, `find.js`, `inspect.js`) installed in it.
+//! library (`src/js/agent/*.js`, `find.js`, `inspect.js`) installed in it.
 //!
 //! The world shares the DOM with the page but not its globals, so page
 //! scripts can neither see our element refs nor break our helpers by
@@ -14,9 +14,20 @@ use super::{Budget, Page};
 use crate::cdp::protocol::{PageCreateIsolatedWorld, RuntimeEvaluate};
 use crate::error::{BrowserError, Result};
 
+/// The agent library, joined at build time: `agent/*.js` are the parts of
+/// one function scope (DOM helpers, roles and names, refs, the walk,
+/// actionability, waits, then what it exports), installed once per
+/// document; `find.js` and `inspect.js` build on what it exports.
 const AGENT_JS: &str = concat!(
-    include_str!("../js/agent.js"),
-    ";\n",
+    "(() => {\nif (globalThis.__browserShell) return 'present';\n",
+    include_str!("../js/agent/dom.js"),
+    include_str!("../js/agent/names.js"),
+    include_str!("../js/agent/refs.js"),
+    include_str!("../js/agent/walk.js"),
+    include_str!("../js/agent/act.js"),
+    include_str!("../js/agent/wait.js"),
+    include_str!("../js/agent/exports.js"),
+    "return 'installed';\n})();\n",
     include_str!("../js/find.js"),
     ";\n",
     include_str!("../js/inspect.js")

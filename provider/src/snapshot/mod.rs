@@ -1,7 +1,7 @@
 //! What the model sees: the page as a compact tree with element refs.
 //!
 //! Three pure steps and a little state:
-//! * the page-side walker (`src/js/agent.js`, in our isolated world; `find.js`
+//! * the page-side walker (`src/js/agent/`, in our isolated world; `find.js`
 //!   beside it finds by role and name and in virtualized collections) builds
 //!   the visible tree and hands out refs ([`tree`]);
 //! * [`render`] turns it into text within limits, counting what it leaves out;

@@ -1,0 +1,226 @@
+// Actionability and editors: whether the element behind a ref can be
+// acted on where a person would (visible, enabled, in view, not covered),
+// and the focus, caret, paste and selection an action needs.
+
+// Names what covers an element the way a model would: the nearest
+// ancestor with a role, else a dialog inside the covering layer (a
+// backdrop), else its tag.
+function describe(el) {
+  const LANDMARKS = new Set(['main', 'banner', 'contentinfo', 'navigation', 'complementary', 'region', 'form']);
+  for (let node = el; node && node.nodeType === Node.ELEMENT_NODE; node = node.parentElement || (node.getRootNode() && node.getRootNode().host)) {
+    const role = roleOf(node);
+    if (role && !LANDMARKS.has(role)) return { role, name: clip(nameOf(node, role), 80) };
+  }
+  const dialog = el.querySelector && el.querySelector('dialog, [role=dialog], [role=alertdialog]');
+  if (dialog) {
+    const role = roleOf(dialog);
+    return { role, name: clip(nameOf(dialog, role), 80) };
+  }
+  const tag = el.tagName ? el.tagName.toLowerCase() : 'node';
+  return { role: tag + (el.id ? '#' + el.id : ''), name: '' };
+}
+
+// Checks that the element behind `ref` is still the one the model saw and
+// can be acted on; scrolls it into view and returns the action point in
+// this document's viewport.
+async function prepare(ref, expected, action) {
+  const el = deref(ref);
+  if (!el || !el.isConnected) return { status: 'gone', doc };
+  const role = roleOf(el) || 'generic';
+  const now = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
+  if (expected && !sameFingerprint(now, expected)) return { status: 'changed', now };
+  // Text goes where the focus is, not to a point: a field that takes
+  // text is not refused for its size or for what covers it (editors keep
+  // their input in a hidden, zero-size or covered proxy).
+  const typing = action === 'type' || action === 'fill';
+  // The hidden input of a code editor is acted on where a person would
+  // click it: the editor.
+  const box = proxiedBy(el) || el;
+  if (!el.checkVisibility({ visibilityProperty: true })) return { status: 'not-actionable', reason: 'hidden' };
+  const needsEnabled = !['hover', 'focus', 'scroll'].includes(action);
+  if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
+    return { status: 'not-actionable', reason: 'disabled' };
+  }
+  const before = box.getBoundingClientRect();
+  const inView = before.top >= 0 && before.left >= 0 && before.bottom <= innerHeight && before.right <= innerWidth;
+  if (!inView) box.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  let rect = box.getBoundingClientRect();
+  // Nothing animates and nothing scrolled: the box is as stable as it gets.
+  const animating = typeof document.getAnimations === 'function' && document.getAnimations().length > 0;
+  for (let i = 0; (animating || !inView) && i < 10; i++) {
+    await frame();
+    const next = box.getBoundingClientRect();
+    const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;
+    rect = next;
+    if (still) break;
+    if (i === 9) return { status: 'not-actionable', reason: 'still moving' };
+  }
+  if (!typing && (rect.width < 1 || rect.height < 1)) return { status: 'not-actionable', reason: 'zero-size' };
+  const x = rect.left + rect.width / 2;
+  const y = rect.top + rect.height / 2;
+  if (action !== 'focus' && action !== 'scroll' && !typing) {
+    // What covers it may be on its way out (a popup closing with an
+    // animation, often inside a shadow root): look again for a few
+    // frames (about a third of a second) before calling it covered.
+    let hit = hitAt(box, x, y);
+    for (let i = 0; !hit.ok && i < 20; i++) {
+      await frame();
+      hit = hitAt(box, x, y);
+    }
+    if (!hit.ok) {
+      return { status: 'not-actionable', reason: 'covered', by: hit.by ? describe(hit.by) : { role: 'nothing', name: '' } };
+    }
+  }
+  // Translate into the top-level viewport through same-origin frames.
+  let offsetX = 0;
+  let offsetY = 0;
+  for (let win = el.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
+    const frameRect = win.frameElement.getBoundingClientRect();
+    offsetX += frameRect.left + win.frameElement.clientLeft;
+    offsetY += frameRect.top + win.frameElement.clientTop;
+  }
+  // Typing goes where the focus is: put it there now, saving a round trip.
+  let editor = null;
+  let wasFocused = false;
+  if (typing) {
+    const focused = focusForTyping(ref, action === 'fill');
+    if (focused.status !== 'ok') return { status: 'not-actionable', reason: 'it does not accept text' };
+    editor = focused.editor || null;
+    wasFocused = !!focused.wasFocused;
+  }
+  return { status: 'ok', x: x + offsetX, y: y + offsetY, width: rect.width, height: rect.height, editor, wasFocused };
+}
+
+// The code editor whose zero-size input proxy `el` is, if it is one.
+function proxiedBy(el) {
+  const own = el.getBoundingClientRect();
+  if (own.width >= 1 && own.height >= 1) return null;
+  for (let node = el.parentElement, depth = 0; node && depth < 12; node = node.parentElement, depth++) {
+    if (editorOf(node)) return node;
+  }
+  return null;
+}
+
+// Whether a click at (x, y) reaches `el` (or its label, or text slotted
+// into it); if not, what it reaches.
+function hitAt(el, x, y) {
+  const hit = deepElementFromPoint(el.ownerDocument, x, y);
+  const ok = !!hit && (hit === el || composedContains(el, hit) || (hit.control && hit.control === el) || (el.labels && [...el.labels].some((l) => composedContains(l, hit))) || slottedInto(el, hit));
+  return { ok, by: hit };
+}
+
+// Focuses an editable element and places the caret: at the end to
+// append, or over everything to replace.
+function focusForTyping(ref, replace) {
+  const el = element(ref);
+  if (!el) return { status: 'gone' };
+  const editor = editorOf(el);
+  if (editor) {
+    // The editor selects and replaces through its own keys; the provider
+    // presses them. Only its input proxy takes the focus here.
+    const input = editorInput(el, editor);
+    if (!input) return { status: 'not-editable' };
+    const wasFocused = composedContains(el, deepActiveElement());
+    if (!wasFocused) input.focus();
+    return { status: 'ok', editor: editor.kind, wasFocused };
+  }
+  el.focus();
+  const isField = is(el, 'INPUT') || is(el, 'TEXTAREA');
+  if (isField) {
+    const length = el.value.length;
+    try {
+      if (replace) el.setSelectionRange(0, length);
+      else el.setSelectionRange(length, length);
+    } catch (_) {
+      if (replace) el.select();
+    }
+  } else if (el.isContentEditable) {
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    if (!replace) range.collapse(false);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  } else {
+    return { status: 'not-editable' };
+  }
+  return { status: 'ok', empty: isField ? el.value.length === 0 : !el.textContent };
+}
+
+// Hands `text` to whatever has the focus as a paste would: a code editor
+// then holds it exactly (a paste skips auto-closing and auto-indent).
+// Returns whether the page took the paste (editors cancel the event and
+// insert the text themselves).
+function pasteText(text) {
+  const target = deepActiveElement() || document.body;
+  const data = new DataTransfer();
+  data.setData('text/plain', text);
+  const event = new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true, composed: true });
+  target.dispatchEvent(event);
+  return event.defaultPrevented;
+}
+
+// Selects options of a <select> by value or visible label.
+function selectOptions(ref, wanted) {
+  const el = element(ref);
+  if (!el) return { status: 'gone' };
+  if (!is(el, 'SELECT')) {
+    const role = roleOf(el);
+    if (role === 'combobox' || role === 'listbox') {
+      return { status: 'custom', open: role === 'listbox' || el.getAttribute('aria-expanded') === 'true' };
+    }
+    return { status: 'not-select' };
+  }
+  const options = [...el.options];
+  const chosen = [];
+  const missing = [];
+  for (const want of wanted) {
+    const option = options.find((o) => o.value === want) || options.find((o) => squash(o.label || o.text) === squash(want));
+    if (option) chosen.push(option);
+    else missing.push(want);
+  }
+  if (missing.length) return { status: 'missing', missing, available: options.map((o) => squash(o.label || o.text)) };
+  if (chosen.length > 1 && !el.multiple) return { status: 'single', available: [] };
+  for (const option of options) option.selected = chosen.includes(option);
+  el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { status: 'ok', selected: chosen.map((o) => o.value) };
+}
+
+function checkedState(ref) {
+  const el = element(ref);
+  if (!el) return null;
+  if (is(el, 'INPUT') && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
+  const aria = el.getAttribute('aria-checked');
+  return aria === null ? null : aria === 'true';
+}
+
+// Watching whether pointer input reaches an element (used for elements in
+// out-of-process frames, which can miss input right after they load).
+const armed = new Map();
+
+function armInput(ref) {
+  const el = element(ref);
+  if (!el) return false;
+  const state = { hit: false };
+  const mark = () => { state.hit = true; };
+  el.addEventListener('pointerdown', mark, { capture: true, once: true });
+  armed.set(ref, { state, el, mark });
+  return true;
+}
+
+async function inputArrived(ref) {
+  const entry = armed.get(ref);
+  if (!entry) return false;
+  if (!entry.state.hit) await frame();
+  armed.delete(ref);
+  entry.el.removeEventListener('pointerdown', entry.mark, { capture: true });
+  return entry.state.hit;
+}
+
+function focus(ref) {
+  const el = element(ref);
+  if (!el) return false;
+  el.focus();
+  return true;
+}

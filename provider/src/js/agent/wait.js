@@ -1,0 +1,181 @@
+// Frames and waits: whether the page animates, settling after an action,
+// and waiting for text, a ref or a role to reach a state.
+
+// Whether the page asks for animation frames. Frame callback ids come from
+// one counter per document that the page's scripts and ours share, so ids
+// taken between two probes beyond our own requests are the page's. The
+// count of probes in a row that saw none tells settle() whether the page
+// renders in requestAnimationFrame lately.
+let lastProbeId = 0;
+
+let ownFrameRequests = 0;
+
+let quietProbes = 0;
+
+function probeFrameRequests() {
+  const id = requestAnimationFrame(() => {});
+  cancelAnimationFrame(id);
+  const pageAsked = lastProbeId === 0 || id - lastProbeId - 1 > ownFrameRequests;
+  quietProbes = pageAsked ? 0 : quietProbes + 1;
+  lastProbeId = id;
+  ownFrameRequests = 0;
+}
+
+probeFrameRequests();
+
+const frame = () => new Promise((resolve) => {
+  ownFrameRequests++;
+  requestAnimationFrame(() => resolve());
+});
+
+const task = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+// Waits until the DOM stops changing for one frame, at most maxMs.
+// Unless `frameAlways` (an action whose effect comes with a frame, such as
+// a scroll): a page that has asked for no animation frame since the probe
+// before the last look, and changes nothing in the tasks the action queued,
+// has nothing left to do in a frame: it is quiet at once.
+async function settle(maxMs, frameAlways) {
+  let dirty = false;
+  const observer = new MutationObserver(() => { dirty = true; });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const start = performance.now();
+  probeFrameRequests();
+  if (!frameAlways && quietProbes >= 2) {
+    await task();
+    probeFrameRequests();
+    if (!dirty && quietProbes >= 3) {
+      observer.disconnect();
+      return true;
+    }
+  }
+  await frame();
+  // A wheel scroll reaches the page from the compositor; the scroll event
+  // (and what a virtualized list renders for it) can come a frame later.
+  if (frameAlways && !dirty) await frame();
+  while (dirty && performance.now() - start < maxMs) {
+    dirty = false;
+    await frame();
+  }
+  observer.disconnect();
+  return !dirty;
+}
+
+async function frames(count) {
+  for (let i = 0; i < count; i++) await frame();
+  return true;
+}
+
+// The document's animations and those in every shadow root (which
+// document.getAnimations() leaves out; web components animate there).
+function everyAnimation() {
+  const found = document.getAnimations();
+  for (const el of elementsDeep(document)) {
+    const shadow = shadowOf(el);
+    if (shadow) found.push(...shadow.getAnimations());
+  }
+  return found;
+}
+
+// Waits (at most boundMs) until no finite animation has run for two
+// frames: a widget clicked while it still animates its last change (a
+// popup closing) can end up in a state no person would see it reach, and
+// such widgets often wait a frame between one animation and the next.
+async function animationsEnded(boundMs) {
+  const deadline = performance.now() + boundMs;
+  const timeLeft = () => new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())));
+  const running = () => everyAnimation().filter((animation) =>
+    animation.playState === 'running' && Number.isFinite(animation.effect?.getComputedTiming().endTime));
+  let quietFrames = 0;
+  while (quietFrames < 2) {
+    if (performance.now() > deadline) return false;
+    const now = running();
+    if (now.length) {
+      quietFrames = 0;
+      await Promise.race([Promise.all(now.map((animation) => animation.finished.catch(() => null))), timeLeft()]);
+    } else {
+      quietFrames++;
+    }
+    await Promise.race([frame(), timeLeft()]);
+  }
+  return true;
+}
+
+// The state of an element for a wait: gone, hidden, disabled or ready.
+function elementState(el) {
+  if (!el || !el.isConnected) return 'gone';
+  if (!el.checkVisibility({ visibilityProperty: true })) return 'hidden';
+  if ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') return 'disabled';
+  return 'enabled';
+}
+
+// Whether an element state satisfies what a wait asks for.
+function stateMeets(state, wanted) {
+  if (wanted === 'hidden') return state === 'gone' || state === 'hidden';
+  if (wanted === 'enabled') return state === 'enabled';
+  return state === 'enabled' || state === 'disabled';
+}
+
+// Elements with exactly this role and accessible name.
+function byRole(role, name) {
+  const found = [];
+  for (const el of document.querySelectorAll('*')) {
+    if ((roleOf(el) || 'generic') === role && squash(nameOf(el, role)) === name) found.push(el);
+  }
+  return found;
+}
+
+// Waits until `spec` holds: checked now, then after DOM changes (batched
+// by a short timer, never on a fixed poll), until `maxMs`. Returns
+// { ok, seen }: `seen` says what was last observed, for a timeout.
+async function waitFor(spec, maxMs) {
+  const check = () => {
+    if (spec.kind === 'text') {
+      const body = squash((document.body && document.body.innerText) || '');
+      const found = body.includes(spec.text);
+      return { ok: spec.gone ? !found : found, seen: clip(body, 200) };
+    }
+    if (spec.kind === 'ref') {
+      const state = elementState(deref(spec.ref));
+      return { ok: stateMeets(state, spec.state), seen: state };
+    }
+    if (spec.kind === 'role') {
+      const states = byRole(spec.role, spec.name).map(elementState);
+      const ok = spec.state === 'hidden' ? states.every((s) => stateMeets(s, 'hidden')) : states.some((s) => stateMeets(s, spec.state));
+      return { ok, seen: states.length ? states.join(', ') : 'none on the page' };
+    }
+    return { ok: false, seen: 'unknown condition' };
+  };
+  // What a virtualized grid or list holds further on exists only once
+  // scrolled to: look there first (half the time at most).
+  const started = performance.now();
+  const appears = !spec.gone && spec.state !== 'hidden' && (spec.kind === 'text' || spec.kind === 'role');
+  const finder = globalThis.__browserShell;
+  if (appears && !check().ok && finder.virtualScrollers().size > 0) await finder.seekWhere(() => check().ok, maxMs / 2);
+  maxMs = Math.max(0, maxMs - (performance.now() - started));
+  return new Promise((resolve) => {
+    let last = check();
+    if (last.ok) { resolve(last); return; }
+    let timer = null;
+    const done = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(deadline); resolve(last); };
+    const observer = new MutationObserver(() => {
+      if (timer) return;
+      timer = setTimeout(() => { timer = null; last = check(); if (last.ok) done(); }, 10);
+    });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const deadline = setTimeout(done, maxMs);
+  });
+}
+
+// Resolves once the DOM has not changed for `quietMs` (true), or at
+// `maxMs` while it still changes (false).
+function waitStable(quietMs, maxMs) {
+  return new Promise((resolve) => {
+    let quiet = null;
+    const finish = (stable) => { observer.disconnect(); clearTimeout(quiet); clearTimeout(deadline); resolve(stable); };
+    const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(() => finish(true), quietMs); });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    quiet = setTimeout(() => finish(true), quietMs);
+    const deadline = setTimeout(() => finish(false), maxMs);
+  });
+}
