@@ -25,6 +25,7 @@ mod live;
 mod navigation;
 mod network;
 mod patterns;
+mod reach;
 mod screenshot;
 mod snapshot;
 mod tabs;
@@ -41,6 +42,7 @@ macro_rules! trials {
 
 fn main() {
     let tests = trials![
+        reach::targets_inside_scroll_boxes_are_scrolled_to_and_clicked,
         widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
         widgets::monaco_holds_exactly_what_was_filled,
         widgets::codemirror_holds_exactly_what_was_filled,

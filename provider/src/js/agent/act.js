@@ -41,28 +41,35 @@ async function prepare(ref, expected, action) {
   if (needsEnabled && ((el.matches && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true')) {
     return { status: 'not-actionable', reason: 'disabled' };
   }
+  // Into view as a person's wheel would bring it, nearest scroller first:
+  // every scrolling box it sits in (and the page) scrolls only as far as
+  // it must; an element off the page is centred.
   const before = box.getBoundingClientRect();
-  const inView = before.top >= 0 && before.left >= 0 && before.bottom <= innerHeight && before.right <= innerWidth;
-  if (!inView) box.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-  let rect = box.getBoundingClientRect();
-  // Nothing animates and nothing scrolled: the box is as stable as it gets.
-  const animating = typeof document.getAnimations === 'function' && document.getAnimations().length > 0;
-  for (let i = 0; (animating || !inView) && i < 10; i++) {
-    await frame();
-    const next = box.getBoundingClientRect();
-    const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;
-    rect = next;
-    if (still) break;
-    if (i === 9) return { status: 'not-actionable', reason: 'still moving' };
-  }
+  const view = viewOf(box);
+  const offPage = before.bottom <= 0 || before.right <= 0 || before.top >= view.height || before.left >= view.width;
+  const revealed = !offPage && !clippedBy(box, before) ? null : reveal(box, offPage ? 'center' : 'nearest');
+  let rect = await steadyBox(box, !!revealed);
+  if (!rect) return { status: 'not-actionable', reason: 'still moving' };
   if (!typing && (rect.width < 1 || rect.height < 1)) return { status: 'not-actionable', reason: 'zero-size' };
-  const x = rect.left + rect.width / 2;
-  const y = rect.top + rect.height / 2;
+  let x = rect.left + rect.width / 2;
+  let y = rect.top + rect.height / 2;
   if (action !== 'focus' && action !== 'scroll' && !typing) {
+    let hit = hitAt(box, x, y);
+    // A sticky header or footer (of the page or of the scrolled box) may
+    // lie over it where it scrolled to: try it centred, at the end, at the
+    // start. (Not under a layer that covers the whole view: a modal's
+    // backdrop stays wherever the page scrolls.)
+    for (const block of ['center', 'end', 'start']) {
+      if (hit.ok || !hit.by || coversView(hit.by)) break;
+      reveal(box, block);
+      rect = (await steadyBox(box, true)) || box.getBoundingClientRect();
+      x = rect.left + rect.width / 2;
+      y = rect.top + rect.height / 2;
+      hit = hitAt(box, x, y);
+    }
     // What covers it may be on its way out (a popup closing with an
     // animation, often inside a shadow root): look again for a few
     // frames (about a third of a second) before calling it covered.
-    let hit = hitAt(box, x, y);
     for (let i = 0; !hit.ok && i < 20; i++) {
       await frame();
       hit = hitAt(box, x, y);
@@ -99,6 +106,76 @@ function proxiedBy(el) {
     if (editorOf(node)) return node;
   }
   return null;
+}
+
+// Whether a box (at `rect`) is cut off by a scrolling or clipping box it
+// sits in, or by the viewport: a person would scroll before acting.
+function clippedBy(el, rect) {
+  const shown = visiblePart(el, rect);
+  const view = viewOf(el);
+  return shown.right - shown.left < Math.min(rect.width, view.width) - 1 ||
+    shown.bottom - shown.top < Math.min(rect.height, view.height) - 1;
+}
+
+// The size of the viewport `el` is laid out in (a same-origin frame's own).
+function viewOf(el) {
+  const win = el.ownerDocument.defaultView || window;
+  return { width: win.innerWidth, height: win.innerHeight };
+}
+
+// The part of `rect` (the box of `el`) left visible by every ancestor that
+// clips what overflows it (scroll boxes, `overflow: hidden`), across
+// shadow roots and slots, and by the viewport.
+function visiblePart(el, rect) {
+  let { left, top, right, bottom } = rect;
+  for (let node = composedParent(el); node && node.nodeType === Node.ELEMENT_NODE; node = composedParent(node)) {
+    if (node === node.ownerDocument.body || node === node.ownerDocument.documentElement) break;
+    const style = getComputedStyle(node);
+    const clipsX = style.overflowX !== 'visible';
+    const clipsY = style.overflowY !== 'visible';
+    if (clipsX || clipsY) {
+      const box = node.getBoundingClientRect();
+      const innerLeft = box.left + node.clientLeft;
+      const innerTop = box.top + node.clientTop;
+      if (clipsX) { left = Math.max(left, innerLeft); right = Math.min(right, innerLeft + node.clientWidth); }
+      if (clipsY) { top = Math.max(top, innerTop); bottom = Math.min(bottom, innerTop + node.clientHeight); }
+    }
+    // A fixed box is placed by the viewport, not by the boxes around it.
+    if (style.position === 'fixed') break;
+  }
+  const view = viewOf(el);
+  return { left: Math.max(left, 0), top: Math.max(top, 0), right: Math.min(right, view.width), bottom: Math.min(bottom, view.height) };
+}
+
+// Scrolls every scroller around `el` (and the page, and the frames it is
+// in) to show it, at once (never smoothly: the action must not wait for a
+// scroll animation). Returns the alignment used.
+function reveal(el, block) {
+  el.scrollIntoView({ block, inline: block === 'nearest' ? 'nearest' : 'center', behavior: 'instant' });
+  return block;
+}
+
+// The box of `el` once it stops moving (a scroll just done, an animation):
+// at most ten frames, null if it still moves. Looked at at once when
+// nothing scrolled and nothing animates.
+async function steadyBox(el, scrolled) {
+  let rect = el.getBoundingClientRect();
+  const animating = typeof document.getAnimations === 'function' && document.getAnimations().length > 0;
+  for (let i = 0; (animating || scrolled) && i < 10; i++) {
+    await frame();
+    const next = el.getBoundingClientRect();
+    const still = next.x === rect.x && next.y === rect.y && next.width === rect.width && next.height === rect.height;
+    rect = next;
+    if (still) return rect;
+  }
+  return animating || scrolled ? null : rect;
+}
+
+// Whether `el` lies over (nearly) the whole viewport, as a modal's backdrop does.
+function coversView(el) {
+  const box = el.getBoundingClientRect();
+  const view = viewOf(el);
+  return box.width * box.height >= 0.5 * view.width * view.height;
 }
 
 // Whether a click at (x, y) reaches `el` (or its label, or text slotted

@@ -85,3 +85,12 @@ function composedContains(container, node) {
   }
   return false;
 }
+
+// The parent in the composed tree: the slot an element is shown in, the
+// host of a shadow root, else the parent element.
+function composedParent(node) {
+  if (node.assignedSlot) return node.assignedSlot;
+  if (node.parentElement) return node.parentElement;
+  const root = node.parentNode;
+  return root && root.nodeType === Node.DOCUMENT_FRAGMENT_NODE && root.host ? root.host : null;
+}
