@@ -43,6 +43,8 @@ macro_rules! trials {
 fn main() {
     let tests = trials![
         reach::targets_inside_scroll_boxes_are_scrolled_to_and_clicked,
+        reach::cells_that_hold_controls_keep_their_own_words,
+        reach::names_agree_with_chrome_s_accessibility_tree,
         widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
         widgets::monaco_holds_exactly_what_was_filled,
         widgets::codemirror_holds_exactly_what_was_filled,

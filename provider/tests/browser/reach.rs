@@ -48,6 +48,16 @@ impl Probe {
         format!("{:?}", report.outcome.observation)
     }
 
+    /// Waits (bounded) until `condition` evaluates to true in the page.
+    async fn until(&self, condition: &str) {
+        let script = format!("!!({condition})");
+        let ready = crate::support::eventually(std::time::Duration::from_secs(10), || async {
+            self.ctx.eval(&self.session, &script).await == serde_json::json!(true)
+        })
+        .await;
+        assert!(ready, "{condition} never held");
+    }
+
     async fn eval(&self, script: &str) -> String {
         let value = self.ctx.eval(&self.session, script).await;
         value.as_str().map_or_else(|| value.to_string(), str::to_owned)
@@ -74,4 +84,115 @@ pub async fn targets_inside_scroll_boxes_are_scrolled_to_and_clicked(ctx: Ctx) {
         let out = page.eval("document.getElementById('out').textContent").await;
         assert_eq!(out, format!("clicked {name}"), "clicking {role} {name:?}");
     }
+}
+
+pub async fn cells_that_hold_controls_keep_their_own_words(ctx: Ctx) {
+    let page = Probe::open(&ctx, "names.html").await;
+    let text = page.snapshot().await;
+    for expected in [
+        "columnheader \"Tonnes\" [ref=",
+        "button \"Sort column ascending\" [ref=",
+        "columnheader \"Port\"",
+        "button \"Filter ports\" [ref=",
+        "columnheader \"Vessel\"",
+        "cell \"Rotterdam\"",
+        "button \"Details\" [ref=",
+        "columnheader \"Name\"",
+        "button \"Sort by name\" [ref=",
+        "gridcell \"Ishmael\" [ref=",
+        "checkbox \"Select Ishmael\" [ref=",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    // The header is addressed as it is printed, and the button in it too.
+    page.act("columnheader", "Tonnes", click()).await;
+    page.act("button", "Sort column ascending", click()).await;
+    // Every name agrees with Chrome's own accessibility tree: ours is the
+    // cell's own words, Chrome's adds the names of the controls in it.
+    let chrome = chrome_names(&page).await;
+    let named = named_lines(&text);
+    assert!(named.len() >= 11, "{text}");
+    for (role, name) in named {
+        let agrees = chrome.iter().any(|(their_role, their_name)| {
+            *their_role == role && agrees(&name, their_name)
+        });
+        assert!(agrees, "{role} {name:?} is not in Chrome's tree: {chrome:?}");
+    }
+}
+
+/// Whether our name agrees with Chrome's: the same, or all of it within
+/// Chrome's, which also counts the names of the controls inside a cell and
+/// CSS-generated content (a tree's "▸ " marker).
+fn agrees(ours: &str, chrome: &str) -> bool {
+    chrome == ours || chrome.contains(ours)
+}
+
+/// `(role, name)` of every snapshot line with a quoted name.
+fn named_lines(snapshot: &str) -> Vec<(String, String)> {
+    snapshot
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start().strip_prefix("- ")?;
+            let (role, rest) = line.split_once(" \"")?;
+            let (name, _) = rest.split_once('"')?;
+            Some((role.to_owned(), name.to_owned()))
+        })
+        .collect()
+}
+
+/// `(role, name)` of every node of Chrome's accessibility tree of the page.
+async fn chrome_names(page: &Probe) -> Vec<(String, String)> {
+    let browser = page.ctx.browser();
+    let tab = browser.active_tab(&page.session).unwrap();
+    let view = browser.view_of(&page.session, &tab).unwrap();
+    let tree = browser
+        .host()
+        .send_command(
+            &view,
+            "Accessibility.getFullAXTree",
+            serde_json::json!({}),
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    let text = |node: &serde_json::Value, field: &str| {
+        node[field]["value"].as_str().unwrap_or_default().to_owned()
+    };
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| (text(node, "role"), text(node, "name")))
+        .collect()
+}
+
+pub async fn names_agree_with_chrome_s_accessibility_tree(ctx: Ctx) {
+    let mut disagreements = Vec::new();
+    for (page, ready) in [
+        ("widgets/apg.html", "true"),
+        ("widgets/apg-grid.html", "true"),
+        ("widgets/apg-treegrid.html", "true"),
+        ("widgets/apg-controls.html", "true"),
+        ("widgets/apg-menubar.html", "true"),
+        ("widgets/apg-tree.html", "true"),
+        ("widgets/apg-combobox.html", "true"),
+        ("widgets/aggrid.html", "!!document.querySelector('.ag-row')"),
+        ("widgets/tomselect.html", "true"),
+        ("widgets/shoelace.html", "true"),
+        ("form.html", "true"),
+    ] {
+        let probe = Probe::open(&ctx, page).await;
+        probe.until(ready).await;
+        let text = probe.snapshot().await;
+        let chrome = chrome_names(&probe).await;
+        for (role, name) in named_lines(&text) {
+            let agrees = chrome.iter().any(|(their_role, their_name)| {
+                *their_role == role && agrees(&name, their_name)
+            });
+            if !agrees {
+                disagreements.push(format!("{page}: {role} {name:?}"));
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
 }

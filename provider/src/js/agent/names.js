@@ -13,6 +13,9 @@ const INTERACTIVE = new Set([
   'gridcell',
 ]);
 
+// Cells and headers are named by their own words: the controls they hold
+// (a sort button, a row's menu) are shown beside that name, not in it.
+const CELL_ROLES = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
 const NAME_FROM_CONTENT = new Set([
   'button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem',
   'cell', 'gridcell', 'columnheader', 'rowheader', 'switch', 'checkbox', 'radio', 'tooltip', 'caption',
@@ -170,7 +173,7 @@ function contentName(el, role) {
     if (caption) return squash(caption.textContent);
   }
   if (tag === 'IFRAME') return el.getAttribute('title') || el.getAttribute('name') || '';
-  if (NAME_FROM_CONTENT.has(role)) return squash(contentText(el));
+  if (NAME_FROM_CONTENT.has(role)) return squash(contentText(el, CELL_ROLES.has(role)));
   return el.getAttribute('title') || '';
 }
 
@@ -190,8 +193,10 @@ function labelText(label, control) {
   return text;
 }
 
-// Text of a subtree including open shadow roots and images' alt text.
-function contentText(el) {
+// Text of a subtree including open shadow roots and images' alt text;
+// with `ownWordsOnly`, without the controls in it (a header's sort button,
+// a row's menu), which have names of their own.
+function contentText(el, ownWordsOnly = false) {
   let text = '';
   const visit = (node) => {
     if (node.nodeType === Node.TEXT_NODE) { text += node.textContent; return; }
@@ -200,6 +205,7 @@ function contentText(el) {
     // A nested collection (a tree item's group, a cell's list) names
     // itself, and what is not rendered names nothing.
     if (NESTED_COLLECTIONS.has(node.getAttribute('role'))) return;
+    if (ownWordsOnly && INTERACTIVE.has(roleOf(node))) return;
     if (!node.checkVisibility() && getComputedStyle(node).display !== 'contents') return;
     if (node.tagName === 'IMG') { text += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
     for (const child of childrenOf(node)) visit(child);

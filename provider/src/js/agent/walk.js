@@ -403,10 +403,6 @@ function walk(options) {
       item.more = childLimit.items;
       state.omitted += childLimit.nodes;
     }
-    // A cell holding controls is named by them; repeating it is noise.
-    if ((role === 'cell' || role === 'gridcell' || role === 'columnheader' || role === 'rowheader') && children.some((c) => c.role !== 'text')) {
-      delete item.name;
-    }
     // Text the name or the value already says is noise.
     const kept = children.filter((c) => !(c.role === 'text' && (NAME_FROM_CONTENT.has(role) || (item.value && item.value.includes(c.text)))));
     if (TEXT_ROLES.has(role) && kept.length && kept.every((c) => c.role === 'text') && (!item.name || role === 'generic')) {
