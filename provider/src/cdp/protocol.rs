@@ -881,8 +881,72 @@ pub struct InputDispatchMouseEvent {
     /// Vertical wheel delta (for `mouseWheel`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_y: Option<f64>,
+    /// The buttons held during the event (left=1, right=2, middle=4), so
+    /// that moves in a drag say the button is down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buttons: Option<u32>,
 }
 command!(InputDispatchMouseEvent => "Input.dispatchMouseEvent", Empty);
+
+/// `Input.setInterceptDrags`: while enabled, an HTML5 drag the page starts
+/// is handed to us (`Input.dragIntercepted`) instead of the operating system.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputSetInterceptDrags {
+    /// Whether to intercept.
+    pub enabled: bool,
+}
+command!(InputSetInterceptDrags => "Input.setInterceptDrags", Empty);
+
+/// The data of an HTML5 drag (`Input.DragData`), as the page put it in its
+/// `DataTransfer`: handed to us by `Input.dragIntercepted`, given back with
+/// every `Input.dispatchDragEvent`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DragData {
+    /// The items: a MIME type and its data each.
+    #[serde(default)]
+    pub items: Vec<DragDataItem>,
+    /// Paths of dragged files, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The operations the source allows (copy=1, link=2, move=16).
+    #[serde(default)]
+    pub drag_operations_mask: i64,
+}
+
+/// One item of [`DragData`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DragDataItem {
+    /// Its MIME type, such as `text/plain`.
+    pub mime_type: String,
+    /// Its data.
+    pub data: String,
+    /// A link's title, for `text/uri-list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The base URL of `text/html` data.
+    #[serde(default, rename = "baseURL", skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+/// `Input.dispatchDragEvent`: one step of an intercepted HTML5 drag.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputDispatchDragEvent {
+    /// `dragEnter`, `dragOver`, `drop` or `dragCancel`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Viewport x in CSS pixels.
+    pub x: f64,
+    /// Viewport y in CSS pixels.
+    pub y: f64,
+    /// What is dragged.
+    pub data: DragData,
+    /// Held modifiers: Alt=1, Control=2, Meta=4, Shift=8.
+    pub modifiers: u8,
+}
+command!(InputDispatchDragEvent => "Input.dispatchDragEvent", Empty);
 
 /// `Input.dispatchKeyEvent`.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -6,7 +6,7 @@
 (() => {
   const lib = globalThis.__browserShell;
   const { doc, roleOf, nameOf, element } = lib;
-  const { refFor, fingerprint, clip, squash, shadowOf, elementsDeep, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME } = lib.internals;
+  const { refFor, fingerprint, clip, squash, shownAs, shadowOf, elementsDeep, windowOf, deref, byIds, frame, task, FINGERPRINT_NAME } = lib.internals;
 
   // Refs for the visible elements with this role and name, as the
   // snapshot shows them (a name, or for unnamed items their text), open
@@ -18,9 +18,7 @@
     for (const el of elementsDeep(document)) {
       if (refs.length >= 10) break;
       if ((roleOf(el) || 'generic') !== role) continue;
-      const own = squash(nameOf(el, role));
-      const matches = own === name || (!own && squash(el.textContent || '') === name);
-      if (!matches || !el.checkVisibility({ visibilityProperty: true })) continue;
+      if (!shownAs(el, role, name) || !el.checkVisibility({ visibilityProperty: true })) continue;
       const ref = refFor(el, state);
       state.fingerprints[ref] = fingerprint(el, role, clip(nameOf(el, role), FINGERPRINT_NAME));
       refs.push(ref);

@@ -60,7 +60,9 @@ impl Probe {
 
     async fn eval(&self, script: &str) -> String {
         let value = self.ctx.eval(&self.session, script).await;
-        value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+        value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned)
     }
 }
 
@@ -81,7 +83,9 @@ pub async fn targets_inside_scroll_boxes_are_scrolled_to_and_clicked(ctx: Ctx) {
         ("button", "Framed 18"),
     ] {
         page.act(role, name, click()).await;
-        let out = page.eval("document.getElementById('out').textContent").await;
+        let out = page
+            .eval("document.getElementById('out').textContent")
+            .await;
         assert_eq!(out, format!("clicked {name}"), "clicking {role} {name:?}");
     }
 }
@@ -113,10 +117,13 @@ pub async fn cells_that_hold_controls_keep_their_own_words(ctx: Ctx) {
     let named = named_lines(&text);
     assert!(named.len() >= 11, "{text}");
     for (role, name) in named {
-        let agrees = chrome.iter().any(|(their_role, their_name)| {
-            *their_role == role && agrees(&name, their_name)
-        });
-        assert!(agrees, "{role} {name:?} is not in Chrome's tree: {chrome:?}");
+        let agrees = chrome
+            .iter()
+            .any(|(their_role, their_name)| *their_role == role && agrees(&name, their_name));
+        assert!(
+            agrees,
+            "{role} {name:?} is not in Chrome's tree: {chrome:?}"
+        );
     }
 }
 
@@ -186,13 +193,52 @@ pub async fn names_agree_with_chrome_s_accessibility_tree(ctx: Ctx) {
         let text = probe.snapshot().await;
         let chrome = chrome_names(&probe).await;
         for (role, name) in named_lines(&text) {
-            let agrees = chrome.iter().any(|(their_role, their_name)| {
-                *their_role == role && agrees(&name, their_name)
-            });
+            let agrees = chrome
+                .iter()
+                .any(|(their_role, their_name)| *their_role == role && agrees(&name, their_name));
             if !agrees {
                 disagreements.push(format!("{page}: {role} {name:?}"));
             }
         }
     }
     assert!(disagreements.is_empty(), "{disagreements:#?}");
+}
+
+pub async fn what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed(ctx: Ctx) {
+    let page = Probe::open(&ctx, "widgets/sortable.html").await;
+    page.until("window.boardReady === true").await;
+    let text = page.snapshot().await;
+    // Items that show a grab cursor get refs.
+    for item in ["Lisbon", "Valletta", "Piraeus"] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(item))
+            .unwrap_or_else(|| panic!("no {item} in:\n{text}"));
+        assert!(line.contains("[ref="), "{line}");
+    }
+    // A card onto the other list (native HTML5 drag and drop, addressed by
+    // the text the snapshot shows and the list's name).
+    let drag_to = |role: &str, name: &str| Action::Drag {
+        to: Target::Role {
+            role: role.into(),
+            name: name.into(),
+        },
+    };
+    page.act("listitem", "Inspect hull", drag_to("list", "Done"))
+        .await;
+    assert_eq!(
+        page.eval("JSON.stringify(order('done'))").await,
+        r#"["Hire crew","Inspect hull"]"#,
+        "moves: {}",
+        page.eval("JSON.stringify(moves)").await
+    );
+    // Within a list, onto another item: it lands in that item's place.
+    page.act("listitem", "Lisbon", drag_to("listitem", "Piraeus"))
+        .await;
+    assert_eq!(
+        page.eval("JSON.stringify(order('ports'))").await,
+        r#"["Valletta","Piraeus","Lisbon"]"#,
+        "moves: {}",
+        page.eval("JSON.stringify(moves)").await
+    );
 }

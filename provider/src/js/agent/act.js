@@ -301,3 +301,24 @@ function focus(ref) {
   el.focus();
   return true;
 }
+
+// Whether the press and moves since `watchDragStart` began an HTML5 drag
+// that the page let go on (a `dragstart` nobody cancelled): then Chrome
+// hands the drag to the provider instead of the operating system.
+let dragStart = null;
+function watchDragStart() {
+  if (dragStart) removeEventListener('dragstart', dragStart.listener, { capture: true });
+  const watch = { event: null, listener: (event) => { watch.event = event; } };
+  addEventListener('dragstart', watch.listener, { capture: true });
+  dragStart = watch;
+  return true;
+}
+async function dragStarted() {
+  // (The page's own handlers, which may cancel it, run after ours.)
+  await task();
+  const watch = dragStart;
+  dragStart = null;
+  if (!watch) return false;
+  removeEventListener('dragstart', watch.listener, { capture: true });
+  return !!watch.event && !watch.event.defaultPrevented;
+}

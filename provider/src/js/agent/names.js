@@ -217,6 +217,17 @@ function contentText(el, ownWordsOnly = false) {
   return text;
 }
 
+// Whether the snapshot shows an element as `name`: its name, or for an
+// unnamed one its own words (without the controls in it, which are lines
+// of their own), as in `listitem: Renew charts`.
+function shownAs(el, role, name) {
+  const own = squash(nameOf(el, role));
+  if (own) return own === name;
+  // (The raw text first: most elements are turned away without a walk.)
+  if (!squash(el.textContent || '').includes(name)) return false;
+  return squash(contentText(el, true)) === name;
+}
+
 function valueOf(el, role) {
   if (is(el, 'INPUT')) {
     if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'color'].includes(el.type)) return undefined;

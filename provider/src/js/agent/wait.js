@@ -116,11 +116,12 @@ function stateMeets(state, wanted) {
   return state === 'enabled' || state === 'disabled';
 }
 
-// Elements with exactly this role and accessible name.
+// Elements with exactly this role and the name (or, unnamed, the text)
+// the snapshot shows.
 function byRole(role, name) {
   const found = [];
   for (const el of document.querySelectorAll('*')) {
-    if ((roleOf(el) || 'generic') === role && squash(nameOf(el, role)) === name) found.push(el);
+    if ((roleOf(el) || 'generic') === role && shownAs(el, role, name)) found.push(el);
   }
   return found;
 }

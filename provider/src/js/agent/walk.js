@@ -10,6 +10,9 @@ const COLLECTIONS = new Set(['list', 'table', 'grid', 'treegrid', 'listbox', 'me
 
 // Attributes that make an element operable (a tabindex needs a second look).
 const OPERABLE_ATTRIBUTES = '[tabindex], [onclick], [onmousedown], [onpointerdown], [draggable=true]';
+// Cursors that say "press here" or "pick this up": an element that shows
+// one of its own is something a person clicks or drags.
+const OPERABLE_CURSORS = new Set(['pointer', 'grab', 'grabbing', 'move']);
 
 // Native options shown under a <select>; the rest are counted.
 const SELECT_OPTIONS_SHOWN = 25;
@@ -147,9 +150,9 @@ function watchForChanges(root) {
   if (queried.fresh) watcher.observe(root, WATCHED);
 }
 
-// Which elements may show a pointer cursor of their own, without asking
+// Which elements may show a pointer (or grab, or move) cursor of their own, without asking
 // every element for its computed style (that doubled the walk on large
-// pages): those a style rule that sets `cursor: pointer` selects (its
+// pages): those a style rule that sets such a cursor selects (its
 // `:hover`/`:focus`/`:active` part left out) or an inline style names.
 // Rules are read once per style sheet and kept while the sheet keeps its
 // length. A sheet that cannot be read (cross-origin, no CORS) makes the
@@ -173,12 +176,12 @@ function pointerSelectors(sheets, out) {
     const selectors = [];
     const visit = (list) => {
       for (const rule of list) {
-        if (rule.style && rule.style.cursor === 'pointer' && rule.selectorText) {
+        if (rule.style && OPERABLE_CURSORS.has(rule.style.cursor) && rule.selectorText) {
           for (const part of rule.selectorText.split(',')) {
             const selector = part.replace(/:(hover|active|focus-visible|focus-within|focus)\b/g, '').trim();
             // A rule for the pointer over it: the element shows the
             // cursor to a person's mouse, if not now.
-            if (selector) selectors.push({ selector, hover: selector !== part.trim() });
+            if (selector) selectors.push({ selector, hover: selector !== part.trim(), cursor: rule.style.cursor });
           }
         }
         if (rule.cssRules) visit(rule.cssRules);
@@ -200,11 +203,13 @@ function scanPointers(root, state) {
   pointerSelectors(root.adoptedStyleSheets || [], selectors);
   if (selectors.unreadable) state.cursorEverywhere.add(root);
   selectors.push({ selector: '[style*="cursor"]', hover: false });
-  // Hover rules last: what they select shows a pointer whatever its style says now.
-  for (const hover of [false, true]) {
-    const group = selectors.filter((s) => s.hover === hover).map((s) => s.selector);
+  // Hover rules last: what they select shows their cursor whatever its
+  // style says now (kept as the cursor; `false`: ask the computed style).
+  const hoverCursors = [...new Set(selectors.filter((s) => s.hover).map((s) => s.cursor))];
+  for (const shown of [false, ...hoverCursors]) {
+    const group = selectors.filter((s) => (shown ? s.hover && s.cursor === shown : !s.hover)).map((s) => s.selector);
     if (!group.length) continue;
-    const add = (selector) => { for (const el of root.querySelectorAll(selector)) state.pointers.set(el, hover); };
+    const add = (selector) => { for (const el of root.querySelectorAll(selector)) state.pointers.set(el, shown); };
     try {
       add(group.join(','));
     } catch (_) {
@@ -318,10 +323,10 @@ function walk(options) {
     const shadow = shadowOf(el);
     if (shadow) scanPointers(shadow, state);
     const askCursor = shown && (state.pointers.has(el) || (state.cursorEverywhere.size > 0 && state.cursorEverywhere.has(el.getRootNode())));
-    const cursor = !askCursor ? ctx.cursor : state.pointers.get(el) === true ? 'pointer' : getComputedStyle(el).cursor;
+    const cursor = !askCursor ? ctx.cursor : state.pointers.get(el) || getComputedStyle(el).cursor;
     const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
       ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
-      (cursor === 'pointer' && ctx.cursor !== 'pointer' && !ctx.inRef) ||
+      (OPERABLE_CURSORS.has(cursor) && cursor !== ctx.cursor && !ctx.inRef) ||
       // (One selector match: most elements have none of these attributes.)
       (el.hasAttributes() && el.matches(OPERABLE_ATTRIBUTES) &&
         (!el.hasAttribute('tabindex') || el.tabIndex >= 0 || el.hasAttribute('aria-label') ||

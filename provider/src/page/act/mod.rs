@@ -15,9 +15,11 @@
 //! - `pointer`: click and hover (mouse events, held modifiers);
 //! - `keyboard`: focus, type, fill and press (text and key events);
 //! - `selection`: select options, check and uncheck;
-//! - `scroll`: the mouse wheel and drag;
+//! - `scroll`: the mouse wheel;
+//! - `drag`: drag and drop, by pointer events or HTML5 drag and drop;
 //! - `settle`: waiting for the page after the input, and the look at it.
 
+mod drag;
 mod keyboard;
 mod pointer;
 mod resolve;
@@ -335,7 +337,7 @@ async fn dispatch(
             let want = matches!(action, Action::Check);
             selection::set_checked(page, ready, want, budget).await
         }
-        Action::Drag { to } => scroll::drag(page, ready, action, to, limits, budget).await,
+        Action::Drag { to } => drag::drag(page, ready, action, to, limits, budget).await,
     }
 }
 

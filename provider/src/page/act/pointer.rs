@@ -115,6 +115,33 @@ pub(super) async fn mouse(
     Ok(())
 }
 
+/// One mouse event with the buttons held during it (a drag's moves say the
+/// left button is down, as a person's do).
+pub(super) async fn mouse_with_buttons(
+    page: &Page,
+    kind: &'static str,
+    x: f64,
+    y: f64,
+    button: &'static str,
+    buttons: u32,
+    budget: &Budget,
+) -> Result<()> {
+    page.call(
+        budget,
+        &InputDispatchMouseEvent {
+            kind,
+            x,
+            y,
+            button,
+            click_count: u32::from(kind != "mouseMoved"),
+            buttons: Some(buttons),
+            ..InputDispatchMouseEvent::default()
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 /// Moves to the element's action point and presses and releases `count`
 /// times. In the main frame's process the events are sent back to back, in
 /// one batch, and their acknowledgements awaited together (as Puppeteer does): the browser

@@ -1,0 +1,182 @@
+//! Drag and drop as libraries build it.
+//!
+//! A person presses on the element, moves past the threshold at which
+//! libraries (and Chrome) take the press for a drag, carries it over to the
+//! target and lets go. Pages build that in one of two ways, and the drag
+//! serves both:
+//! - **pointer and mouse events** (boards, sortable lists, sliders, maps):
+//!   the mouse moves in steps, with animation frames between some of them,
+//!   since libraries that animate or throttle look once a frame;
+//! - **HTML5 drag and drop** (`draggable`, `dragstart`/`dragover`/`drop`
+//!   with a `DataTransfer`): once the page starts such a drag, Chrome would
+//!   hand it to the operating system, where no further CDP mouse event
+//!   reaches it. The drag is intercepted instead (`Input.setInterceptDrags`)
+//!   and carried on with `Input.dispatchDragEvent` (enter, over, drop) with
+//!   the data the page put in, as Playwright does.
+
+use std::time::Duration;
+
+use super::pointer::mouse_with_buttons;
+use super::resolve::{prepare, resolve_target};
+use super::{Action, Ready, Target, world_call};
+use crate::cdp::EventStream;
+use crate::cdp::protocol::{DragData, InputDispatchDragEvent, InputSetInterceptDrags};
+use crate::error::Result;
+use crate::page::hand::{Gesture, Point};
+use crate::page::{Budget, Page};
+use crate::snapshot::SnapshotLimits;
+
+/// Distances (CSS pixels, each axis) of the first moves after the press:
+/// past Chrome's drag threshold (4 px) and the activation distance pointer
+/// libraries commonly ask for (5–10 px).
+const THRESHOLD_MOVES: [f64; 2] = [5.0, 10.0];
+
+/// Moves from the threshold to the target, a frame apart.
+const STEPS: u32 = 6;
+
+/// Frames the drag is held over the target before it is let go.
+const HOLD_FRAMES: u32 = 3;
+
+/// How long the page may take to hand Chrome the data of a drag it started.
+const INTERCEPT_BOUND: Duration = Duration::from_millis(1_000);
+
+/// The left button, as `Input.dispatchMouseEvent`'s `buttons` mask says it.
+const LEFT_HELD: u32 = 1;
+
+/// Presses on the element, moves past the drag threshold, carries it onto
+/// `to` (prepared once the press is down, as a person finds the target
+/// while holding) and lets go there.
+pub(super) async fn drag(
+    page: &Page,
+    ready: &Ready,
+    action: &Action,
+    to: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<()> {
+    let (x, y) = (ready.x, ready.y);
+    let destination = resolve_target(page, to, limits, budget).await?;
+    let mut events = page.events().await?;
+    mouse_with_buttons(page, "mouseMoved", x, y, "none", 0, budget).await?;
+    mouse_with_buttons(page, "mousePressed", x, y, "left", LEFT_HELD, budget).await?;
+    world_call(page, None, budget, "__browserShell.watchDragStart()").await?;
+    page.call(budget, &InputSetInterceptDrags { enabled: true })
+        .await?;
+    let intercepted = threshold_moves(page, &mut events, x, y, budget).await;
+    page.call(budget, &InputSetInterceptDrags { enabled: false })
+        .await?;
+    let html5 = intercepted?;
+    tracing::debug!(html5 = html5.is_some(), "drag past the threshold");
+
+    let drop_at = prepare(page, &destination, "drag", budget).await?;
+    let (to_x, to_y) = (drop_at.x, drop_at.y);
+    page.show_gesture(Gesture {
+        to: Some(Point { x: to_x, y: to_y }),
+        ..Gesture::of(page.view(), action, x, y, (ready.width, ready.height))
+    });
+    let (from_x, from_y) = (x + THRESHOLD_MOVES[1], y + THRESHOLD_MOVES[1]);
+    let along = |step: u32| {
+        let t = f64::from(step) / f64::from(STEPS);
+        (from_x + (to_x - from_x) * t, from_y + (to_y - from_y) * t)
+    };
+    match html5 {
+        Some(data) => {
+            let drag_event = |kind: &'static str, (x, y): (f64, f64)| InputDispatchDragEvent {
+                kind,
+                x,
+                y,
+                data: data.clone(),
+                modifiers: 0,
+            };
+            page.call(budget, &drag_event("dragEnter", (from_x, from_y)))
+                .await?;
+            for step in 1..=STEPS {
+                page.call(budget, &drag_event("dragOver", along(step)))
+                    .await?;
+                next_frame(page, budget).await?;
+            }
+            // Held over the target a little, as a hand is: lists that move
+            // items out of the way ignore the next events for a moment
+            // (SortableJS: 30 ms) and place the dragged one on a later one.
+            for _ in 0..HOLD_FRAMES {
+                page.call(budget, &drag_event("dragOver", (to_x, to_y)))
+                    .await?;
+                next_frame(page, budget).await?;
+            }
+            page.call(budget, &drag_event("drop", (to_x, to_y))).await?;
+            Ok(())
+        }
+        None => {
+            for step in 1..=STEPS {
+                let (step_x, step_y) = along(step);
+                mouse_with_buttons(
+                    page,
+                    "mouseMoved",
+                    step_x,
+                    step_y,
+                    "left",
+                    LEFT_HELD,
+                    budget,
+                )
+                .await?;
+                next_frame(page, budget).await?;
+            }
+            for _ in 0..HOLD_FRAMES {
+                mouse_with_buttons(page, "mouseMoved", to_x, to_y, "left", LEFT_HELD, budget)
+                    .await?;
+                next_frame(page, budget).await?;
+            }
+            mouse_with_buttons(page, "mouseReleased", to_x, to_y, "left", 0, budget).await
+        }
+    }
+}
+
+/// Waits for the page's next animation frame: libraries that animate or
+/// throttle a drag look once a frame, and a person's hand moves no faster.
+async fn next_frame(page: &Page, budget: &Budget) -> Result<()> {
+    world_call(page, None, budget, "__browserShell.frames(1)").await?;
+    Ok(())
+}
+
+/// The first moves while the button is held; if the page started an HTML5
+/// drag with them, the drag's data (which Chrome gave us instead of the
+/// operating system).
+async fn threshold_moves(
+    page: &Page,
+    events: &mut EventStream,
+    x: f64,
+    y: f64,
+    budget: &Budget,
+) -> Result<Option<DragData>> {
+    for distance in THRESHOLD_MOVES {
+        mouse_with_buttons(
+            page,
+            "mouseMoved",
+            x + distance,
+            y + distance,
+            "left",
+            LEFT_HELD,
+            budget,
+        )
+        .await?;
+    }
+    let started = world_call(page, None, budget, "__browserShell.dragStarted()").await?;
+    if started.as_bool() != Some(true) {
+        return Ok(None);
+    }
+    let wait = async {
+        while let Some(event) = events.recv().await {
+            if event.method == "Input.dragIntercepted" {
+                // (Data Chrome cannot describe is no drag we can carry.)
+                return serde_json::from_value(event.params["data"].clone()).ok();
+            }
+        }
+        None
+    };
+    Ok(
+        tokio::time::timeout(INTERCEPT_BOUND.min(budget.remaining()), wait)
+            .await
+            .ok()
+            .flatten(),
+    )
+}
