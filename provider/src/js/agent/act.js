@@ -322,3 +322,22 @@ async function dragStarted() {
   removeEventListener('dragstart', watch.listener, { capture: true });
   return !!watch.event && !watch.event.defaultPrevented;
 }
+
+// Where an element is now, for the result of a drag: as the snapshot
+// shows it, its place among its siblings, and the nearest container with
+// a role (as the snapshot names that).
+function placeOf(ref) {
+  const el = element(ref);
+  if (!el) return null;
+  const shown = (node, role) => clip(squash(nameOf(node, role)) || squash(contentText(node, true)), 80);
+  const role = roleOf(el) || 'generic';
+  const siblings = el.parentElement ? [...el.parentElement.children].filter((c) => c.checkVisibility()) : [el];
+  let container = composedParent(el);
+  while (container && container.nodeType === Node.ELEMENT_NODE && !roleOf(container)) container = composedParent(container);
+  const place = { role, name: shown(el, role), index: siblings.indexOf(el) + 1, of: siblings.length };
+  if (container && container.nodeType === Node.ELEMENT_NODE) {
+    const containerRole = roleOf(container);
+    place.container = { role: containerRole, name: clip(squash(nameOf(container, containerRole)), 80) };
+  }
+  return place;
+}

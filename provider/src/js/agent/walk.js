@@ -17,9 +17,19 @@ const OPERABLE_CURSORS = new Set(['pointer', 'grab', 'grabbing', 'move']);
 // Native options shown under a <select>; the rest are counted.
 const SELECT_OPTIONS_SHOWN = 25;
 
+// Custom elements already checked for a closed shadow root, and those the
+// provider is to check (through CDP, which can pierce them) after a walk.
 const checkedHosts = new WeakSet();
-
 let pendingHosts = [];
+
+// Lists of plain items (cards, rows of text) already checked for listeners,
+// and those the provider is to check: a page that listens for pointer,
+// mouse, touch or drag events on a list (or its items) lets a person press
+// and drag those items, which then get refs. Scripts cannot see listeners;
+// CDP can (`DOMDebugger.getEventListeners`).
+const checkedLists = new WeakSet();
+let pendingLists = [];
+const listening = new WeakSet();
 
 // Who owns whom (aria-owns; the popup of an expanded combobox or menu
 // button that lives elsewhere in the DOM), and which elements are some
@@ -327,6 +337,7 @@ function walk(options) {
     const operable = shown && !INTERACTIVE.has(role) && role !== 'label' && (
       ((role === 'columnheader' || role === 'rowheader') && (ctx.grid || el.hasAttribute('aria-sort'))) ||
       (OPERABLE_CURSORS.has(cursor) && cursor !== ctx.cursor && !ctx.inRef) ||
+    (role === 'listitem' && !ctx.inRef && listening.has(composedParent(el))) ||
       // (One selector match: most elements have none of these attributes.)
       (el.hasAttributes() && el.matches(OPERABLE_ATTRIBUTES) &&
         (!el.hasAttribute('tabindex') || el.tabIndex >= 0 || el.hasAttribute('aria-label') ||
@@ -408,6 +419,14 @@ function walk(options) {
       item.more = childLimit.items;
       state.omitted += childLimit.nodes;
     }
+    // A list of plain items (no control in any): the provider asks
+    // whether the page listens for presses on it (once per list; at most
+    // ten a walk).
+    if (role === 'list' && !ctx.inRef && !checkedLists.has(el) && pendingLists.length < 10 &&
+        children.some((c) => c.role === 'listitem') && children.every((c) => c.role !== 'listitem' || !hasRef(c))) {
+      checkedLists.add(el);
+      pendingLists.push(el);
+    }
     // Text the name or the value already says is noise.
     const kept = children.filter((c) => !(c.role === 'text' && (NAME_FROM_CONTENT.has(role) || (item.value && item.value.includes(c.text)))));
     if (TEXT_ROLES.has(role) && kept.length && kept.every((c) => c.role === 'text') && (!item.name || role === 'generic')) {
@@ -447,10 +466,12 @@ function walk(options) {
   else roots.push(document.body || document.documentElement);
   const tree = [];
   pendingHosts = [];
+  pendingLists = [];
   for (const root of roots) build(root, 0, tree, null, { cursor: 'auto', inRef: false, grid: false });
   probeFrameRequests();
   return {
     pendingHosts: pendingHosts.length,
+    pendingLists: pendingLists.length,
     doc,
     url: location.href,
     title: document.title,
@@ -461,6 +482,11 @@ function walk(options) {
     fingerprints: state.fingerprints,
     tookMs: performance.now() - started,
   };
+}
+
+// Whether a walked item or anything in it has a ref.
+function hasRef(item) {
+  return !!item.ref || (!!item.children && item.children.some(hasRef));
 }
 
 function rootBySelector(selector) {
@@ -475,6 +501,18 @@ function rootBySelector(selector) {
 // root it found (`this` is the ShadowRoot, resolved in this world).
 function pendingHost(index) {
   return pendingHosts[index] || null;
+}
+
+// For the provider: a list to check for listeners, and one it found
+// listened to (`this`, resolved in this world).
+function pendingList(index) {
+  return pendingLists[index] || null;
+}
+
+function adoptListening(list) {
+  if (!list || list.nodeType !== Node.ELEMENT_NODE) return false;
+  listening.add(list);
+  return true;
 }
 
 function adoptClosedRoot(root) {
