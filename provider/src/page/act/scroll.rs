@@ -4,9 +4,9 @@
 //! (Scrolling an element into view needs nothing here: every prepared
 //! element already is.)
 
+use super::kinds::{Action, Ready, Target};
 use super::pointer::mouse;
 use super::resolve::{prepare, resolve_target};
-use super::{Action, Ready, Target};
 use crate::cdp::protocol::InputDispatchMouseEvent;
 use crate::error::{BrowserError, Result};
 use crate::page::hand::{Gesture, Point};
@@ -62,7 +62,13 @@ pub(super) async fn drag(
     let (to_x, to_y) = (drop_at.x, drop_at.y);
     page.show_gesture(Gesture {
         to: Some(Point { x: to_x, y: to_y }),
-        ..Gesture::of(page.view(), action, x, y, (ready.width, ready.height))
+        ..Gesture::of(
+            page.view(),
+            action.gesture(),
+            x,
+            y,
+            (ready.width, ready.height),
+        )
     });
     for step in 1..=5 {
         let t = f64::from(step) / 5.0;
