@@ -37,8 +37,9 @@ use browser_provider::browser::SessionOptions;
 use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewId};
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::navigate::{NavigationTarget, navigate};
+use browser_provider::page::observe;
 use browser_provider::page::{Budget, Page};
-use browser_provider::snapshot::{self, Scope, SnapshotLimits};
+use browser_provider::snapshot::{Ref, Scope, SnapshotLimits};
 use browser_provider::{Browser, BrowserConfig, BrowserError, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -837,7 +838,7 @@ async fn snapshot_costs(
     let mut omitted = 0;
     for round in 0..rounds + 3 {
         let started = Instant::now();
-        let snap = snapshot::snapshot(&page, &Scope::Page, &limits, &budget())
+        let snap = observe::snapshot(&page, &Scope::Page, &limits, &budget())
             .await
             .unwrap();
         if round >= 3 {
@@ -903,14 +904,14 @@ async fn open(browser: &Browser, url: &str) -> SessionId {
 }
 
 /// The ref of the first line that reads `- {role_and_name} …`, such as `button "Add one"`.
-fn ref_of(snapshot: &str, role_and_name: &str) -> String {
+fn ref_of(snapshot: &str, role_and_name: &str) -> Ref {
     let prefix = format!("- {role_and_name} ");
     let line = snapshot
         .lines()
         .find(|l| l.trim_start().starts_with(&prefix))
         .unwrap_or_else(|| panic!("no {role_and_name:?} in:\n{snapshot}"));
     let start = line.find("[ref=").unwrap() + 5;
-    line[start..].split(']').next().unwrap().to_owned()
+    line[start..].split(']').next().unwrap().parse().unwrap()
 }
 
 async fn click_costs(

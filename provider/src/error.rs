@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::snapshot::Ref;
+
 /// Result alias used throughout the provider.
 pub type Result<T, E = BrowserError> = std::result::Result<T, E>;
 
@@ -274,7 +276,7 @@ pub enum BrowserError {
     #[error("ref {reference} ({role} {name:?}) is stale: {reason}{}", suggestion.as_ref().map(|s| format!("; {s} now matches it")).unwrap_or_default())]
     StaleRef {
         /// The ref the caller used.
-        reference: String,
+        reference: Ref,
         /// The element's role when the ref was issued.
         role: String,
         /// The element's name when the ref was issued.
@@ -282,13 +284,13 @@ pub enum BrowserError {
         /// What happened to it.
         reason: StaleReason,
         /// A fresh ref for the one live element with the same fingerprint, if exactly one exists.
-        suggestion: Option<String>,
+        suggestion: Option<Ref>,
     },
     /// The element exists but cannot take the action now.
     #[error("{role} {name:?} [ref={reference}] is not actionable: {reason}")]
     NotActionable {
         /// The ref.
-        reference: String,
+        reference: Ref,
         /// Its role.
         role: String,
         /// Its name.
@@ -297,7 +299,7 @@ pub enum BrowserError {
         reason: String,
     },
     /// A role and name matched more than one element.
-    #[error("{count} elements match {role} {name:?} ({})", refs.join(", "))]
+    #[error("{count} elements match {role} {name:?} ({})", refs.iter().map(Ref::as_str).collect::<Vec<_>>().join(", "))]
     TargetAmbiguous {
         /// The role asked for.
         role: String,
@@ -306,7 +308,7 @@ pub enum BrowserError {
         /// How many matched.
         count: usize,
         /// Their refs (the first few).
-        refs: Vec<String>,
+        refs: Vec<Ref>,
     },
     /// The browser answered a command with an error, or sent something we
     /// could not understand.

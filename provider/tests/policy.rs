@@ -297,11 +297,11 @@ async fn a_blocked_host_inside_an_allowed_domain_is_blocked_too(ctx: Ctx) {
     assert_eq!(error.code(), "NAVIGATION_BLOCKED");
 }
 
-fn ref_of(snapshot: &str, needle: &str) -> String {
+fn ref_of(snapshot: &str, needle: &str) -> browser_provider::snapshot::Ref {
     let line = snapshot
         .lines()
         .find(|l| l.contains(needle))
         .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
     let start = line.find("[ref=").unwrap() + 5;
-    line[start..].split(']').next().unwrap().to_owned()
+    line[start..].split(']').next().unwrap().parse().unwrap()
 }

@@ -203,7 +203,8 @@ async fn a_person_watches_takes_over_and_returns_control() {
         .split(']')
         .next()
         .unwrap()
-        .to_owned();
+        .parse::<browser_provider::snapshot::Ref>()
+        .unwrap();
     let click = Action::Click {
         button: Default::default(),
         count: 1,

@@ -230,6 +230,7 @@ fn ref_of(snapshot: &str, needle: &str) -> Target {
             .split(']')
             .next()
             .unwrap_or_default()
-            .to_owned(),
+            .parse()
+            .expect("a ref"),
     )
 }

@@ -11,8 +11,9 @@ use super::{Browser, SessionId, Tab, TabHandle};
 use crate::cdp::protocol::NetworkGetCookies;
 use crate::control::Holder;
 use crate::error::{BrowserError, Result};
+use crate::page::observe;
 use crate::page::{Budget, navigate};
-use crate::snapshot::{self, Scope, Snapshot};
+use crate::snapshot::{Scope, Snapshot};
 
 /// An agent asking the person for help (log in, solve a CAPTCHA).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +118,7 @@ impl Browser {
             .into_iter()
             .map(|t| t.handle)
             .collect();
-        let snapshot = snapshot::snapshot(
+        let snapshot = observe::snapshot(
             &tab.page,
             &Scope::Page,
             &self.inner.config.snapshot_limits,

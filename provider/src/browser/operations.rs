@@ -14,9 +14,10 @@ use crate::error::{BrowserError, Result};
 use crate::page::content::{ContentRequest, ContentResult};
 use crate::page::execute::{ExecuteRequest, ExecuteResult};
 use crate::page::navigate::{NavigationOutcome, NavigationTarget};
+use crate::page::observe;
 use crate::page::screenshot::{Screenshot, ScreenshotRequest};
 use crate::page::{Budget, DialogRecord, content, execute, input, screenshot, wait};
-use crate::snapshot::{self, Scope, Snapshot};
+use crate::snapshot::{Scope, Snapshot};
 
 /// A navigation as callers ask for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,7 +350,7 @@ impl Browser {
         let limits = &self.inner.config.snapshot_limits;
         self.inner
             .read(session, |tab| async move {
-                snapshot::snapshot(&tab.page, scope, limits, budget).await
+                observe::snapshot(&tab.page, scope, limits, budget).await
             })
             .await
     }

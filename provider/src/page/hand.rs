@@ -6,7 +6,6 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use super::act::{Action, ElementBox};
 use crate::host::ViewId;
 
 /// One movement of the agent's hand, in the tab's viewport (CSS pixels).
@@ -30,6 +29,21 @@ pub struct Gesture {
     pub to: Option<Point>,
 }
 
+/// An element's box in the page's viewport (CSS pixels), after scrolling
+/// it into view: what the hand outlines, and where a screenshot of that
+/// element is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ElementBox {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
 /// A point in the viewport (CSS pixels).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Point {
@@ -40,9 +54,10 @@ pub struct Point {
 }
 
 impl Gesture {
-    /// The gesture of `action` at the centre of an element of `width` ×
-    /// `height` (zero for the page itself) around (`x`, `y`).
-    pub(crate) fn of(view: &ViewId, action: &Action, x: f64, y: f64, size: (f64, f64)) -> Self {
+    /// A gesture of `kind` (see [`Gesture::kind`]) at the centre of an
+    /// element of `width` × `height` (zero for the page itself) around
+    /// (`x`, `y`).
+    pub(crate) fn of(view: &ViewId, kind: &'static str, x: f64, y: f64, size: (f64, f64)) -> Self {
         let (width, height) = size;
         let target = (width > 0.0 && height > 0.0).then(|| ElementBox {
             x: x - width / 2.0,
@@ -52,35 +67,12 @@ impl Gesture {
         });
         Self {
             view: view.clone(),
-            kind: kind_of(action),
+            kind,
             x,
             y,
             target,
             to: None,
         }
-    }
-}
-
-/// The word the column uses for `action`.
-fn kind_of(action: &Action) -> &'static str {
-    use super::act::MouseButton;
-    match action {
-        Action::Click {
-            button: MouseButton::Right,
-            ..
-        } => "right-click",
-        Action::Click { count, .. } if *count >= 2 => "double-click",
-        Action::Click { .. } => "click",
-        Action::Hover => "hover",
-        Action::Focus => "focus",
-        Action::Type { .. } => "type",
-        Action::Fill { .. } => "fill",
-        Action::Press { .. } => "press",
-        Action::Select { .. } => "select",
-        Action::Check => "check",
-        Action::Uncheck => "uncheck",
-        Action::ScrollIntoView | Action::Scroll { .. } => "scroll",
-        Action::Drag { .. } => "drag",
     }
 }
 

@@ -25,12 +25,7 @@ const MAX_BYTES: usize = 32 * 1024;
 
 /// The last `<link rel~=icon>` with an http(s) or data address, else the
 /// origin's `/favicon.ico` for http(s) pages, else nothing.
-const ICON_SCRIPT: &str = r#"(() => {
-  const links = [...document.querySelectorAll('link[rel~="icon" i][href]')];
-  const usable = links.map((l) => l.href).filter((h) => /^(https?|data):/i.test(h));
-  if (usable.length) return usable[usable.length - 1];
-  return /^https?:$/.test(location.protocol) ? location.origin + '/favicon.ico' : null;
-})()"#;
+const ICON_SCRIPT: &str = include_str!("../js/scripts/icon.js");
 
 /// The page's icon: where it is and its picture as a `data:` URL of an
 /// image (`None` when it has none, it is not an image, or too big).

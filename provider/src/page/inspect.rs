@@ -11,12 +11,13 @@ use serde_json::json;
 
 use super::{Budget, Page};
 use crate::error::{BrowserError, Result};
+use crate::snapshot::Ref;
 
 /// Which element to inspect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InspectTarget {
     /// A ref from a snapshot of this tab.
-    Ref(String),
+    Ref(Ref),
     /// A CSS selector that must match exactly one element of the main document.
     Selector(String),
 }
@@ -157,7 +158,7 @@ pub async fn inspect(
 ) -> Result<Inspection> {
     let (frame, spec) = match target {
         InspectTarget::Ref(reference) => {
-            let record = super::act::live_record(page, reference, budget).await?;
+            let record = super::observe::live_record(page, reference, budget).await?;
             (record.frame, json!({ "ref": reference }))
         }
         InspectTarget::Selector(selector) => (None, json!({ "selector": selector })),
@@ -193,7 +194,7 @@ pub async fn inspect(
         }
     };
     // Coordinates inside an out-of-process frame, moved into the tab's viewport.
-    let (dx, dy) = super::act::frame_offset(page, frame.as_deref(), budget).await?;
+    let (dx, dy) = super::observe::frame_offset(page, frame.as_deref(), budget).await?;
     inspection.bounds.x += dx;
     inspection.bounds.y += dy;
     for quad in &mut inspection.quads {

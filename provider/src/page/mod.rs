@@ -5,6 +5,11 @@
 //! script execution, content extraction, screenshots and coordinate input.
 //! Every operation takes a [`Budget`]: one deadline and one cancellation
 //! token, checked by every wait.
+//!
+//! [`observe`] looks at the live page for [`snapshot`](crate::snapshot)
+//! (walks, frames, refs back to elements) and [`act`] acts by ref on top of
+//! it. Imports only point down: `act` → `observe` → [`Page`] → `snapshot`;
+//! [`hand`] (what people watching see) depends on none of them.
 
 pub mod act;
 mod budget;
@@ -19,6 +24,7 @@ pub mod inspect;
 pub mod keys;
 pub mod navigate;
 pub mod network;
+pub mod observe;
 mod ring;
 pub mod screencast;
 pub mod screenshot;

@@ -492,9 +492,7 @@ pub(crate) async fn current_outcome(
     budget: &Budget,
     loaded: bool,
 ) -> Result<NavigationOutcome> {
-    const PROBE: &str = "(() => { const nav = performance.getEntriesByType('navigation')[0]; \
-        return { url: location.href, title: document.title, \
-        status: nav && nav.responseStatus ? nav.responseStatus : null }; })()";
+    const PROBE: &str = include_str!("../js/scripts/navigation_probe.js");
     let value = page.evaluate_value(budget, PROBE.to_owned()).await?;
     let mut outcome: NavigationOutcome =
         serde_json::from_value(value).map_err(|e| BrowserError::Protocol {

@@ -15,7 +15,7 @@ use crate::cdp::protocol::{
     LayoutMetrics, PageCaptureScreenshot, PageGetLayoutMetrics, ScreenshotData, Viewport,
 };
 use crate::error::{BrowserError, Result};
-use crate::snapshot::SnapshotLimits;
+use crate::snapshot::{Ref, SnapshotLimits};
 
 /// Image formats we produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,7 +57,7 @@ pub struct ScreenshotRequest {
     pub selector: Option<String>,
     /// Clip to the element behind this ref (checked like an action's target:
     /// a stale ref fails with `STALE_REF`).
-    pub reference: Option<String>,
+    pub reference: Option<Ref>,
     /// Ceiling on width × height of the result.
     pub max_pixels: u64,
     /// Ceiling on the encoded size.
@@ -229,10 +229,11 @@ const WARM_UP_SCALE: f64 = 0.05;
 
 /// Resolves once the page has drawn two frames, at once for a hidden page
 /// (it draws none), after 200 ms at most.
-const TWO_FRAMES: &str = "new Promise((drawn) => { \
-    if (document.visibilityState === 'hidden') return drawn(false); \
-    setTimeout(() => drawn(false), 200); \
-    requestAnimationFrame(() => requestAnimationFrame(() => drawn(true))); })";
+const TWO_FRAMES: &str = include_str!("../js/scripts/two_frames.js");
+
+/// The box of the first element matching a selector, in document
+/// coordinates; called with the selector (see the file).
+const ELEMENT_REGION_JS: &str = include_str!("../js/scripts/element_region.js");
 
 /// One `Page.captureScreenshot` of the region `request` asks for, measured
 /// with `metrics`; also whether the browser rendered it scaled down.
@@ -241,7 +242,7 @@ async fn capture_once(
     request: &ScreenshotRequest,
     budget: &Budget,
     metrics: &LayoutMetrics,
-    located: Option<&act::ElementBox>,
+    located: Option<&super::hand::ElementBox>,
 ) -> Result<(ScreenshotData, bool)> {
     let viewport = metrics.css_layout_viewport;
     let (region, beyond_viewport) = match (&request.selector, located) {
@@ -331,10 +332,7 @@ struct Region {
 /// The element's box in document coordinates.
 async fn element_region(page: &Page, budget: &Budget, selector: &str) -> Result<Region> {
     let expression = format!(
-        "((selector) => {{ let el; try {{ el = document.querySelector(selector); }} \
-         catch (e) {{ return {{ status: 'bad-selector', message: e.message }}; }} \
-         if (!el) return {{ status: 'no-match' }}; const r = el.getBoundingClientRect(); \
-         return {{ status: 'ok', x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }}; }})({})",
+        "({ELEMENT_REGION_JS}\n)({})",
         serde_json::Value::String(selector.to_owned())
     );
     let value = page.evaluate_value(budget, expression).await?;

@@ -11,6 +11,7 @@ use serde_json::json;
 use super::{Budget, Page};
 use crate::cdp::EventStream;
 use crate::error::{BrowserError, Result};
+use crate::snapshot::Ref;
 
 /// How long the DOM must stay unchanged to count as stable.
 const QUIET: Duration = Duration::from_millis(500);
@@ -61,7 +62,7 @@ pub enum Condition {
     /// The element behind a ref reaches a state.
     Ref {
         /// The ref.
-        reference: String,
+        reference: Ref,
         /// The state.
         state: ElementState,
     },
@@ -402,24 +403,15 @@ async fn in_world(
     })
 }
 
+/// Waits for a predicate, called with it and the bound (see the file).
+const WAIT_FOR_SCRIPT_JS: &str = include_str!("../js/scripts/wait_for_script.js");
+
 /// A script predicate in the page's own world (it may read the page's
 /// variables), checked now, after DOM changes and once per frame.
 async fn script(page: &Page, expression: &str, bound_ms: u64, budget: &Budget) -> Result<Seen> {
-    let source = format!(
-        "new Promise((resolve, reject) => {{ \
-           const test = () => {{ const v = ({expression}); return {{ ok: !!v, seen: String(v).slice(0, 200) }}; }}; \
-           let last; try {{ last = test(); }} catch (e) {{ reject(e); return; }} \
-           if (last.ok) {{ resolve(last); return; }} \
-           let frame = 0; \
-           const finish = () => {{ observer.disconnect(); cancelAnimationFrame(frame); clearTimeout(deadline); resolve(last); }}; \
-           const again = () => {{ try {{ last = test(); }} catch (e) {{ observer.disconnect(); cancelAnimationFrame(frame); clearTimeout(deadline); reject(e); return true; }} if (last.ok) {{ finish(); return true; }} return false; }}; \
-           const observer = new MutationObserver(again); \
-           observer.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }}); \
-           const tick = () => {{ if (!again()) frame = requestAnimationFrame(tick); }}; \
-           frame = requestAnimationFrame(tick); \
-           const deadline = setTimeout(finish, {bound_ms}); \
-         }})"
-    );
+    // The newlines end any line comment the agent's expression (or the
+    // script file) closes with.
+    let source = format!("({WAIT_FOR_SCRIPT_JS}\n)(() => ({expression}\n), {bound_ms})");
     let value = page.evaluate_value(budget, source).await?;
     serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the wait returned an unexpected shape: {e}"),

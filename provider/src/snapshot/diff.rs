@@ -14,6 +14,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use super::reference::Ref;
 use super::render::{Line, Rendered, push_indented};
 
 /// A computed difference.
@@ -48,7 +49,7 @@ impl Diff {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rerendered {
     /// `(old ref, new ref)` pairs in the new document's order.
-    pub replaced: Vec<(String, String)>,
+    pub replaced: Vec<(Ref, Ref)>,
 }
 
 impl Rerendered {
@@ -85,8 +86,8 @@ impl Rerendered {
 
 /// A run of replacements whose old and new refs both count up by one.
 struct Run<'a> {
-    first: &'a (String, String),
-    last: &'a (String, String),
+    first: &'a (Ref, Ref),
+    last: &'a (Ref, Ref),
 }
 
 impl Run<'_> {
@@ -103,7 +104,7 @@ impl Run<'_> {
 }
 
 /// Splits `pairs` into runs of consecutive refs.
-fn runs(pairs: &[(String, String)]) -> Vec<Run<'_>> {
+fn runs(pairs: &[(Ref, Ref)]) -> Vec<Run<'_>> {
     let mut runs: Vec<Run<'_>> = Vec::new();
     for pair in pairs {
         if let Some(run) = runs.last_mut()
@@ -122,23 +123,11 @@ fn runs(pairs: &[(String, String)]) -> Vec<Run<'_>> {
 }
 
 /// Whether ref `next` is the one numbered right after `previous` (`e4` after `e3`).
-fn follows(previous: &str, next: &str) -> bool {
-    match (ref_number(previous), ref_number(next)) {
-        (Some((prefix_a, a)), Some((prefix_b, b))) => {
-            prefix_a == prefix_b && a.checked_add(1) == Some(b)
-        }
+fn follows(previous: &Ref, next: &Ref) -> bool {
+    match (previous.number(), next.number()) {
+        (Some(a), Some(b)) => a.checked_add(1) == Some(b),
         _ => false,
     }
-}
-
-/// A ref's prefix and number: `e12` → `("e", 12)`.
-fn ref_number(reference: &str) -> Option<(&str, u64)> {
-    let digits = reference.len()
-        - reference
-            .trim_start_matches(|c: char| !c.is_ascii_digit())
-            .len();
-    let (prefix, number) = reference.split_at(digits);
-    Some((prefix, number.parse().ok()?))
 }
 
 /// Computes what changed from `before` to `after`.
@@ -149,11 +138,11 @@ pub fn diff(before: &Rendered, after: &Rendered) -> Diff {
 /// Computes what an action on `acted_on` changed. The element gaining focus
 /// because it was clicked or typed into is the action's echo, not news, and
 /// is left out.
-pub fn diff_after_action(before: &Rendered, after: &Rendered, acted_on: &str) -> Diff {
+pub fn diff_after_action(before: &Rendered, after: &Rendered, acted_on: &Ref) -> Diff {
     compute(before, after, Some(acted_on))
 }
 
-fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff {
+fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&Ref>) -> Diff {
     let old: HashMap<&str, &Line> = before.lines.iter().map(|l| (l.key.as_str(), l)).collect();
     let new_keys: HashSet<&str> = after.lines.iter().map(|l| l.key.as_str()).collect();
     let mut result = Diff::default();
@@ -189,7 +178,7 @@ fn compute(before: &Rendered, after: &Rendered, acted_on: Option<&str>) -> Diff 
             Some(previous) if previous.text == line.text => None,
             Some(previous)
                 if acted_on.is_some()
-                    && line.reference.as_deref() == acted_on
+                    && line.reference.as_ref() == acted_on
                     && line.text.replacen(" [focused]", "", 1) == previous.text =>
             {
                 None
@@ -364,7 +353,7 @@ mod tests {
                     children: vec![Node {
                         role: "button".into(),
                         name: Some((*name).into()),
-                        reference: Some((*reference).into()),
+                        reference: Some(reference.parse().unwrap()),
                         ..Node::default()
                     }],
                     ..Node::default()
@@ -493,8 +482,8 @@ mod tests {
         let mut focused = list(&[("Milk", "e1"), ("Eggs", "e2")]);
         focused[0].children[0].children[0].focused = Some(true);
         let after = render(&focused, RenderLimits::default(), 0, None);
-        assert!(diff_after_action(&before, &after, "e1").is_empty());
-        let elsewhere = diff_after_action(&before, &after, "e2");
+        assert!(diff_after_action(&before, &after, &"e1".parse().unwrap()).is_empty());
+        let elsewhere = diff_after_action(&before, &after, &"e2".parse().unwrap());
         assert_eq!(elsewhere.changed, 1, "{}", elsewhere.text);
         assert!(
             elsewhere.text.contains("[focused] [ref=e1]"),

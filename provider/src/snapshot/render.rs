@@ -7,6 +7,7 @@
 //! byte budget cuts the tail and counts what it cut. Nothing is dropped
 //! without a count.
 
+use super::reference::Ref;
 use super::tree::Node;
 
 /// Limits on what a snapshot shows.
@@ -35,7 +36,7 @@ pub struct Line {
     /// The line without indentation.
     pub text: String,
     /// The node's ref, if it has one.
-    pub reference: Option<String>,
+    pub reference: Option<Ref>,
     /// A stable identity across snapshots: the ref, or the path of the
     /// nearest ancestors plus the text for nodes without a ref.
     pub key: String,
@@ -162,7 +163,7 @@ impl State<'_> {
         }
         self.bytes += cost;
         let key = match &node.reference {
-            Some(reference) => reference.clone(),
+            Some(reference) => reference.to_string(),
             None => keys.unique(format!("{parent_key}/{text}")),
         };
         self.out.lines.push(Line {
@@ -279,7 +280,7 @@ pub fn line_text(node: &Node, origin: Option<&str>) -> String {
     }
     if let Some(reference) = &node.reference {
         line.push_str(" [ref=");
-        line.push_str(reference);
+        line.push_str(reference.as_str());
         line.push(']');
     }
     if let Some(value) = node.value.as_deref().or(node.text.as_deref()) {
@@ -313,7 +314,7 @@ mod tests {
         Node {
             role: role.into(),
             name: name.map(Into::into),
-            reference: reference.map(Into::into),
+            reference: reference.map(|r| r.parse().unwrap()),
             ..Node::default()
         }
     }

@@ -1,8 +1,10 @@
 //! The page-side walker's output, as typed data.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
+
+use super::reference::Ref;
 
 /// One node of the walker's tree: an element with a role, or a run of text.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -14,7 +16,7 @@ pub struct Node {
     pub name: Option<String>,
     /// Element reference, for actionable nodes.
     #[serde(rename = "ref")]
-    pub reference: Option<String>,
+    pub reference: Option<Ref>,
     /// Heading level.
     pub level: Option<u8>,
     /// `true`, `false` or `"mixed"`.
@@ -128,11 +130,130 @@ pub struct Walk {
     /// Elements left out by the walker's node or depth limits.
     pub omitted: u64,
     /// Fingerprints of every ref in the tree.
-    pub fingerprints: HashMap<String, Fingerprint>,
+    pub fingerprints: HashMap<Ref, Fingerprint>,
     /// Custom elements seen for the first time that may hide closed shadow roots.
     #[serde(default)]
     pub pending_hosts: u32,
     /// How long the walk took inside the page (milliseconds), for diagnostics.
     #[serde(default)]
     pub took_ms: f64,
+}
+
+/// A walk of the whole page: the main document with the trees of its
+/// out-of-process frames attached where their iframes sit.
+#[derive(Debug, Clone)]
+pub(crate) struct PageWalk {
+    /// The combined tree.
+    pub tree: Vec<Node>,
+    /// The main document's identity (changes on navigation).
+    pub main_doc: String,
+    /// Every document walked.
+    pub docs: HashSet<String>,
+    /// The page URL.
+    pub url: String,
+    /// The page title.
+    pub title: String,
+    /// Nodes the walkers left out.
+    pub omitted: u64,
+}
+
+impl PageWalk {
+    /// The page as its main frame's walk shows it, before any
+    /// out-of-process frame is attached.
+    pub(crate) fn of_main(main: Walk) -> Self {
+        let mut tree = main.tree;
+        tag_frame_slots(&mut tree, "");
+        Self {
+            tree,
+            main_doc: main.doc.clone(),
+            docs: HashSet::from([main.doc]),
+            url: main.url,
+            title: main.title,
+            omitted: main.omitted,
+        }
+    }
+
+    /// Attaches the walk of out-of-process `frame` under the iframe whose
+    /// slot is `key` (`parent:slot`); false, and nothing attached, if no
+    /// iframe has that slot.
+    pub(crate) fn attach_frame(&mut self, frame: &str, key: &str, child: Walk) -> bool {
+        let mut subtree = child.tree;
+        tag_frame_slots(&mut subtree, frame);
+        if attach(&mut self.tree, key, &mut Some(subtree)) {
+            self.docs.insert(child.doc);
+            self.omitted += child.omitted;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Prefixes the frame slots found in a frame's tree with that frame's id,
+/// making them unique across frames.
+fn tag_frame_slots(nodes: &mut [Node], frame: &str) {
+    for node in nodes {
+        if let Some(slot) = &node.frame {
+            node.frame = Some(format!("{frame}:{slot}"));
+        }
+        tag_frame_slots(&mut node.children, frame);
+    }
+}
+
+/// Puts `subtree` under the node whose slot is `key`; false if none is.
+fn attach(nodes: &mut [Node], key: &str, subtree: &mut Option<Vec<Node>>) -> bool {
+    for node in nodes {
+        if node.frame.as_deref() == Some(key) {
+            if let Some(children) = subtree.take() {
+                node.children = children;
+            }
+            return true;
+        }
+        if attach(&mut node.children, key, subtree) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(doc: &str, tree: Vec<Node>) -> Walk {
+        Walk {
+            doc: doc.into(),
+            url: format!("https://{doc}.test/"),
+            title: doc.into(),
+            next_ref: 1,
+            tree,
+            visited: 0,
+            omitted: 1,
+            fingerprints: HashMap::new(),
+            pending_hosts: 0,
+            took_ms: 0.0,
+        }
+    }
+
+    fn iframe(slot: &str) -> Node {
+        Node {
+            role: "iframe".into(),
+            frame: Some(slot.into()),
+            ..Node::default()
+        }
+    }
+
+    #[test]
+    fn frames_attach_under_their_iframes_slot() {
+        let mut page = PageWalk::of_main(walk("main", vec![iframe("1"), iframe("2")]));
+        let child = walk("child", vec![iframe("1")]);
+        assert!(page.attach_frame("F", ":2", child));
+        assert_eq!(page.tree[1].children[0].frame.as_deref(), Some("F:1"));
+        let grandchild = walk("grandchild", vec![]);
+        assert!(page.attach_frame("G", "F:1", grandchild));
+        assert!(!page.attach_frame("H", ":9", walk("lost", vec![])));
+        assert_eq!(page.docs.len(), 3);
+        assert_eq!(page.omitted, 3);
+        assert_eq!(page.main_doc, "main");
+    }
 }

@@ -3,13 +3,13 @@
 use browser_provider::BrowserError;
 use browser_provider::browser::ActionReport;
 use browser_provider::page::act::{Action, Target};
-use browser_provider::snapshot::{Observation, ResetReason, Scope};
+use browser_provider::snapshot::{Observation, Ref, ResetReason, Scope};
 use tokio_util::sync::CancellationToken;
 
 use crate::snapshot::{click, ref_of};
 use crate::support::Ctx;
 
-fn by_ref(r: String) -> Target {
+fn by_ref(r: Ref) -> Target {
     Target::Ref(r)
 }
 
@@ -334,7 +334,12 @@ pub async fn blocked_elements_are_not_actionable(ctx: Ctx) {
     );
 
     let error = browser
-        .act(&session, &by_ref("e99999".into()), &click, &cancel)
+        .act(
+            &session,
+            &by_ref("e99999".parse().unwrap()),
+            &click,
+            &cancel,
+        )
         .await
         .unwrap_err();
     assert_eq!(error.code(), "INVALID_ARGUMENT");

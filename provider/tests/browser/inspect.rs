@@ -215,9 +215,14 @@ pub async fn elements_are_inspected_by_ref_and_selector(ctx: Ctx) {
         .unwrap_err();
         assert_eq!(error.code(), code, "{selector}: {error}");
     }
-    let error = inspect(&ctx, &session, InspectTarget::Ref("e9999".into()), None)
-        .await
-        .unwrap_err();
+    let error = inspect(
+        &ctx,
+        &session,
+        InspectTarget::Ref("e9999".parse().unwrap()),
+        None,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.code(), "INVALID_ARGUMENT");
     ctx.browser().close_session(&session).await.unwrap();
 }

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use browser_provider::browser::NavigationRequest;
 use browser_provider::page::act::{Action, Target};
-use browser_provider::snapshot::{Observation, Scope};
+use browser_provider::snapshot::{Observation, Ref, Scope};
 use browser_provider::{SessionId, StaleReason};
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +19,7 @@ pub async fn snap(ctx: &Ctx, session: &SessionId) -> String {
 }
 
 /// The ref on the first line containing `needle`.
-pub fn ref_of(snapshot: &str, needle: &str) -> String {
+pub fn ref_of(snapshot: &str, needle: &str) -> Ref {
     let line = snapshot
         .lines()
         .find(|l| l.contains(needle))
@@ -28,7 +28,7 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
         .find("[ref=")
         .unwrap_or_else(|| panic!("no ref on {line:?}"))
         + 5;
-    line[start..].split(']').next().unwrap().to_owned()
+    line[start..].split(']').next().unwrap().parse().unwrap()
 }
 
 pub fn click() -> Action {
@@ -245,7 +245,7 @@ pub async fn stale_refs_never_hit_another_element(ctx: Ctx) {
     };
     assert_eq!(*reason, StaleReason::DocumentReplaced);
     assert_eq!((role.as_str(), name.as_str()), ("button", "Add item"));
-    assert_eq!(suggestion.as_deref(), Some(new_add.as_str()));
+    assert_eq!(suggestion.as_ref(), Some(&new_add));
 }
 
 pub async fn scoped_snapshots(ctx: Ctx) {

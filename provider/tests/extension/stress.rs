@@ -205,7 +205,7 @@ pub async fn a_hundred_worker_stops_during_a_workload(ctx: Ctx) {
     let add_one = {
         let line = text.lines().find(|l| l.contains("Add one")).unwrap();
         let start = line.find("[ref=").unwrap() + 5;
-        Target::Ref(line[start..].split(']').next().unwrap().to_owned())
+        Target::Ref(line[start..].split(']').next().unwrap().parse().unwrap())
     };
     let workload = Arc::new(Workload {
         browser: browser.clone(),

@@ -44,7 +44,7 @@ fn ref_of(snapshot: &str, needle: &str) -> Target {
         .find("[ref=")
         .unwrap_or_else(|| panic!("no ref on {line:?}"))
         + 5;
-    Target::Ref(line[start..].split(']').next().unwrap().to_owned())
+    Target::Ref(line[start..].split(']').next().unwrap().parse().unwrap())
 }
 
 fn click() -> Action {

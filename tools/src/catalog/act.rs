@@ -2,12 +2,13 @@
 //! a secret, and what it changed.
 
 use browser_provider::page::act::{Action, MouseButton, Target};
+use browser_provider::snapshot::Ref;
 use browser_provider::{BrowserError, Result, TabHandle};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -141,7 +142,12 @@ async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
     let report = browser.act(session, &target, &action, cancel).await?;
     let tab = browser.active_tab(session)?;
     let action = format!("{:?}", args.action).to_lowercase();
-    let mut text = format!("Done: {action} on {}.", report.outcome.reference);
+    let acted_on = report
+        .outcome
+        .reference
+        .as_ref()
+        .map_or("page", Ref::as_str);
+    let mut text = format!("Done: {action} on {acted_on}.");
     if report.outcome.navigated {
         text.push_str(" The page navigated.");
     }
@@ -217,7 +223,7 @@ fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
                 "give ref, or role and name, not both",
             ));
         }
-        (Some(reference), None, None) => Target::Ref(reference.clone()),
+        (Some(reference), None, None) => Target::Ref(ref_arg("ref", reference)?),
         (None, Some(role), Some(name)) => Target::Role {
             role: role.clone(),
             name: name.clone(),
@@ -294,11 +300,12 @@ fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
                 },
             },
             ActionName::Drag => Action::Drag {
-                to: Target::Ref(
+                to: Target::Ref(ref_arg(
+                    "toRef",
                     args.to_ref
-                        .clone()
+                        .as_deref()
                         .ok_or_else(|| BrowserError::invalid("toRef", "drag needs toRef"))?,
-                ),
+                )?),
             },
         };
     Ok((target, action))
@@ -447,8 +454,7 @@ impl ActCommand {
 
 /// Whether a word is a ref such as `e12`.
 fn is_ref(word: &str) -> bool {
-    word.strip_prefix('e')
-        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+    word.parse::<Ref>().is_ok()
 }
 
 #[cfg(test)]

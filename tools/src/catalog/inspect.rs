@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -51,7 +51,7 @@ async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
     let args: InspectArgs = parse(arguments)?;
     use_tab(browser, session, args.tab.as_deref()).await?;
     let target = match (args.reference, args.selector) {
-        (Some(reference), None) => InspectTarget::Ref(reference),
+        (Some(reference), None) => InspectTarget::Ref(ref_arg("ref", &reference)?),
         (None, Some(selector)) => InspectTarget::Selector(selector),
         _ => {
             return Err(BrowserError::invalid(
@@ -66,7 +66,7 @@ async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
     let inspection = browser.inspect(session, &target, &options, cancel).await?;
     let tab = browser.active_tab(session)?;
     let described = match &target {
-        InspectTarget::Ref(reference) => reference.clone(),
+        InspectTarget::Ref(reference) => reference.to_string(),
         InspectTarget::Selector(selector) => format!("{selector:?}"),
     };
     let json = serde_json::to_string_pretty(&inspection).unwrap_or_default();

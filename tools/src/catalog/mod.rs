@@ -26,6 +26,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use browser_provider::snapshot::{NotARef, Ref};
 use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
@@ -148,6 +149,16 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
         };
         BrowserError::invalid(field, message)
     })
+}
+
+/// A ref given as the argument `field`, in the form snapshots hand out.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming `field` when the text does not look like a
+/// ref (whether it was issued in the tab is the browser's to say).
+fn ref_arg(field: &str, text: &str) -> Result<Ref> {
+    text.parse()
+        .map_err(|e: NotARef| BrowserError::invalid(field, e.to_string()))
 }
 
 async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> Result<()> {

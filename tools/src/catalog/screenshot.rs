@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 
 /// `browser_screenshot`.
@@ -71,7 +71,11 @@ async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
         quality: args.quality.unwrap_or(80),
         full_page: args.full_page,
         selector: args.selector,
-        reference: args.reference,
+        reference: args
+            .reference
+            .as_deref()
+            .map(|reference| ref_arg("ref", reference))
+            .transpose()?,
         ..ScreenshotRequest::default()
     };
     let shot = browser.screenshot(session, request, cancel).await?;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -52,7 +52,7 @@ async fn browser_snapshot(call: Call<'_>) -> Result<ToolOutput> {
                 "give ref or selector, not both",
             ));
         }
-        (Some(reference), None) => Scope::Ref(reference),
+        (Some(reference), None) => Scope::Ref(ref_arg("ref", &reference)?),
         (None, Some(selector)) => Scope::Selector(selector),
         (None, None) => Scope::Page,
     };

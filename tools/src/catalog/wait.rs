@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -127,6 +127,7 @@ fn wait_condition(args: WaitArgs) -> Result<Condition> {
         conditions.push(Condition::Text { text, gone: true });
     }
     if let Some(reference) = args.reference {
+        let reference = ref_arg("ref", &reference)?;
         conditions.push(Condition::Ref { reference, state });
     }
     match (args.role, args.name) {

@@ -16,9 +16,9 @@
 
 use std::time::Duration;
 
+use super::kinds::{Action, Ready, Target, world_call};
 use super::pointer::mouse_with_buttons;
 use super::resolve::{prepare, resolve_target};
-use super::{Action, Ready, Target, world_call};
 use crate::cdp::EventStream;
 use crate::cdp::protocol::{DragData, InputDispatchDragEvent, InputSetInterceptDrags};
 use crate::error::Result;
@@ -72,7 +72,13 @@ pub(super) async fn drag(
     let (to_x, to_y) = (drop_at.x, drop_at.y);
     page.show_gesture(Gesture {
         to: Some(Point { x: to_x, y: to_y }),
-        ..Gesture::of(page.view(), action, x, y, (ready.width, ready.height))
+        ..Gesture::of(
+            page.view(),
+            action.gesture(),
+            x,
+            y,
+            (ready.width, ready.height),
+        )
     });
     let (from_x, from_y) = (x + THRESHOLD_MOVES[1], y + THRESHOLD_MOVES[1]);
     let along = |step: u32| {

@@ -11,18 +11,19 @@
 
 use serde_json::json;
 
-use super::{Ready, world_call};
+use super::kinds::{Ready, world_call};
 use crate::cdp::protocol::{InputDispatchKeyEvent, InputInsertText};
 use crate::error::{BrowserError, Result};
 use crate::host::CommandBatch;
 use crate::page::keys::{self, Chord};
 use crate::page::{Budget, Page, input};
+use crate::snapshot::Ref;
 
 /// Gives the element keyboard focus.
 pub(super) async fn focus(
     page: &Page,
     frame: Option<&str>,
-    reference: &str,
+    reference: &Ref,
     budget: &Budget,
 ) -> Result<()> {
     world_call(
@@ -147,7 +148,7 @@ enum Stroke {
 pub(super) async fn press_keys(
     page: &Page,
     frame: Option<&str>,
-    reference: &str,
+    reference: Option<&Ref>,
     names: &[String],
     budget: &Budget,
 ) -> Result<()> {
@@ -162,7 +163,7 @@ pub(super) async fn press_keys(
         .map(|k| keys::parse_chord(k))
         .collect::<Result<Vec<_>>>()?;
     // On the page itself, keys go to whatever has focus.
-    if reference != "page" {
+    if let Some(reference) = reference {
         focus(page, frame, reference, budget).await?;
     }
     for chord in &chords {

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::{MouseButton, Ready, world_call};
+use super::kinds::{MouseButton, Ready, world_call};
 use crate::cdp::protocol::InputDispatchMouseEvent;
 use crate::error::{BrowserError, Result};
 use crate::host::CommandBatch;
@@ -34,7 +34,7 @@ pub(super) async fn click_action(
     modifiers: &[String],
     budget: &Budget,
 ) -> Result<()> {
-    let (reference, frame) = (ready.reference.as_str(), ready.frame.as_deref());
+    let (reference, frame) = (ready.element()?, ready.frame.as_deref());
     let modifiers = modifier_bits(modifiers)?;
     let count = count.clamp(1, 3);
     if frame.is_none() {
@@ -57,7 +57,7 @@ pub(super) async fn click_action(
         return Ok(());
     }
     Err(BrowserError::NotActionable {
-        reference: reference.to_owned(),
+        reference: reference.clone(),
         role: String::new(),
         name: String::new(),
         reason: "its frame did not receive the click".into(),

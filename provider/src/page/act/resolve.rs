@@ -6,17 +6,19 @@
 //! that cannot take the action fails with `NOT_ACTIONABLE`. What passes is
 //! a [`Ready`] element, scrolled into view, with its point in the page's
 //! viewport (out-of-process frames included). [`locate`] runs the same
-//! checks for screenshots of one element.
+//! checks for screenshots of one element. What the tab knows of a ref,
+//! and the `STALE_REF` error, are [`observe`](crate::page::observe)'s.
 
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Action, EditorFocus, ElementBox, Ready, Target};
-use crate::cdp::protocol::RuntimeCallFunctionOn;
+use super::kinds::{Action, EditorFocus, Ready, Target};
 use crate::error::{BrowserError, Result, StaleReason};
+use crate::page::hand::ElementBox;
+use crate::page::observe::{self, frame_offset, live_record, stale};
 use crate::page::{Budget, Page};
 use crate::snapshot::tree::Fingerprint;
-use crate::snapshot::{self, Scope, SnapshotLimits};
+use crate::snapshot::{Ref, Scope, SnapshotLimits};
 
 #[derive(Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
@@ -67,7 +69,7 @@ pub(super) async fn page_point(page: &Page, action: &Action, budget: &Budget) ->
         )
         .await?;
     Ok(Ready {
-        reference: "page".to_owned(),
+        reference: None,
         frame: None,
         x: size["width"].as_f64().unwrap_or(0.0) / 2.0,
         y: size["height"].as_f64().unwrap_or(0.0) / 2.0,
@@ -100,51 +102,13 @@ pub async fn locate(
     })
 }
 
-/// What the tab knows of `reference`, if its document is still there.
-///
-/// # Errors
-/// `STALE_REF` (with a likely successor) when its document was replaced;
-/// `INVALID_ARGUMENT` for a ref never issued in this tab.
-pub(crate) async fn live_record(
-    page: &Page,
-    reference: &str,
-    budget: &Budget,
-) -> Result<crate::snapshot::RefRecord> {
-    let (record, retired) = {
-        let state = page.agent.lock().await;
-        (
-            state.record(reference).cloned(),
-            state.retired(reference).cloned(),
-        )
-    };
-    match (record, retired) {
-        (Some(record), _) => Ok(record),
-        // Its document is gone (the page navigated or reloaded).
-        (None, Some(old)) => Err(stale(
-            page,
-            reference,
-            old.frame.as_deref(),
-            &old.fingerprint,
-            StaleReason::DocumentReplaced,
-            budget,
-        )
-        .await),
-        (None, None) => Err(BrowserError::invalid(
-            "ref",
-            format!(
-                "{reference} was not issued in this tab; take a snapshot and use a ref from it"
-            ),
-        )),
-    }
-}
-
 /// The ref for a target: as given, or the one element with the role and name.
 pub(super) async fn resolve_target(
     page: &Page,
     target: &Target,
     limits: &SnapshotLimits,
     budget: &Budget,
-) -> Result<String> {
+) -> Result<Ref> {
     match target {
         Target::Ref(reference) => Ok(reference.clone()),
         Target::Page => Err(BrowserError::invalid("ref", "this action needs an element")),
@@ -152,7 +116,7 @@ pub(super) async fn resolve_target(
             let mut found = {
                 let mut state = page.agent.lock().await;
                 let walk =
-                    snapshot::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
+                    observe::walk_page(page, &mut state, &Scope::Page, limits, budget).await?;
                 state.find(&walk.docs, role, name)
             };
             // What the snapshot shows without a ref (a list item, a cell),
@@ -197,14 +161,14 @@ const SEEK_BOUND_MS: u64 = 10_000;
 #[serde(rename_all = "camelCase")]
 pub(super) struct HandedOut {
     doc: String,
-    refs: Vec<String>,
-    fingerprints: std::collections::HashMap<String, Fingerprint>,
+    refs: Vec<Ref>,
+    fingerprints: std::collections::HashMap<Ref, Fingerprint>,
     next_ref: u64,
 }
 
 impl HandedOut {
     /// Records the refs in the tab's state (main frame) and returns them.
-    pub(super) async fn record(self, page: &Page) -> Vec<String> {
+    pub(super) async fn record(self, page: &Page) -> Vec<Ref> {
         let mut state = page.agent.lock().await;
         state.advance(self.next_ref);
         for reference in &self.refs {
@@ -225,7 +189,7 @@ async fn by_role_in_page(
     name: &str,
     seek: Seek,
     budget: &Budget,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Ref>> {
     let next_ref = page.agent.lock().await.next_ref();
     let call = match seek {
         Seek::Rendered => "refsByRole",
@@ -253,7 +217,7 @@ async fn by_role_in_page(
 /// Checks the ref and finds the action point in the page's viewport.
 pub(super) async fn prepare(
     page: &Page,
-    reference: &str,
+    reference: &Ref,
     action: &str,
     budget: &Budget,
 ) -> Result<Ready> {
@@ -285,7 +249,7 @@ pub(super) async fn prepare(
         } => {
             let (dx, dy) = frame_offset(page, frame, budget).await?;
             Ok(Ready {
-                reference: reference.to_owned(),
+                reference: Some(reference.clone()),
                 frame: record.frame.clone(),
                 x: x + dx,
                 y: y + dy,
@@ -312,7 +276,7 @@ pub(super) async fn prepare(
         )
         .await),
         Prepared::NotActionable { reason, by } => Err(BrowserError::NotActionable {
-            reference: reference.to_owned(),
+            reference: reference.clone(),
             role: fingerprint.role.clone(),
             name: fingerprint.name.clone(),
             reason: match by {
@@ -322,127 +286,4 @@ pub(super) async fn prepare(
             },
         }),
     }
-}
-
-/// Where an out-of-process frame's viewport sits in the page's viewport:
-/// the content-box corner of its iframe, added up through nested frames.
-/// Scrolls each iframe into view on the way.
-pub(crate) async fn frame_offset(
-    page: &Page,
-    frame: Option<&str>,
-    budget: &Budget,
-) -> Result<(f64, f64)> {
-    let Some(frame) = frame else {
-        return Ok((0.0, 0.0));
-    };
-    let frames = page.host().frames(page.view()).await?;
-    let (mut dx, mut dy) = (0.0, 0.0);
-    let mut current = frames.iter().find(|f| f.id == frame);
-    while let Some(info) = current {
-        let parent = info.parent.as_deref();
-        let owner = snapshot::frame_owner(page, parent, &info.id, budget)
-            .await?
-            .ok_or_else(|| BrowserError::TabNotFound {
-                tab: "(the frame's iframe is gone)".into(),
-            })?;
-        let corner = page
-            .call_in(
-                parent,
-                budget,
-                &RuntimeCallFunctionOn {
-                    object_id: owner,
-                    function_declaration: FRAME_CORNER_JS.into(),
-                    return_by_value: true,
-                    await_promise: false,
-                },
-            )
-            .await?;
-        let corner = corner.result.value.unwrap_or_default();
-        dx += corner["x"].as_f64().unwrap_or(0.0);
-        dy += corner["y"].as_f64().unwrap_or(0.0);
-        current = parent.and_then(|p| frames.iter().find(|f| f.id == p));
-    }
-    Ok((dx, dy))
-}
-
-/// `this` is an iframe: its content box's corner in its document's viewport
-/// (plus that document's own same-origin frame offsets).
-const FRAME_CORNER_JS: &str = "function() {
-    const rect = this.getBoundingClientRect();
-    if (rect.top < 0 || rect.bottom > innerHeight) this.scrollIntoView({ block: 'nearest' });
-    const box = this.getBoundingClientRect();
-    const style = getComputedStyle(this);
-    let x = box.left + this.clientLeft + parseFloat(style.paddingLeft);
-    let y = box.top + this.clientTop + parseFloat(style.paddingTop);
-    for (let win = this.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
-        const outer = win.frameElement.getBoundingClientRect();
-        x += outer.left + win.frameElement.clientLeft;
-        y += outer.top + win.frameElement.clientTop;
-    }
-    return { x, y };
-}";
-
-/// Builds a `STALE_REF` error, with a suggestion when exactly one live
-/// element now has the old fingerprint.
-async fn stale(
-    page: &Page,
-    reference: &str,
-    frame: Option<&str>,
-    fingerprint: &Fingerprint,
-    reason: StaleReason,
-    budget: &Budget,
-) -> BrowserError {
-    let suggestion = suggest(page, frame, fingerprint, budget)
-        .await
-        .unwrap_or_else(|error| {
-            tracing::debug!(%error, "could not look for a replacement ref");
-            None
-        });
-    BrowserError::StaleRef {
-        reference: reference.to_owned(),
-        role: fingerprint.role.clone(),
-        name: fingerprint.name.clone(),
-        reason,
-        suggestion,
-    }
-}
-
-async fn suggest(
-    page: &Page,
-    frame: Option<&str>,
-    fingerprint: &Fingerprint,
-    budget: &Budget,
-) -> Result<Option<String>> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Suggestion {
-        next_ref: u64,
-        #[serde(rename = "ref")]
-        reference: Option<String>,
-        doc: Option<String>,
-    }
-    let mut state = page.agent.lock().await;
-    let expression = format!(
-        "Object.assign(__browserShell.suggest({}, {}), {{ doc: __browserShell.doc }})",
-        json!(fingerprint),
-        state.next_ref()
-    );
-    let value = page
-        .world(frame)
-        .evaluate(page, budget, &expression)
-        .await?;
-    let found: Suggestion =
-        serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
-            message: format!("unexpected suggestion shape: {e}"),
-        })?;
-    state.advance(found.next_ref);
-    if let (Some(reference), Some(doc)) = (&found.reference, found.doc) {
-        state.remember(
-            reference,
-            frame.map(str::to_owned),
-            doc,
-            fingerprint.clone(),
-        );
-    }
-    Ok(found.reference)
 }

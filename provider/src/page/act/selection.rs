@@ -9,11 +9,12 @@
 
 use serde_json::json;
 
+use super::kinds::{MouseButton, Ready, world_call};
 use super::pointer::click;
 use super::resolve::{HandedOut, prepare};
-use super::{MouseButton, Ready, world_call};
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
+use crate::snapshot::Ref;
 
 /// How long a custom select's options are looked for after it was opened
 /// (two animation frames between looks): its popup may animate in, and a
@@ -32,7 +33,7 @@ pub(super) async fn select(
     values: &[String],
     budget: &Budget,
 ) -> Result<()> {
-    let (frame, reference) = (ready.frame.as_deref(), ready.reference.as_str());
+    let (frame, reference) = (ready.frame.as_deref(), ready.element()?);
     if values.is_empty() {
         return Err(BrowserError::invalid(
             "values",
@@ -130,7 +131,8 @@ async fn find_options(
     ready: &Ready,
     values: &[String],
     budget: &Budget,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Ref>> {
+    let reference = ready.element()?;
     let started = std::time::Instant::now();
     loop {
         let next_ref = page.agent.lock().await.next_ref();
@@ -140,7 +142,7 @@ async fn find_options(
             budget,
             &format!(
                 "__browserShell.customOptions({}, {}, {next_ref})",
-                json!(ready.reference),
+                json!(reference),
                 json!(values)
             ),
         )
@@ -157,7 +159,7 @@ async fn find_options(
                 "ok" => Ok(refs),
                 "gone" => Err(BrowserError::invalid(
                     "ref",
-                    format!("{} left the page", ready.reference),
+                    format!("{reference} left the page"),
                 )),
                 _ => Err(no_option(&answer)),
             };
@@ -174,7 +176,7 @@ pub(super) async fn set_checked(
     want: bool,
     budget: &Budget,
 ) -> Result<()> {
-    let (reference, frame) = (ready.reference.as_str(), ready.frame.as_deref());
+    let (reference, frame) = (ready.element()?, ready.frame.as_deref());
     let state_of = format!("__browserShell.checkedState({})", json!(reference));
     let now = world_call(page, frame, budget, &state_of).await?;
     if now.is_null() {
@@ -193,7 +195,7 @@ pub(super) async fn set_checked(
         }
         if world_call(page, frame, budget, &state_of).await?.as_bool() != Some(want) {
             return Err(BrowserError::NotActionable {
-                reference: reference.to_owned(),
+                reference: reference.clone(),
                 role: String::new(),
                 name: String::new(),
                 reason: format!(

@@ -7,12 +7,13 @@
 
 use std::time::Duration;
 
-use super::Ready;
+use super::kinds::Ready;
 use crate::cdp::{CdpEvent, EventStream};
 use crate::error::Result;
 use crate::page::navigate::wait_for_navigation;
+use crate::page::observe::{self, Look, Settling, Walking};
 use crate::page::{Budget, Page};
-use crate::snapshot::{self, Look, Settling, SnapshotLimits, Walking};
+use crate::snapshot::SnapshotLimits;
 
 /// How the page settled after an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub(super) async fn settle_and_look(
     };
     if ready.frame.is_none() && !navigation_started(page, events, &mut seen) {
         let when = Walking::WhenSettled(settling);
-        let look = snapshot::look(page, when, limits, budget).await;
+        let look = observe::look(page, when, limits, budget).await;
         if !navigation_started(page, events, &mut seen) {
             return Ok((Settled::InPlace, look?, windows_opened(&seen)));
         }
@@ -59,7 +60,7 @@ pub(super) async fn settle_and_look(
     if let (Settled::InPlace, Some(frame)) = (settled, ready.frame.as_deref()) {
         wait_for_quiet(page, Some(frame), settling, budget).await;
     }
-    let look = snapshot::look(page, Walking::Now, limits, budget).await?;
+    let look = observe::look(page, Walking::Now, limits, budget).await?;
     drain(events, &mut seen);
     Ok((settled, look, windows_opened(&seen)))
 }

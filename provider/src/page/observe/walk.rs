@@ -1,0 +1,240 @@
+//! One frame's walk: the page-side walker run in our world, and the
+//! closed shadow roots only CDP can reach.
+
+use serde_json::json;
+
+use crate::cdp::protocol::{
+    DomDescribeNode, DomResolveNode, RuntimeCallFunctionOn, RuntimeEvaluate,
+};
+use crate::error::{BrowserError, Result};
+use crate::page::{Budget, Page};
+use crate::snapshot::tree::Walk;
+use crate::snapshot::{Scope, SnapshotLimits, TabState};
+
+/// The walk of one frame, called with its arguments (see the file).
+const WALK_JS: &str = include_str!("../../js/scripts/walk.js");
+
+/// When the main frame's walk starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walking {
+    /// At once.
+    Now,
+    /// Once the DOM has settled after an action, in the same call (that
+    /// saves a round trip).
+    WhenSettled(Settling),
+}
+
+/// How long the page may take to settle after an action, and whether it
+/// always gets a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Settling {
+    /// The longest wait for the DOM to stop changing.
+    pub bound_ms: u32,
+    /// Wait for a frame even when the page asked for none: the action's
+    /// effect comes with one (scroll events fire in the frame).
+    pub frame_always: bool,
+}
+
+/// Walks one frame's document (or a part of it) and records the refs it hands out.
+pub(super) async fn walk(
+    page: &Page,
+    frame: Option<&str>,
+    state: &mut TabState,
+    scope: &Scope,
+    when: Walking,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<Walk> {
+    let settle = match when {
+        Walking::Now => None,
+        Walking::WhenSettled(settling) => Some(settling),
+    };
+    let expression = walk_expression(scope, limits, state.next_ref(), settle);
+    let mut walk = run_walk(page, frame, scope, &expression, budget).await?;
+    // Closed shadow roots are invisible to scripts; CDP can pierce them.
+    // Hand the ones found to our world and walk again to include them.
+    if walk.pending_hosts > 0
+        && adopt_closed_roots(page, frame, walk.pending_hosts, budget).await? > 0
+    {
+        let again = walk_expression(scope, limits, walk.next_ref, None);
+        walk = run_walk(page, frame, scope, &again, budget).await?;
+    }
+    state.absorb(&walk, frame);
+    Ok(walk)
+}
+
+/// The page-side call that walks `scope`, handing out refs from `next_ref`
+/// on (once the DOM has settled, with `settle`).
+fn walk_expression(
+    scope: &Scope,
+    limits: &SnapshotLimits,
+    next_ref: u64,
+    settle: Option<Settling>,
+) -> String {
+    let mut arguments = json!({
+        "options": {
+            "nextRef": next_ref,
+            "maxNodes": limits.max_nodes,
+            "maxText": limits.max_text,
+            "maxDepth": limits.max_depth,
+            "maxChildren": limits.render.max_children,
+        },
+    });
+    match scope {
+        Scope::Page => {}
+        Scope::Ref(reference) => arguments["ref"] = json!(reference),
+        Scope::Selector(selector) => arguments["selector"] = json!(selector),
+    }
+    if let Some(Settling {
+        bound_ms,
+        frame_always,
+    }) = settle
+    {
+        arguments["settle"] = json!({ "boundMs": bound_ms, "frameAlways": frame_always });
+    }
+    // The newline ends any comment the script closes with.
+    format!("({WALK_JS}\n)({arguments})")
+}
+
+/// Runs one walk expression in `frame`'s world and reads its result.
+async fn run_walk(
+    page: &Page,
+    frame: Option<&str>,
+    scope: &Scope,
+    expression: &str,
+    budget: &Budget,
+) -> Result<Walk> {
+    let t0 = std::time::Instant::now();
+    let value = match page.world(frame).evaluate(page, budget, expression).await {
+        Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
+            return Err(BrowserError::invalid("selector", message));
+        }
+        other => other?,
+    };
+    if value.get("missing").is_some() {
+        return Err(match scope {
+            Scope::Ref(reference) => BrowserError::invalid(
+                "ref",
+                format!("{reference} is not on the page now; take a new snapshot"),
+            ),
+            Scope::Selector(selector) => BrowserError::ElementNotFound {
+                selector: selector.clone(),
+            },
+            Scope::Page => BrowserError::ExecuteFailed {
+                message: "the page has no document".into(),
+            },
+        });
+    }
+    let bytes = value.as_str().map_or(0, str::len);
+    let parsed = match value.as_str() {
+        Some(text) => serde_json::from_str::<Walk>(text),
+        None => serde_json::from_value::<Walk>(value),
+    };
+    let walk = parsed.map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the snapshot walker returned an unexpected shape: {e}"),
+    })?;
+    tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), bytes, "walk");
+    Ok(walk)
+}
+
+/// Finds closed shadow roots of the hosts the walker flagged and hands
+/// them to our world. Returns how many were adopted.
+async fn adopt_closed_roots(
+    page: &Page,
+    frame: Option<&str>,
+    hosts: u32,
+    budget: &Budget,
+) -> Result<usize> {
+    let context = page.world(frame).context_id(page, budget).await?;
+    let mut adopted = 0;
+    for index in 0..hosts {
+        let host = page
+            .call_in(
+                frame,
+                budget,
+                &RuntimeEvaluate {
+                    expression: format!("__browserShell.pendingHost({index})"),
+                    context_id: Some(context),
+                    ..RuntimeEvaluate::default()
+                },
+            )
+            .await?;
+        let Some(host) = host.result.object_id else {
+            continue;
+        };
+        let described = page
+            .call_in(
+                frame,
+                budget,
+                &DomDescribeNode {
+                    object_id: host,
+                    depth: 0,
+                    pierce: true,
+                },
+            )
+            .await?;
+        for root in described.node.shadow_roots {
+            let resolved = page
+                .call_in(
+                    frame,
+                    budget,
+                    &DomResolveNode {
+                        backend_node_id: root.backend_node_id,
+                        execution_context_id: context,
+                    },
+                )
+                .await?;
+            let Some(root) = resolved.object.object_id else {
+                continue;
+            };
+            let taken = page
+                .call_in(
+                    frame,
+                    budget,
+                    &RuntimeCallFunctionOn {
+                        object_id: root,
+                        function_declaration:
+                            "function() { return __browserShell.adoptClosedRoot(this); }".into(),
+                        return_by_value: true,
+                        await_promise: false,
+                    },
+                )
+                .await?;
+            if taken.result.value == Some(serde_json::Value::Bool(true)) {
+                adopted += 1;
+            }
+        }
+    }
+    Ok(adopted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_gets_its_scope_and_limits_as_data() {
+        let limits = SnapshotLimits::default();
+        let page = walk_expression(&Scope::Page, &limits, 7, None);
+        assert!(page.starts_with("(// "), "{page}");
+        assert!(page.contains("(function walkFrame("), "{page}");
+        let arguments = r#"{"options":{"maxChildren":50,"maxDepth":64,"maxNodes":20000,"maxText":100,"nextRef":7}}"#;
+        assert!(page.ends_with(&format!("\n)({arguments})")), "{page}");
+        let scoped = walk_expression(
+            &Scope::Selector("a[href='x']".into()),
+            &limits,
+            1,
+            Some(Settling {
+                bound_ms: 300,
+                frame_always: true,
+            }),
+        );
+        assert!(scoped.contains(r#""selector":"a[href='x']""#), "{scoped}");
+        assert!(
+            scoped.contains(r#""settle":{"boundMs":300,"frameAlways":true}"#),
+            "{scoped}"
+        );
+        let by_ref = walk_expression(&Scope::Ref("e3".parse().unwrap()), &limits, 1, None);
+        assert!(by_ref.contains(r#""ref":"e3""#), "{by_ref}");
+    }
+}
