@@ -757,6 +757,35 @@ pub struct DomDescribeNode {
 }
 command!(DomDescribeNode => "DOM.describeNode", DescribedNode);
 
+/// `DOMDebugger.getEventListeners`: the listeners on a node (and, with
+/// `depth`, on its descendants), which page scripts cannot see.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomDebuggerGetEventListeners {
+    /// The node, as a JavaScript object.
+    pub object_id: String,
+    /// How deep to look below it (0: the node only; -1: the whole subtree).
+    pub depth: i32,
+    /// Look into shadow roots too.
+    pub pierce: bool,
+}
+command!(DomDebuggerGetEventListeners => "DOMDebugger.getEventListeners", EventListeners);
+
+/// Result of `DOMDebugger.getEventListeners`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EventListeners {
+    /// The listeners found.
+    pub listeners: Vec<EventListener>,
+}
+
+/// One event listener (only what we read).
+#[derive(Debug, Clone, Deserialize)]
+pub struct EventListener {
+    /// The event type, such as `pointerdown`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
 /// Result of `DOM.describeNode`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DescribedNode {
@@ -785,6 +814,17 @@ pub struct DomResolveNode {
     pub execution_context_id: i64,
 }
 command!(DomResolveNode => "DOM.resolveNode", ResolvedNode);
+
+/// `DOM.resolveNode` in the page's own (main) world: what the page's
+/// scripts see of a node, such as the listeners they put on it
+/// (`DOMDebugger.getEventListeners` reports those of the object's world).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomResolveNodeInPageWorld {
+    /// The node.
+    pub backend_node_id: i64,
+}
+command!(DomResolveNodeInPageWorld => "DOM.resolveNode", ResolvedNode);
 
 /// Result of `DOM.resolveNode`.
 #[derive(Debug, Clone, Deserialize)]

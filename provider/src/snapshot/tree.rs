@@ -134,6 +134,11 @@ pub struct Walk {
     /// Custom elements seen for the first time that may hide closed shadow roots.
     #[serde(default)]
     pub pending_hosts: u32,
+    /// Lists of plain items seen for the first time, whose listeners the
+    /// provider checks (a list the page listens for presses on is one whose
+    /// items a person drags).
+    #[serde(default)]
+    pub pending_lists: u32,
     /// How long the walk took inside the page (milliseconds), for diagnostics.
     #[serde(default)]
     pub took_ms: f64,
@@ -231,6 +236,7 @@ mod tests {
             omitted: 1,
             fingerprints: HashMap::new(),
             pending_hosts: 0,
+            pending_lists: 0,
             took_ms: 0.0,
         }
     }

@@ -208,8 +208,9 @@ pub async fn what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed(ctx: Ctx)
     let page = Probe::open(&ctx, "widgets/sortable.html").await;
     page.until("window.boardReady === true").await;
     let text = page.snapshot().await;
-    // Items that show a grab cursor get refs.
-    for item in ["Lisbon", "Valletta", "Piraeus"] {
+    // Items that show a grab cursor get refs, and so do the plain cards of
+    // lists the library listens on for presses.
+    for item in ["Lisbon", "Valletta", "Piraeus", "Inspect hull", "Hire crew"] {
         let line = text
             .lines()
             .find(|l| l.contains(item))

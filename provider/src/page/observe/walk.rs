@@ -1,10 +1,12 @@
-//! One frame's walk: the page-side walker run in our world, and the
-//! closed shadow roots only CDP can reach.
+//! One frame's walk: the page-side walker run in our world, and what only
+//! CDP can reach for it: closed shadow roots, and the listeners that make a
+//! list's plain items things a person presses and drags.
 
 use serde_json::json;
 
 use crate::cdp::protocol::{
-    DomDescribeNode, DomResolveNode, RuntimeCallFunctionOn, RuntimeEvaluate,
+    DomDebuggerGetEventListeners, DomDescribeNode, DomResolveNode, DomResolveNodeInPageWorld,
+    RuntimeCallFunctionOn, RuntimeEvaluate,
 };
 use crate::error::{BrowserError, Result};
 use crate::page::{Budget, Page};
@@ -51,11 +53,16 @@ pub(super) async fn walk(
     };
     let expression = walk_expression(scope, limits, state.next_ref(), settle);
     let mut walk = run_walk(page, frame, scope, &expression, budget).await?;
-    // Closed shadow roots are invisible to scripts; CDP can pierce them.
-    // Hand the ones found to our world and walk again to include them.
-    if walk.pending_hosts > 0
-        && adopt_closed_roots(page, frame, walk.pending_hosts, budget).await? > 0
-    {
+    // Closed shadow roots and listeners are invisible to scripts; CDP
+    // sees them. Hand what it found to our world and walk again with it.
+    let mut adopted = 0;
+    if walk.pending_hosts > 0 {
+        adopted += adopt_closed_roots(page, frame, walk.pending_hosts, budget).await?;
+    }
+    if walk.pending_lists > 0 {
+        adopted += adopt_listened_lists(page, frame, walk.pending_lists, budget).await?;
+    }
+    if adopted > 0 {
         let again = walk_expression(scope, limits, walk.next_ref, None);
         walk = run_walk(page, frame, scope, &again, budget).await?;
     }
@@ -135,6 +142,105 @@ async fn run_walk(
     })?;
     tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), bytes, "walk");
     Ok(walk)
+}
+
+/// Events that start a press or a drag: a list listening for one of them
+/// (on itself or on its items) lets a person press and drag its items.
+const PRESS_EVENTS: [&str; 5] = [
+    "pointerdown",
+    "mousedown",
+    "touchstart",
+    "dragstart",
+    "click",
+];
+
+/// Asks CDP for the listeners of the lists the walker flagged (on the
+/// list and its items) and hands those listened to to our world. Returns
+/// how many were.
+async fn adopt_listened_lists(
+    page: &Page,
+    frame: Option<&str>,
+    lists: u32,
+    budget: &Budget,
+) -> Result<usize> {
+    let context = page.world(frame).context_id(page, budget).await?;
+    let mut adopted = 0;
+    for index in 0..lists {
+        let list = page
+            .call_in(
+                frame,
+                budget,
+                &RuntimeEvaluate {
+                    expression: format!("__browserShell.pendingList({index})"),
+                    context_id: Some(context),
+                    ..RuntimeEvaluate::default()
+                },
+            )
+            .await?;
+        let Some(list) = list.result.object_id else {
+            continue;
+        };
+        // Listeners are reported for the world the object lives in: ask
+        // about the page's own object for the same node.
+        let node = page
+            .call_in(
+                frame,
+                budget,
+                &DomDescribeNode {
+                    object_id: list.clone(),
+                    depth: 0,
+                    pierce: false,
+                },
+            )
+            .await?;
+        let in_page = page
+            .call_in(
+                frame,
+                budget,
+                &DomResolveNodeInPageWorld {
+                    backend_node_id: node.node.backend_node_id,
+                },
+            )
+            .await?;
+        let Some(in_page) = in_page.object.object_id else {
+            continue;
+        };
+        let found = page
+            .call_in(
+                frame,
+                budget,
+                &DomDebuggerGetEventListeners {
+                    object_id: in_page,
+                    depth: 1,
+                    pierce: false,
+                },
+            )
+            .await?;
+        if !found
+            .listeners
+            .iter()
+            .any(|listener| PRESS_EVENTS.contains(&listener.kind.as_str()))
+        {
+            continue;
+        }
+        let taken = page
+            .call_in(
+                frame,
+                budget,
+                &RuntimeCallFunctionOn {
+                    object_id: list,
+                    function_declaration:
+                        "function() { return __browserShell.adoptListening(this); }".into(),
+                    return_by_value: true,
+                    await_promise: false,
+                },
+            )
+            .await?;
+        if taken.result.value == Some(serde_json::Value::Bool(true)) {
+            adopted += 1;
+        }
+    }
+    Ok(adopted)
 }
 
 /// Finds closed shadow roots of the hosts the walker flagged and hands
