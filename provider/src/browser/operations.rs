@@ -204,7 +204,13 @@ impl Browser {
         self.inner
             .guarded(
                 &tab,
-                crate::page::inspect::inspect(&tab.page, target, options, &budget),
+                crate::page::inspect::inspect(
+                    &tab.page,
+                    target,
+                    options,
+                    &self.inner.config.snapshot_limits,
+                    &budget,
+                ),
             )
             .await
     }

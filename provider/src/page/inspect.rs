@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::act::Target;
 use super::{Budget, Page};
 use crate::error::{BrowserError, Result};
-use crate::snapshot::Ref;
+use crate::snapshot::{Ref, SnapshotLimits};
 
 /// Which element to inspect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +21,14 @@ pub enum InspectTarget {
     Ref(Ref),
     /// A CSS selector that must match exactly one element of the main document.
     Selector(String),
+    /// Exactly one element with this role and the name (or, unnamed, the
+    /// text) the snapshot shows; found as actions find it.
+    Role {
+        /// The role, such as `columnheader`.
+        role: String,
+        /// The name or shown text.
+        name: String,
+    },
 }
 
 /// What to include beyond the defaults.
@@ -154,12 +163,22 @@ pub async fn inspect(
     page: &Page,
     target: &InspectTarget,
     options: &InspectOptions,
+    limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<Inspection> {
+    let by_ref = async |reference: &Ref| -> Result<(Option<String>, serde_json::Value)> {
+        let record = super::observe::live_record(page, reference, budget).await?;
+        Ok((record.frame, json!({ "ref": reference })))
+    };
     let (frame, spec) = match target {
-        InspectTarget::Ref(reference) => {
-            let record = super::observe::live_record(page, reference, budget).await?;
-            (record.frame, json!({ "ref": reference }))
+        InspectTarget::Ref(reference) => by_ref(reference).await?,
+        // Found as an action finds its element, then inspected by ref.
+        InspectTarget::Role { role, name } => {
+            let by_role = Target::Role {
+                role: role.clone(),
+                name: name.clone(),
+            };
+            by_ref(&super::act::find(page, &by_role, limits, budget).await?).await?
         }
         InspectTarget::Selector(selector) => (None, json!({ "selector": selector })),
     };
@@ -186,7 +205,7 @@ pub async fn inspect(
                     "selector",
                     format!("{detail}; give a selector that matches exactly one element"),
                 ),
-                (InspectTarget::Ref(_), _) => BrowserError::invalid(
+                (InspectTarget::Ref(_) | InspectTarget::Role { .. }, _) => BrowserError::invalid(
                     "ref",
                     format!("{detail}; take a snapshot and use a ref from it"),
                 ),

@@ -412,6 +412,7 @@ mod tests {
             omitted: 0,
             fingerprints,
             pending_hosts: 0,
+            pending_lists: 0,
             took_ms: 0.0,
         }
     }

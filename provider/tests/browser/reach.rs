@@ -2,9 +2,12 @@
 //! names of cells that hold controls, what a person drags, and acting at a
 //! point. Fixtures: `scrollers.html`, `names.html`, `board.html`.
 
-use browser_provider::SessionId;
-use browser_provider::page::act::{Action, Target};
+use browser_provider::browser::ActionReport;
+use browser_provider::page::act::{Action, Aftermath, Target};
+use browser_provider::page::inspect::{InspectOptions, InspectTarget};
+use browser_provider::page::wait::{Condition, ElementState};
 use browser_provider::snapshot::Scope;
+use browser_provider::{BrowserError, SessionId};
 use tokio_util::sync::CancellationToken;
 
 use crate::snapshot::click;
@@ -34,18 +37,21 @@ impl Probe {
             .text
     }
 
-    async fn act(&self, role: &str, name: &str, action: Action) -> String {
+    async fn act(&self, role: &str, name: &str, action: Action) -> ActionReport {
         let target = Target::Role {
             role: role.into(),
             name: name.into(),
         };
-        let report = self
-            .ctx
-            .browser()
-            .act(&self.session, &target, &action, &CancellationToken::new())
+        self.try_act(&target, action)
             .await
-            .unwrap_or_else(|e| panic!("{role} {name:?}: {e}"));
-        format!("{:?}", report.outcome.observation)
+            .unwrap_or_else(|e| panic!("{role} {name:?}: {e}"))
+    }
+
+    async fn try_act(&self, target: &Target, action: Action) -> Result<ActionReport, BrowserError> {
+        self.ctx
+            .browser()
+            .act(&self.session, target, &action, &CancellationToken::new())
+            .await
     }
 
     /// Waits (bounded) until `condition` evaluates to true in the page.
@@ -108,9 +114,43 @@ pub async fn cells_that_hold_controls_keep_their_own_words(ctx: Ctx) {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
-    // The header is addressed as it is printed, and the button in it too.
+    // The header is addressed as it is printed, and the button in it too,
+    // for actions, waits and inspection.
     page.act("columnheader", "Tonnes", click()).await;
     page.act("button", "Sort column ascending", click()).await;
+    let inspected = page
+        .ctx
+        .browser()
+        .inspect(
+            &page.session,
+            &InspectTarget::Role {
+                role: "listitem".into(),
+                name: "Renew charts".into(),
+            },
+            &InspectOptions::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (inspected.tag.as_str(), inspected.text.as_str()),
+        ("li", "Renew charts")
+    );
+    let waited = page
+        .ctx
+        .browser()
+        .wait(
+            &page.session,
+            &Condition::Role {
+                role: "listitem".into(),
+                name: "Inspect hull".into(),
+                state: ElementState::Visible,
+            },
+            std::time::Duration::from_secs(2),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(waited.is_ok(), "{waited:?}");
     // Every name agrees with Chrome's own accessibility tree: ours is the
     // cell's own words, Chrome's adds the names of the controls in it.
     let chrome = chrome_names(&page).await;
@@ -225,8 +265,16 @@ pub async fn what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed(ctx: Ctx)
             name: name.into(),
         },
     };
-    page.act("listitem", "Inspect hull", drag_to("list", "Done"))
+    let report = page
+        .act("listitem", "Inspect hull", drag_to("list", "Done"))
         .await;
+    let Some(Aftermath::Dropped(Some(place))) = &report.outcome.aftermath else {
+        panic!("{:?}", report.outcome.aftermath)
+    };
+    assert_eq!(
+        place.to_string(),
+        r#"listitem "Inspect hull" is now 2 of 2 in list "Done""#
+    );
     assert_eq!(
         page.eval("JSON.stringify(order('done'))").await,
         r#"["Hire crew","Inspect hull"]"#,
@@ -242,4 +290,85 @@ pub async fn what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed(ctx: Ctx)
         "moves: {}",
         page.eval("JSON.stringify(moves)").await
     );
+}
+
+pub async fn a_scroll_in_a_box_says_what_came_into_view(ctx: Ctx) {
+    let page = Probe::open(&ctx, "scrollers.html").await;
+    let report = page
+        .act("option", "Port 3", Action::Scroll { dx: 0.0, dy: 240.0 })
+        .await;
+    let Some(Aftermath::Scrolled(view)) = &report.outcome.aftermath else {
+        panic!("{:?}", report.outcome.aftermath)
+    };
+    let scrolled = page
+        .eval("String(document.getElementById('ports').scrollTop)")
+        .await;
+    assert_eq!(view.top.to_string(), scrolled, "{view}");
+    assert!(view.top > 0, "{view}");
+    let text = view.to_string();
+    assert!(
+        text.starts_with(r#"listbox "Ports" is scrolled "#),
+        "{text}"
+    );
+    let first = view.first.as_ref().unwrap();
+    assert_eq!(first.role, "option", "{text}");
+    assert_ne!(first.name, "Port 1", "{text}");
+    // The page itself, without an element.
+    let report = page
+        .try_act(&Target::Page, Action::Scroll { dx: 0.0, dy: 300.0 })
+        .await
+        .unwrap();
+    let Some(Aftermath::Scrolled(view)) = &report.outcome.aftermath else {
+        panic!("{:?}", report.outcome.aftermath)
+    };
+    assert!(view.container.is_none() && view.top > 0, "{view}");
+}
+
+pub async fn actions_at_a_point_reach_what_has_no_element(ctx: Ctx) {
+    let page = Probe::open(&ctx, "canvas.html").await;
+    let at = |x: f64, y: f64| Target::Point { x, y };
+    // The canvas's box starts at (60, 40) in the viewport (its margin).
+    let report = page.try_act(&at(160.0, 240.0), click()).await.unwrap();
+    assert_eq!(
+        page.eval("JSON.stringify(log)").await,
+        r#"["click 100,200"]"#
+    );
+    let found = report.outcome.at_point.as_ref().expect("what was hit");
+    assert_eq!(found.to_string(), r#"generic "Tonnage chart""#, "{found:?}");
+    page.try_act(&at(210.0, 140.0), Action::Hover)
+        .await
+        .unwrap();
+    assert_eq!(
+        page.eval("document.getElementById('chart').dataset.hover")
+            .await,
+        "150,100"
+    );
+    page.try_act(
+        &at(100.0, 100.0),
+        Action::Drag {
+            to: at(300.0, 200.0),
+        },
+    )
+    .await
+    .unwrap();
+    // (A press and release on the same element is also a click, as a
+    // person's drag on a canvas is.)
+    let log = page.eval("JSON.stringify(log)").await;
+    assert!(log.contains("drag 40,60 -> 240,160"), "{log}");
+    // Outside the viewport, or an action that needs an element: refused.
+    for (target, action) in [
+        (at(-5.0, 10.0), click()),
+        (at(10.0, 100_000.0), click()),
+        (at(f64::NAN, 10.0), click()),
+        (
+            at(160.0, 240.0),
+            Action::Type {
+                text: "x".into(),
+                submit: false,
+            },
+        ),
+    ] {
+        let refused = page.try_act(&target, action).await.unwrap_err();
+        assert_eq!(refused.code(), "INVALID_ARGUMENT", "{refused}");
+    }
 }

@@ -20,8 +20,11 @@ pub const ACT: ToolSpec = ToolSpec {
         fill, press, select, check, uncheck, hover, focus, scroll, drag. type presses a key per character (pages \
         that listen for keys react; for long text use fill); fill sets the whole text at once (in a code editor, exactly that text). \
         select works on native selects and on custom comboboxes and listboxes (opens them, clicks each option by \
-        name). Returns what changed since your last snapshot (a diff with refs), or a full snapshot after a \
-        navigation. type and fill take text, or secret: the name of a secret the person gave (listed in the \
+        name). Targets inside scrolling boxes are scrolled to first. drag drops onto toRef, toRole + toName, or \
+        the point toX, toY, and says where the element ended up; scroll says what came into view. For what has \
+        no element (a canvas, a map, a chart), click, hover, scroll and drag take x, y instead: CSS pixels of \
+        the viewport as the last screenshot shows them. Returns what changed since your last snapshot (a diff \
+        with refs), or a full snapshot after a navigation. type and fill take text, or secret: the name of a secret the person gave (listed in the \
         instructions; its value is typed but never shown). Fails with STALE_REF (take a new snapshot) or \
         NOT_ACTIONABLE (with the reason).",
     read_only: false,
@@ -56,7 +59,7 @@ pub enum ActionName {
     Focus,
     /// Scroll the element into view, or by `dx`/`dy` pixels (the page when no target is given).
     Scroll,
-    /// Drag the element onto `toRef`.
+    /// Drag the element onto `toRef` (or `toRole` + `toName`, or the point `toX`, `toY`).
     Drag,
 }
 
@@ -110,6 +113,20 @@ pub struct ActArgs {
     pub dy: Option<f64>,
     /// Drop target's ref for `drag`.
     pub to_ref: Option<String>,
+    /// Instead of `toRef`: the drop target's role (such as "list"), with `toName`.
+    pub to_role: Option<String>,
+    /// Instead of `toRef`: the drop target's name (or, unnamed, its text as the snapshot shows it), with `toRole`.
+    pub to_name: Option<String>,
+    /// Instead of a ref: act at this point of the viewport (CSS pixels from the left edge, as the
+    /// last screenshot shows it), with `y`: for what has no element (a canvas, a map, a chart).
+    /// click, hover, scroll and drag only.
+    pub x: Option<f64>,
+    /// Instead of a ref: pixels from the viewport's top edge, with `x`.
+    pub y: Option<f64>,
+    /// Instead of `toRef`: drop at this point of the viewport (CSS pixels), with `toY`.
+    pub to_x: Option<f64>,
+    /// Instead of `toRef`: the drop point's pixels from the top, with `toX`.
+    pub to_y: Option<f64>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,
 }
@@ -147,7 +164,17 @@ async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
         .reference
         .as_ref()
         .map_or("page", Ref::as_str);
-    let mut text = format!("Done: {action} on {acted_on}.");
+    let mut text = match (&args.x, &args.y, &report.outcome.at_point) {
+        (Some(x), Some(y), Some(found)) => {
+            format!("Done: {action} at ({x}, {y}) on {found} [ref={acted_on}].")
+        }
+        (Some(x), Some(y), None) => format!("Done: {action} at ({x}, {y}), on nothing there."),
+        _ => format!("Done: {action} on {acted_on}."),
+    };
+    if let Some(aftermath) = &report.outcome.aftermath {
+        text.push(' ');
+        text.push_str(&aftermath.to_string());
+    }
     if report.outcome.navigated {
         text.push_str(" The page navigated.");
     }
@@ -216,27 +243,41 @@ fn headline(report: &browser_provider::browser::ActionReport) -> String {
 /// Turns `browser_act` arguments into a target and an action, naming the
 /// missing or conflicting field when they do not fit.
 fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
-    let target = match (&args.reference, &args.role, &args.name) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+    let at = point("x", args.x, "y", args.y)?;
+    let target = match (&args.reference, &args.role, &args.name, at) {
+        (None, None, None, Some(point)) => point,
+        (_, _, _, Some(_)) => {
+            return Err(BrowserError::invalid(
+                "x",
+                "give a ref, a role and name, or x and y: one of them",
+            ));
+        }
+        (Some(_), Some(_), _, None) | (Some(_), _, Some(_), None) => {
             return Err(BrowserError::invalid(
                 "ref",
                 "give ref, or role and name, not both",
             ));
         }
-        (Some(reference), None, None) => Target::Ref(ref_arg("ref", reference)?),
-        (None, Some(role), Some(name)) => Target::Role {
+        (Some(reference), None, None, None) => Target::Ref(ref_arg("ref", reference)?),
+        (None, Some(role), Some(name), None) => Target::Role {
             role: role.clone(),
             name: name.clone(),
         },
-        (None, Some(_), None) => return Err(BrowserError::invalid("name", "role needs name")),
-        (None, None, Some(_)) => return Err(BrowserError::invalid("role", "name needs role")),
-        (None, None, None) if matches!(args.action, ActionName::Scroll | ActionName::Press) => {
+        (None, Some(_), None, None) => {
+            return Err(BrowserError::invalid("name", "role needs name"));
+        }
+        (None, None, Some(_), None) => {
+            return Err(BrowserError::invalid("role", "name needs role"));
+        }
+        (None, None, None, None)
+            if matches!(args.action, ActionName::Scroll | ActionName::Press) =>
+        {
             Target::Page
         }
-        (None, None, None) => {
+        (None, None, None, None) => {
             return Err(BrowserError::invalid(
                 "ref",
-                "give the element's ref (or role and name)",
+                "give the element's ref (or role and name, or x and y)",
             ));
         }
     };
@@ -300,15 +341,50 @@ fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
                 },
             },
             ActionName::Drag => Action::Drag {
-                to: Target::Ref(ref_arg(
-                    "toRef",
-                    args.to_ref
-                        .as_deref()
-                        .ok_or_else(|| BrowserError::invalid("toRef", "drag needs toRef"))?,
-                )?),
+                to: drop_target(args)?,
             },
         };
     Ok((target, action))
+}
+
+/// A point from two optional coordinates, named `x_name` and `y_name` in
+/// what the caller sent.
+fn point(x_name: &str, x: Option<f64>, y_name: &str, y: Option<f64>) -> Result<Option<Target>> {
+    match (x, y) {
+        (None, None) => Ok(None),
+        (Some(x), Some(y)) => Ok(Some(Target::Point { x, y })),
+        (Some(_), None) => Err(BrowserError::invalid(
+            y_name,
+            format!("{x_name} needs {y_name}"),
+        )),
+        (None, Some(_)) => Err(BrowserError::invalid(
+            x_name,
+            format!("{y_name} needs {x_name}"),
+        )),
+    }
+}
+
+/// Where a drag drops: `toRef`, `toRole` + `toName`, or `toX` + `toY`.
+fn drop_target(args: &ActArgs) -> Result<Target> {
+    let at = point("toX", args.to_x, "toY", args.to_y)?;
+    match (&args.to_ref, &args.to_role, &args.to_name, at) {
+        (Some(reference), None, None, None) => Ok(Target::Ref(ref_arg("toRef", reference)?)),
+        (None, Some(role), Some(name), None) => Ok(Target::Role {
+            role: role.clone(),
+            name: name.clone(),
+        }),
+        (None, None, None, Some(point)) => Ok(point),
+        (None, Some(_), None, None) => Err(BrowserError::invalid("toName", "toRole needs toName")),
+        (None, None, Some(_), None) => Err(BrowserError::invalid("toRole", "toName needs toRole")),
+        (None, None, None, None) => Err(BrowserError::invalid(
+            "toRef",
+            "drag needs where to drop: toRef, toRole and toName, or toX and toY",
+        )),
+        _ => Err(BrowserError::invalid(
+            "toRef",
+            "give one drop target: toRef, toRole and toName, or toX and toY",
+        )),
+    }
 }
 
 /// `act`: an action, its target and its values.
@@ -322,7 +398,8 @@ pub struct ActCommand {
     /// The element's ref (such as e12); leave out with --role/--name, or
     /// for press and scroll on the page itself.
     pub target: Option<String>,
-    /// Text (type, fill), key (press), options (select) or drop ref (drag).
+    /// Text (type, fill), key (press), options (select) or drop ref (drag;
+    /// or --to-role/--to-name, or --to-x/--to-y).
     pub values: Vec<String>,
     /// Instead of a ref: the element's role, with --name.
     #[arg(long, requires = "name")]
@@ -352,6 +429,25 @@ pub struct ActCommand {
     /// Vertical scroll distance in pixels (positive scrolls down).
     #[arg(long, allow_negative_numbers = true)]
     pub dy: Option<f64>,
+    /// Instead of a ref: act at this point of the viewport, CSS pixels
+    /// from the left (with --y; click, hover, scroll and drag).
+    #[arg(long, requires = "y", allow_negative_numbers = true)]
+    pub x: Option<f64>,
+    /// Instead of a ref: CSS pixels from the viewport's top (with --x).
+    #[arg(long, requires = "x", allow_negative_numbers = true)]
+    pub y: Option<f64>,
+    /// Drag onto the element with this role (with --to-name).
+    #[arg(long, requires = "to_name")]
+    pub to_role: Option<String>,
+    /// Drag onto the element with this name or shown text (with --to-role).
+    #[arg(long, requires = "to_role")]
+    pub to_name: Option<String>,
+    /// Drag to this point of the viewport, CSS pixels from the left (with --to-y).
+    #[arg(long, requires = "to_y", allow_negative_numbers = true)]
+    pub to_x: Option<f64>,
+    /// Drag to this point, CSS pixels from the top (with --to-x).
+    #[arg(long, requires = "to_x", allow_negative_numbers = true)]
+    pub to_y: Option<f64>,
     /// The tab (such as t2); default: the active tab.
     #[arg(long)]
     pub tab: Option<String>,
@@ -406,6 +502,8 @@ impl ActCommand {
             "ref": reference,
             "role": self.role,
             "name": self.name,
+            "x": self.x,
+            "y": self.y,
             "tab": self.tab,
         });
         let extra = match self.action.as_str() {
@@ -426,7 +524,13 @@ impl ActCommand {
                         format!("{to:?} is not a ref (refs look like e12)"),
                     ));
                 }
-                json!({ "toRef": to })
+                json!({
+                    "toRef": to,
+                    "toRole": self.to_role,
+                    "toName": self.to_name,
+                    "toX": self.to_x,
+                    "toY": self.to_y,
+                })
             }
             "click" => {
                 none()?;
@@ -473,5 +577,62 @@ mod tests {
         let args: ActArgs =
             parse(serde_json::json!({"action": "click", "role": "button"})).unwrap();
         assert!(action_of(&args, None).is_err());
+    }
+
+    fn refused(arguments: Value) -> String {
+        let args: ActArgs = parse(arguments).unwrap();
+        action_of(&args, None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn drops_and_points_are_one_of_their_kinds() {
+        let args: ActArgs = parse(
+            json!({"action": "drag", "role": "listitem", "name": "Inspect hull",
+            "toRole": "list", "toName": "Done"}),
+        )
+        .unwrap();
+        let (_, action) = action_of(&args, None).unwrap();
+        assert_eq!(
+            action,
+            Action::Drag {
+                to: Target::Role {
+                    role: "list".into(),
+                    name: "Done".into()
+                }
+            }
+        );
+        let args: ActArgs =
+            parse(json!({"action": "drag", "x": 10, "y": 20, "toX": 30, "toY": 40})).unwrap();
+        let (target, action) = action_of(&args, None).unwrap();
+        assert_eq!(target, Target::Point { x: 10.0, y: 20.0 });
+        assert_eq!(
+            action,
+            Action::Drag {
+                to: Target::Point { x: 30.0, y: 40.0 }
+            }
+        );
+        assert_eq!(
+            refused(json!({"action": "click", "x": 10})),
+            "invalid argument y: x needs y"
+        );
+        assert_eq!(
+            refused(json!({"action": "click", "ref": "e1", "x": 10, "y": 2})),
+            "invalid argument x: give a ref, a role and name, or x and y: one of them"
+        );
+        assert_eq!(
+            refused(json!({"action": "drag", "ref": "e1", "toRole": "list"})),
+            "invalid argument toName: toRole needs toName"
+        );
+        assert_eq!(
+            refused(json!({"action": "drag", "ref": "e1", "toRef": "e2", "toX": 1, "toY": 2})),
+            "invalid argument toRef: give one drop target: toRef, toRole and toName, or toX and toY"
+        );
+        assert_eq!(
+            refused(json!({"action": "drag", "ref": "e1"})),
+            "invalid argument toRef: drag needs where to drop: toRef, toRole and toName, or toX and toY"
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::render;
 /// `browser_inspect`.
 pub const INSPECT: ToolSpec = ToolSpec {
     name: "browser_inspect",
-    description: "Inspect one element by ref or CSS selector: tag, role, name, attributes, text, computed style (a \
+    description: "Inspect one element by ref, role + name (as the snapshot shows it) or CSS selector: tag, role, name, attributes, text, computed style (a \
         common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
         visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \
         masked), and a CSS selector verified to match only this element, for writing a test.",
@@ -33,6 +33,10 @@ pub struct InspectArgs {
     pub reference: Option<String>,
     /// Or a CSS selector matching exactly one element of the page.
     pub selector: Option<String>,
+    /// Or the element's role (such as "columnheader"), with `name`: as the snapshot shows it.
+    pub role: Option<String>,
+    /// With `role`: the element's name (or, unnamed, its text) as the snapshot shows it.
+    pub name: Option<String>,
     /// Computed style properties to report (such as ["background-color", "width"]); ["all"] for every
     /// property; default: a common set (display, visibility, colours, font, box, position …).
     pub styles: Option<Vec<String>>,
@@ -50,13 +54,20 @@ async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
     } = call;
     let args: InspectArgs = parse(arguments)?;
     use_tab(browser, session, args.tab.as_deref()).await?;
-    let target = match (args.reference, args.selector) {
-        (Some(reference), None) => InspectTarget::Ref(ref_arg("ref", &reference)?),
-        (None, Some(selector)) => InspectTarget::Selector(selector),
+    let target = match (args.reference, args.selector, args.role, args.name) {
+        (Some(reference), None, None, None) => InspectTarget::Ref(ref_arg("ref", &reference)?),
+        (None, Some(selector), None, None) => InspectTarget::Selector(selector),
+        (None, None, Some(role), Some(name)) => InspectTarget::Role { role, name },
+        (None, None, Some(_), None) => {
+            return Err(BrowserError::invalid("name", "role needs name"));
+        }
+        (None, None, None, Some(_)) => {
+            return Err(BrowserError::invalid("role", "name needs role"));
+        }
         _ => {
             return Err(BrowserError::invalid(
                 "ref",
-                "give exactly one of ref (from a snapshot) and selector (CSS)",
+                "give exactly one of ref (from a snapshot), role and name, and selector (CSS)",
             ));
         }
     };
@@ -68,6 +79,7 @@ async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
     let described = match &target {
         InspectTarget::Ref(reference) => reference.to_string(),
         InspectTarget::Selector(selector) => format!("{selector:?}"),
+        InspectTarget::Role { role, name } => format!("{role} {name:?}"),
     };
     let json = serde_json::to_string_pretty(&inspection).unwrap_or_default();
     Ok(ToolOutput::text(format!(
@@ -80,11 +92,17 @@ async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct InspectCommand {
     /// The element's ref from the latest snapshot.
-    #[arg(value_name = "REF", required_unless_present = "selector")]
+    #[arg(value_name = "REF", required_unless_present_any = ["selector", "role"])]
     pub reference: Option<String>,
     /// Or a CSS selector matching exactly one element.
     #[arg(long, conflicts_with = "reference")]
     pub selector: Option<String>,
+    /// Or the element's role, with --name (as the snapshot shows it).
+    #[arg(long, requires = "name", conflicts_with_all = ["reference", "selector"])]
+    pub role: Option<String>,
+    /// The element's name or shown text, with --role.
+    #[arg(long, requires = "role")]
+    pub name: Option<String>,
     /// A computed style property to report (repeatable; "all" for every one).
     #[arg(long = "style", value_name = "PROPERTY")]
     pub styles: Vec<String>,
@@ -102,13 +120,15 @@ impl InspectCommand {
         let Self {
             reference,
             selector,
+            role,
+            name,
             styles,
             tab,
         } = self;
         Ok((
             INSPECT.name,
             without_nulls(json!({
-                "ref": reference, "selector": selector,
+                "ref": reference, "selector": selector, "role": role, "name": name,
                 "styles": (!styles.is_empty()).then_some(styles), "tab": tab,
             })),
         ))

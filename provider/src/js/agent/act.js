@@ -341,3 +341,72 @@ function placeOf(ref) {
   }
   return place;
 }
+
+// The element a person would hit at (x, y) of the page's viewport (CSS
+// pixels, as a screenshot shows them), for acting at a point: the nearest
+// element with a role there, handed a ref so the result can name it.
+// `outside` when the point is not in the viewport.
+function elementAt(x, y, nextRef) {
+  if (!(x >= 0 && y >= 0 && x < innerWidth && y < innerHeight)) {
+    return { status: 'outside', width: innerWidth, height: innerHeight };
+  }
+  const hit = deepElementFromPoint(document, x, y);
+  let el = hit;
+  while (el && el.nodeType === Node.ELEMENT_NODE && !roleOf(el)) el = composedParent(el);
+  const found = el && el.nodeType === Node.ELEMENT_NODE ? el : hit;
+  if (!found) return { status: 'nothing' };
+  const role = roleOf(found) || 'generic';
+  const state = { nextRef };
+  const ref = refFor(found, state);
+  const fingerprints = { [ref]: fingerprint(found, role, clip(nameOf(found, role), FINGERPRINT_NAME)) };
+  return {
+    status: 'ok',
+    handedOut: { doc, refs: [ref], fingerprints, nextRef: state.nextRef },
+    role,
+    name: clip(squash(nameOf(found, role)) || squash(contentText(found, true)), 80),
+  };
+}
+
+// Whether a box scrolls (overflow that scrolls, and more content than room).
+function scrolls(el) {
+  const style = getComputedStyle(el);
+  const y = /auto|scroll|overlay/.test(style.overflowY) && el.scrollHeight > el.clientHeight + 1;
+  const x = /auto|scroll|overlay/.test(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
+  return x || y;
+}
+
+// What a scroll brought into view: the nearest box around the element that
+// scrolls (the page without an element, or when none does), how far it is
+// scrolled, and the first and last things with a role a person sees in it.
+function scrolledView(ref) {
+  const el = ref ? element(ref) : null;
+  let box = el && el.nodeType === Node.ELEMENT_NODE && scrolls(el) ? el : el ? composedParent(el) : null;
+  while (box && box.nodeType === Node.ELEMENT_NODE && box !== document.body && box !== document.documentElement && !scrolls(box)) box = composedParent(box);
+  const page = !box || box.nodeType !== Node.ELEMENT_NODE || box === document.body || box === document.documentElement;
+  const scroller = page ? document.scrollingElement || document.documentElement : box;
+  const area = page ? { left: 0, top: 0, right: innerWidth, bottom: innerHeight } : box.getBoundingClientRect();
+  const named = (node) => {
+    for (let n = node; n && n.nodeType === Node.ELEMENT_NODE && (page || composedContains(box, n)); n = composedParent(n)) {
+      const role = roleOf(n);
+      if (role && n !== box) return { role, name: clip(squash(nameOf(n, role)) || squash(contentText(n, true)), 60) };
+    }
+    return null;
+  };
+  // Looked for a few pixels inside the box's edges, across its middle.
+  const at = (y) => named(deepElementFromPoint(document, (Math.max(area.left, 0) + Math.min(area.right, innerWidth)) / 2, y));
+  const top = Math.max(area.top, 0);
+  const bottom = Math.min(area.bottom, innerHeight);
+  const view = {
+    left: Math.round(scroller.scrollLeft),
+    top: Math.round(scroller.scrollTop),
+    maxLeft: Math.max(0, scroller.scrollWidth - scroller.clientWidth),
+    maxTop: Math.max(0, scroller.scrollHeight - scroller.clientHeight),
+    first: bottom > top ? at(top + 4) : null,
+    last: bottom > top ? at(bottom - 4) : null,
+  };
+  if (!page) {
+    const role = roleOf(box) || 'generic';
+    view.container = { role, name: clip(squash(nameOf(box, role)), 60) };
+  }
+  return view;
+}

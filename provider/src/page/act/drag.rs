@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use super::kinds::{Action, Ready, Target, world_call};
 use super::pointer::mouse_with_buttons;
-use super::resolve::{prepare, resolve_target};
+use super::resolve::{element_at, prepare, resolve_target};
 use crate::cdp::EventStream;
 use crate::cdp::protocol::{DragData, InputDispatchDragEvent, InputSetInterceptDrags};
 use crate::error::Result;
 use crate::page::hand::{Gesture, Point};
 use crate::page::{Budget, Page};
-use crate::snapshot::SnapshotLimits;
+use crate::snapshot::{Ref, SnapshotLimits};
 
 /// Distances (CSS pixels, each axis) of the first moves after the press:
 /// past Chrome's drag threshold (4 px) and the activation distance pointer
@@ -43,6 +43,14 @@ const INTERCEPT_BOUND: Duration = Duration::from_millis(1_000);
 /// The left button, as `Input.dispatchMouseEvent`'s `buttons` mask says it.
 const LEFT_HELD: u32 = 1;
 
+/// Where a drag goes.
+enum Drop {
+    /// Onto an element (its action point, once it is in view).
+    On(Ref),
+    /// At a point of the viewport.
+    Point(f64, f64),
+}
+
 /// Presses on the element, moves past the drag threshold, carries it onto
 /// `to` (prepared once the press is down, as a person finds the target
 /// while holding) and lets go there.
@@ -55,7 +63,15 @@ pub(super) async fn drag(
     budget: &Budget,
 ) -> Result<()> {
     let (x, y) = (ready.x, ready.y);
-    let destination = resolve_target(page, to, limits, budget).await?;
+    // A point to drop at is checked before the press (it must be in the
+    // viewport); an element is found now and prepared once the press is down.
+    let destination = match to {
+        Target::Point { x, y } => {
+            element_at(page, *x, *y, budget).await?;
+            Drop::Point(*x, *y)
+        }
+        _ => Drop::On(resolve_target(page, to, limits, budget).await?),
+    };
     let mut events = page.events().await?;
     mouse_with_buttons(page, "mouseMoved", x, y, "none", 0, budget).await?;
     mouse_with_buttons(page, "mousePressed", x, y, "left", LEFT_HELD, budget).await?;
@@ -68,8 +84,13 @@ pub(super) async fn drag(
     let html5 = intercepted?;
     tracing::debug!(html5 = html5.is_some(), "drag past the threshold");
 
-    let drop_at = prepare(page, &destination, "drag", budget).await?;
-    let (to_x, to_y) = (drop_at.x, drop_at.y);
+    let (to_x, to_y) = match &destination {
+        Drop::Point(x, y) => (*x, *y),
+        Drop::On(reference) => {
+            let drop_at = prepare(page, reference, "drag", budget).await?;
+            (drop_at.x, drop_at.y)
+        }
+    };
     page.show_gesture(Gesture {
         to: Some(Point { x: to_x, y: to_y }),
         ..Gesture::of(

@@ -8,7 +8,7 @@ use crate::page::{Budget, Page};
 use crate::snapshot::Ref;
 
 /// What to act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Target {
     /// A ref from a snapshot of this tab.
     Ref(Ref),
@@ -20,6 +20,15 @@ pub enum Target {
         role: String,
         /// The exact accessible name.
         name: String,
+    },
+    /// A point of the page's viewport in CSS pixels (as the last
+    /// screenshot shows it), for what has no element to name: a canvas, a
+    /// map tile, a chart. Click, hover, scroll and drag (from or to) only.
+    Point {
+        /// Pixels from the viewport's left edge.
+        x: f64,
+        /// Pixels from the viewport's top edge.
+        y: f64,
     },
 }
 

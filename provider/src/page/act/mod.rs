@@ -18,12 +18,15 @@
 //! - `selection`: select options, check and uncheck;
 //! - `scroll`: the mouse wheel;
 //! - `drag`: drag and drop, by pointer events or HTML5 drag and drop;
+//! - `report`: what an action learned beyond the diff (where a drag
+//!   dropped, what a scroll shows);
 //! - `settle`: waiting for the page after the input, and the look at it.
 
 mod drag;
 mod keyboard;
 mod kinds;
 mod pointer;
+mod report;
 mod resolve;
 mod scroll;
 mod selection;
@@ -38,8 +41,9 @@ use crate::snapshot::{Observation, Ref, SnapshotLimits};
 pub use crate::page::hand::ElementBox;
 use kinds::Ready;
 pub use kinds::{Action, MouseButton, Target};
+pub use report::{Aftermath, Named, Placement, ScrollView};
 pub use resolve::locate;
-use resolve::{page_point, prepare, resolve_target};
+use resolve::{page_point, point_at, prepare, resolve_target};
 use settle::{Settled, settle_and_look};
 
 /// Longest wait for the DOM to settle after an action that did not navigate.
@@ -62,6 +66,26 @@ pub struct ActOutcome {
     pub windows_opened: usize,
     /// The page after the action: a diff, or a full snapshot marked as a reset.
     pub observation: Observation,
+    /// What the action learned beyond the diff: where a dragged element
+    /// ended up, what a scroll brought into view.
+    pub aftermath: Option<Aftermath>,
+    /// For an action at a point: what a person would hit there.
+    pub at_point: Option<Named>,
+}
+
+/// The ref of the one element `target` names (a ref as given; a role and
+/// name found as actions find them, virtualized collections included).
+///
+/// # Errors
+/// `TARGET_AMBIGUOUS` (with the candidates' refs), `ELEMENT_NOT_FOUND`,
+/// `INVALID_ARGUMENT` for the page or a point, `TIMEOUT`.
+pub async fn find(
+    page: &Page,
+    target: &Target,
+    limits: &SnapshotLimits,
+    budget: &Budget,
+) -> Result<Ref> {
+    resolve_target(page, target, limits, budget).await
 }
 
 /// Runs `action` on `target` in `page` and observes the result.
@@ -77,8 +101,14 @@ pub async fn act(
     budget: &Budget,
 ) -> Result<ActOutcome> {
     let started = std::time::Instant::now();
+    let mut at_point = None;
     let ready = match target {
         Target::Page => page_point(page, action, budget).await?,
+        Target::Point { x, y } => {
+            let (ready, found) = point_at(page, *x, *y, action, budget).await?;
+            at_point = found;
+            ready
+        }
         Target::Ref(reference) => prepare(page, reference, action.name(), budget).await?,
         Target::Role { .. } => {
             // Found by role and name just now; a page that renders the
@@ -123,6 +153,15 @@ pub async fn act(
     };
     let looked = started.elapsed();
     let observation = observe::observation(page, look, reference.as_ref()).await;
+    let aftermath = match action {
+        _ if navigated => None,
+        Action::Drag { .. } => match &reference {
+            Some(reference) => Some(report::placement(page, reference, budget).await),
+            None => None,
+        },
+        Action::Scroll { .. } => report::scroll_view(page, reference.as_ref(), budget).await,
+        _ => None,
+    };
     tracing::debug!(
         action = action.name(),
         ?prepared,
@@ -137,6 +176,8 @@ pub async fn act(
         navigation_abandoned,
         windows_opened,
         observation,
+        aftermath,
+        at_point,
     })
 }
 

@@ -5,14 +5,16 @@
 //! successor when exactly one element now matches its fingerprint), one
 //! that cannot take the action fails with `NOT_ACTIONABLE`. What passes is
 //! a [`Ready`] element, scrolled into view, with its point in the page's
-//! viewport (out-of-process frames included). [`locate`] runs the same
+//! viewport (out-of-process frames included); a point of the viewport
+//! ([`point_at`]) is what a person would hit there. [`locate`] runs the same
 //! checks for screenshots of one element. What the tab knows of a ref,
 //! and the `STALE_REF` error, are [`observe`](crate::page::observe)'s.
 
 use serde::Deserialize;
 use serde_json::json;
 
-use super::kinds::{Action, EditorFocus, Ready, Target};
+use super::kinds::{Action, EditorFocus, Ready, Target, world_call};
+use super::report::Named;
 use crate::error::{BrowserError, Result, StaleReason};
 use crate::page::hand::ElementBox;
 use crate::page::observe::{self, frame_offset, live_record, stale};
@@ -102,6 +104,103 @@ pub async fn locate(
     })
 }
 
+/// A point of the viewport to act at, and what a person would hit there
+/// (handed a ref, recorded, so the result can name it).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a point outside the viewport or an action that
+/// needs an element (typing, selecting, checking).
+pub(super) async fn point_at(
+    page: &Page,
+    x: f64,
+    y: f64,
+    action: &Action,
+    budget: &Budget,
+) -> Result<(Ready, Option<Named>)> {
+    if !matches!(
+        action,
+        Action::Click { .. } | Action::Hover | Action::Scroll { .. } | Action::Drag { .. }
+    ) {
+        return Err(BrowserError::invalid(
+            "x",
+            format!(
+                "{} needs an element: at a point only click, hover, scroll and drag",
+                action.name()
+            ),
+        ));
+    }
+    let found = element_at(page, x, y, budget).await?;
+    let ready = Ready {
+        reference: found.as_ref().map(|(reference, _)| reference.clone()),
+        frame: None,
+        x,
+        y,
+        width: 0.0,
+        height: 0.0,
+        editor: None,
+    };
+    Ok((ready, found.map(|(_, named)| named)))
+}
+
+/// What a person would hit at (`x`, `y`): its ref (recorded) and how the
+/// snapshot shows it.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a point outside the viewport (or not a number).
+pub(super) async fn element_at(
+    page: &Page,
+    x: f64,
+    y: f64,
+    budget: &Budget,
+) -> Result<Option<(Ref, Named)>> {
+    if !x.is_finite() || !y.is_finite() {
+        return Err(BrowserError::invalid("x", "x and y must be finite numbers"));
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AtPoint {
+        status: String,
+        #[serde(default)]
+        handed_out: Option<HandedOut>,
+        #[serde(default)]
+        role: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        width: f64,
+        #[serde(default)]
+        height: f64,
+    }
+    let next_ref = page.agent.lock().await.next_ref();
+    let expression = format!("__browserShell.elementAt({x}, {y}, {next_ref})");
+    let value = world_call(page, None, budget, &expression).await?;
+    let at: AtPoint = serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
+        message: format!("the page-side lookup at a point returned an unexpected shape: {e}"),
+    })?;
+    match (at.status.as_str(), at.handed_out) {
+        ("outside", _) => Err(BrowserError::invalid(
+            "x",
+            format!(
+                "({x}, {y}) is outside the viewport ({} × {} CSS pixels); take a screenshot to see what is where",
+                at.width, at.height
+            ),
+        )),
+        ("ok", Some(handed_out)) => {
+            let reference = handed_out.record(page).await.into_iter().next();
+            Ok(reference.map(|reference| {
+                (
+                    reference,
+                    Named {
+                        role: at.role,
+                        name: at.name,
+                    },
+                )
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The ref for a target: as given, or the one element with the role and name.
 pub(super) async fn resolve_target(
     page: &Page,
@@ -112,6 +211,10 @@ pub(super) async fn resolve_target(
     match target {
         Target::Ref(reference) => Ok(reference.clone()),
         Target::Page => Err(BrowserError::invalid("ref", "this action needs an element")),
+        Target::Point { .. } => Err(BrowserError::invalid(
+            "x",
+            "this needs an element, not a point: give a ref or a role and name",
+        )),
         Target::Role { role, name } => {
             let mut found = {
                 let mut state = page.agent.lock().await;
