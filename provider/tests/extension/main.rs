@@ -41,6 +41,9 @@ mod network;
 #[path = "../browser/patterns.rs"]
 mod patterns;
 #[allow(dead_code)]
+#[path = "../browser/reach.rs"]
+mod reach;
+#[allow(dead_code)]
 #[path = "../browser/screenshot.rs"]
 mod screenshot;
 #[allow(dead_code)]
@@ -205,6 +208,11 @@ fn main() {
         patterns::trees_tabs_menus_and_range_widgets_show_their_states,
         patterns::pointer_cursors_from_any_style_sheet_get_refs,
         patterns::aria_owns_re_parents_and_lists_say_their_window,
+        reach::targets_inside_scroll_boxes_are_scrolled_to_and_clicked,
+        reach::cells_that_hold_controls_keep_their_own_words,
+        reach::what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed,
+        reach::a_scroll_in_a_box_says_what_came_into_view,
+        reach::actions_at_a_point_reach_what_has_no_element,
     ]);
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.
