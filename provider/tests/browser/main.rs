@@ -48,6 +48,7 @@ fn main() {
         reach::what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed,
         reach::a_scroll_in_a_box_says_what_came_into_view,
         reach::actions_at_a_point_reach_what_has_no_element,
+        reach::a_combobox_library_s_results_scroll_in_their_box,
         widgets::ag_grid_sorts_by_a_header_and_reaches_a_row_far_below,
         widgets::monaco_holds_exactly_what_was_filled,
         widgets::codemirror_holds_exactly_what_was_filled,

@@ -372,3 +372,17 @@ pub async fn actions_at_a_point_reach_what_has_no_element(ctx: Ctx) {
         assert_eq!(refused.code(), "INVALID_ARGUMENT", "{refused}");
     }
 }
+
+pub async fn a_combobox_library_s_results_scroll_in_their_box(ctx: Ctx) {
+    // Tom Select keeps its options in a box of 200 px that scrolls: the
+    // last of 80 lies far below the box's fold, the box well inside the page.
+    let page = Probe::open(&ctx, "widgets/tomselect.html").await;
+    page.until("window.tomSelectReady === true").await;
+    page.act("combobox", "Fruit", click()).await;
+    let below = page
+        .eval("String(document.querySelector('.ts-dropdown-content').scrollTop)")
+        .await;
+    assert_eq!(below, "0", "the box starts at its top");
+    page.act("option", "Pomegranate", click()).await;
+    assert_eq!(page.eval("selectedValue()").await, "pomegranate");
+}

@@ -213,6 +213,7 @@ fn main() {
         reach::what_a_person_drags_has_a_ref_and_drops_where_it_is_aimed,
         reach::a_scroll_in_a_box_says_what_came_into_view,
         reach::actions_at_a_point_reach_what_has_no_element,
+        reach::a_combobox_library_s_results_scroll_in_their_box,
     ]);
     let mut args = libtest_mimic::Arguments::from_args();
     // Stop in the extension holds every session: one test at a time.
