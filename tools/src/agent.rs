@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
 use browser_provider::{Activity, Browser, BrowserError, SessionId};
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::Tool;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -388,9 +388,9 @@ impl AgentOptions {
             .iter()
             .filter(|spec| self.offers(spec))
             .map(|spec| {
-                let mut tool = Tool::new(spec.name, spec.description, (spec.schema)());
-                tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only));
-                tool
+                Tool::new(spec.name, spec.description, spec.input_schema())
+                    .with_title(spec.title)
+                    .with_annotations(spec.effect.annotations(spec.title))
             })
             .collect()
     }

@@ -174,10 +174,14 @@ impl ServerHandler for McpServer {
 
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "browser-shell",
-                env!("CARGO_PKG_VERSION"),
-            ))
+            .with_server_info(
+                Implementation::new("browser-shell", env!("CARGO_PKG_VERSION"))
+                    .with_title("browser-shell")
+                    .with_description(
+                        "A real Chromium browser for agents that a person can watch and take over",
+                    )
+                    .with_website_url(env!("CARGO_PKG_REPOSITORY")),
+            )
             .with_instructions(self.options.instructions(INSTRUCTIONS))
     }
 

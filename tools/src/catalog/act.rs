@@ -8,13 +8,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_act`.
 pub const ACT: ToolSpec = ToolSpec {
     name: "browser_act",
+    title: "Act on an element",
     description: "Act on an element by ref (or exact role + name, which also finds what the snapshot shows \
         without a ref, such as a list item by its text, and rows of a virtualized grid further down): click, type, \
         fill, press, select, check, uncheck, hover, focus, scroll, drag. type presses a key per character (pages \
@@ -27,7 +28,7 @@ pub const ACT: ToolSpec = ToolSpec {
         with refs), or a full snapshot after a navigation. type and fill take text, or secret: the name of a secret the person gave (listed in the \
         instructions; its value is typed but never shown). Fails with STALE_REF (take a new snapshot) or \
         NOT_ACTIONABLE (with the reason).",
-    read_only: false,
+    effect: Effect::ACTS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ActArgs>,
@@ -103,7 +104,8 @@ pub struct ActArgs {
     pub values: Option<Vec<String>>,
     /// Mouse button for `click` (default left).
     pub button: Option<ButtonName>,
-    /// Clicks in a row for `click` (2 = double-click).
+    /// Clicks in a row for `click`: 1 to 3 (2 = double-click, 3 = triple-click).
+    #[schemars(range(min = 1, max = 3))]
     pub click_count: Option<u32>,
     /// Keys held during `click`: "Alt", "Control", "Meta", "Shift".
     pub modifiers: Option<Vec<String>>,
@@ -307,7 +309,16 @@ fn action_of(args: &ActArgs, secret: Option<&str>) -> Result<(Target, Action)> {
                     Some(ButtonName::Right) => MouseButton::Right,
                     Some(ButtonName::Middle) => MouseButton::Middle,
                 },
-                count: args.click_count.unwrap_or(1),
+                count: match args.click_count {
+                    None => 1,
+                    Some(count @ 1..=3) => count,
+                    Some(other) => {
+                        return Err(BrowserError::invalid(
+                            "clickCount",
+                            format!("{other} is not 1, 2 or 3"),
+                        ));
+                    }
+                },
                 modifiers: args.modifiers.clone().unwrap_or_default(),
             },
             ActionName::Type => Action::Type {

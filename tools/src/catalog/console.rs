@@ -7,16 +7,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_console`.
 pub const CONSOLE: ToolSpec = ToolSpec {
     name: "browser_console",
+    title: "Console messages",
     description: "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
         Pass the returned cursor as since next time to get only what is new; filter with level.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ConsoleArgs>,
@@ -46,6 +47,7 @@ pub struct ConsoleArgs {
     /// Only entries after this cursor (the "next cursor" of your last read): read only what is new.
     pub since: Option<u64>,
     /// At most this many entries (default 100).
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,

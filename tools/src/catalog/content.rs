@@ -9,16 +9,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_content`.
 pub const CONTENT: ToolSpec = ToolSpec {
     name: "browser_content",
+    title: "Page content",
     description: "Read the page as markdown (default), txt, html or json (title, links, forms, tables, JSON-LD), \
         optionally only a CSS selector's element, capped by maxChars.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
@@ -50,6 +51,7 @@ pub struct ContentArgs {
     /// Cut the content after this many characters.
     pub max_chars: Option<usize>,
     /// Give up after this many milliseconds (default 30000).
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,

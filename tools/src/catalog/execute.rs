@@ -9,16 +9,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_execute`.
 pub const EXECUTE: ToolSpec = ToolSpec {
     name: "browser_execute",
+    title: "Run JavaScript",
     description: "Run JavaScript in the page: an expression or a function body; args arrive as arguments[0..n]; \
         promises are awaited; the value returns as JSON. Prefer browser_act for interaction.",
-    read_only: false,
+    effect: Effect::ACTS,
     offered: Offered::Execute,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
@@ -32,10 +33,16 @@ pub struct ExecuteArgs {
     /// JavaScript: an expression (`document.title`) or a function body with `return`.
     /// Promises are awaited. Prefer `browser_act` for interaction.
     pub script: String,
-    /// Values passed to the script as `arguments[0..n]`.
+    /// Values passed to the script as `arguments[0..n]` (any JSON: strings, numbers, booleans,
+    /// objects, arrays).
     #[serde(default)]
+    #[schemars(extend("items" = {"anyOf": [
+        {"type": "string"}, {"type": "number"}, {"type": "boolean"},
+        {"type": "object"}, {"type": "array"}
+    ]}))]
     pub args: Vec<Value>,
     /// Give up after this many milliseconds (default 30000).
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,

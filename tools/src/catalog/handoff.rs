@@ -7,17 +7,18 @@ use browser_provider::{Result, TabHandle};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Offered, ToolSpec, parse};
+use super::{Call, Effect, Offered, ToolSpec, parse};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_handoff`.
 pub const HANDOFF: ToolSpec = ToolSpec {
     name: "browser_handoff",
+    title: "Ask the person",
     description: "Ask the person watching to do something you cannot (sign in, solve a CAPTCHA, confirm a payment). \
         Shows your reason and gives them control; waits until they return it, then reports what changed \
         (URL, tabs, whether cookies changed) with a fresh snapshot.",
-    read_only: false,
+    effect: Effect::ASKS,
     offered: Offered::Always,
     own_wait_ms: Some(HANDOFF_DEFAULT_MS),
     schema: rmcp::handler::server::common::schema_for_type::<HandoffArgs>,
@@ -31,6 +32,7 @@ pub struct HandoffArgs {
     /// What the person should do, in a sentence (such as "Please sign in to your bank").
     pub reason: String,
     /// How long to wait for the person, in milliseconds (default 600000).
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
 }
 

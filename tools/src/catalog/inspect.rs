@@ -6,18 +6,19 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_inspect`.
 pub const INSPECT: ToolSpec = ToolSpec {
     name: "browser_inspect",
+    title: "Inspect an element",
     description: "Inspect one element by ref, role + name (as the snapshot shows it) or CSS selector: tag, role, name, attributes, text, computed style (a \
         common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
         visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \
         masked), and a CSS selector verified to match only this element, for writing a test.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<InspectArgs>,

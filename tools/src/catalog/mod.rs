@@ -17,6 +17,7 @@ pub mod handoff;
 pub mod inspect;
 pub mod navigation;
 pub mod network;
+pub mod schema;
 pub mod screenshot;
 pub mod snapshot;
 pub mod tabs;
@@ -74,6 +75,83 @@ pub enum Offered {
     TabTools,
 }
 
+/// What a tool does to the browser and the world beyond it, as MCP's
+/// annotation hints say it: a host may ask the person before a destructive
+/// tool, and skip asking for one that only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effect {
+    /// It changes nothing: it reads the page, the tabs or the logs.
+    pub read_only: bool,
+    /// It may destroy what the person has (submit a form, run a script,
+    /// close tabs); only said of a tool that is not read-only.
+    pub destructive: bool,
+    /// The same call again does nothing more.
+    pub idempotent: bool,
+    /// It reaches the open web (loads pages, sends requests), not only
+    /// this browser's own state.
+    pub open_world: bool,
+}
+
+impl Effect {
+    /// Reads the page, the tabs or the logs.
+    pub const READS: Self = Self {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// Loads pages (open, back, forward, reload): leaves the page it was
+    /// on, destroys nothing the person has.
+    pub const BROWSES: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Acts in the page as a person would (clicks, types, runs a script):
+    /// a click can submit, buy or delete.
+    pub const ACTS: Self = Self {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Hands the browser to the person and waits: they may do anything.
+    pub const ASKS: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Chooses which of the session's tabs the next calls use.
+    pub const SELECTS: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// Closes tabs (what is in them is gone).
+    pub const CLOSES: Self = Self {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+
+    /// The MCP annotations for a tool with this effect and `title`.
+    pub fn annotations(self, title: &str) -> rmcp::model::ToolAnnotations {
+        let mut annotations = rmcp::model::ToolAnnotations::with_title(title)
+            .read_only(self.read_only)
+            .open_world(self.open_world);
+        if !self.read_only {
+            annotations = annotations
+                .destructive(self.destructive)
+                .idempotent(self.idempotent);
+        }
+        annotations
+    }
+}
+
 /// What a tool's `run` gets: the session it acts for and the call.
 #[derive(Debug)]
 pub struct Call<'a> {
@@ -97,10 +175,12 @@ pub type Run =
 pub struct ToolSpec {
     /// `browser_…`.
     pub name: &'static str,
+    /// A short title for people (MCP `title` and `annotations.title`).
+    pub title: &'static str,
     /// What a model reads to choose it.
     pub description: &'static str,
-    /// It does not change the page (an MCP annotation).
-    pub read_only: bool,
+    /// What it does to the browser and beyond (MCP's annotation hints).
+    pub effect: Effect,
     /// When it is offered.
     pub offered: Offered,
     /// It waits for something outside the agent (a person, a condition)
@@ -110,6 +190,14 @@ pub struct ToolSpec {
     pub schema: fn() -> Arc<JsonObject>,
     /// Runs it.
     pub run: Run,
+}
+
+impl ToolSpec {
+    /// The JSON Schema of its arguments as every client takes it (see
+    /// [`schema::portable`]).
+    pub fn input_schema(&self) -> Arc<JsonObject> {
+        Arc::new(schema::portable(&(self.schema)()))
+    }
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -199,6 +287,32 @@ mod tests {
             matches!(error, Some(BrowserError::InvalidArgument { ref field, .. }) if field == "colour"),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn every_tool_says_what_it_does() {
+        for spec in ALL {
+            assert!(
+                !spec.title.is_empty() && spec.title.len() <= 30,
+                "{}: {:?}",
+                spec.name,
+                spec.title
+            );
+        }
+        let effect = |name: &str| find(name).map(|spec| spec.effect);
+        // A tab switch is no destructive act; closing tabs is.
+        assert_eq!(effect("browser_switch_tab"), Some(Effect::SELECTS));
+        assert!(effect("browser_close_tab").is_some_and(|e| e.destructive));
+        assert!(effect("browser_reset").is_some_and(|e| e.destructive));
+        assert!(effect("browser_snapshot").is_some_and(|e| e.read_only));
+    }
+
+    #[test]
+    fn every_schema_is_portable() {
+        for spec in ALL {
+            let problems = schema::problems(&spec.input_schema());
+            assert!(problems.is_empty(), "{}: {problems:#?}", spec.name);
+        }
     }
 
     #[test]

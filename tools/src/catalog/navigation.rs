@@ -10,15 +10,16 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_open`.
 pub const OPEN: ToolSpec = ToolSpec {
     name: "browser_open",
+    title: "Open a page",
     description: "Open an http(s) URL in the active tab (or a new tab with newTab) and return a snapshot with element refs.",
-    read_only: false,
+    effect: Effect::BROWSES,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<OpenArgs>,
@@ -28,8 +29,9 @@ pub const OPEN: ToolSpec = ToolSpec {
 /// `browser_navigate`.
 pub const NAVIGATE: ToolSpec = ToolSpec {
     name: "browser_navigate",
+    title: "Back, forward or reload",
     description: "Go to a URL, or back, forward or reload, and return a snapshot.",
-    read_only: false,
+    effect: Effect::BROWSES,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NavigateArgs>,

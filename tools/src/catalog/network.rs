@@ -8,18 +8,19 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_network`.
 pub const NETWORK: ToolSpec = ToolSpec {
     name: "browser_network",
+    title: "Network requests",
     description: "Read the tab's requests (method, URL, status, type, MIME type, size, duration, why it failed), in \
         the order they ended. Filter with failed, url and type; pass the returned cursor as since next \
         time to get only what is new; headers: true adds headers (credentials redacted); body: <number> \
         shows one response's body.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NetworkArgs>,
@@ -40,6 +41,7 @@ pub struct NetworkArgs {
     /// Only requests after this cursor (the "next cursor" of your last read): read only what is new.
     pub since: Option<u64>,
     /// At most this many requests (default 50).
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
     /// Include request and response headers (credentials and token-like values redacted).
     pub headers: Option<bool>,

@@ -8,14 +8,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 
 /// `browser_screenshot`.
 pub const SCREENSHOT: ToolSpec = ToolSpec {
     name: "browser_screenshot",
+    title: "Screenshot",
     description: "Capture the viewport, the full page or one element (ref or selector) as an image. Use for visual checks; prefer snapshots for reading.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ScreenshotArgs>,
@@ -47,6 +48,7 @@ pub struct ScreenshotArgs {
     /// png (default) or jpeg.
     pub format: Option<ImageName>,
     /// JPEG quality 1-100 (default 80).
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,

@@ -6,16 +6,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_snapshot`.
 pub const SNAPSHOT: ToolSpec = ToolSpec {
     name: "browser_snapshot",
+    title: "Page snapshot",
     description: "Return the page as a compact tree: role, \"name\", states, [ref=eN] on every actionable element. \
         Use the refs with browser_act. Scope with selector or ref on big pages.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<SnapshotArgs>,

@@ -8,15 +8,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, NoArgs, Offered, ToolSpec, parse, without_nulls};
+use super::{Call, Effect, NoArgs, Offered, ToolSpec, parse, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_reset`.
 pub const RESET: ToolSpec = ToolSpec {
     name: "browser_reset",
+    title: "Close every tab",
     description: "Close every tab this session opened.",
-    read_only: false,
+    effect: Effect::CLOSES,
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
@@ -26,8 +27,9 @@ pub const RESET: ToolSpec = ToolSpec {
 /// `browser_list_tabs`.
 pub const LIST_TABS: ToolSpec = ToolSpec {
     name: "browser_list_tabs",
+    title: "List tabs",
     description: "List this session's tabs (t1, t2, …) with URL and title.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
@@ -37,8 +39,9 @@ pub const LIST_TABS: ToolSpec = ToolSpec {
 /// `browser_switch_tab`.
 pub const SWITCH_TAB: ToolSpec = ToolSpec {
     name: "browser_switch_tab",
+    title: "Switch tab",
     description: "Make a tab active (such as t2) and return its snapshot.",
-    read_only: false,
+    effect: Effect::SELECTS,
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<TabArgs>,
@@ -48,9 +51,10 @@ pub const SWITCH_TAB: ToolSpec = ToolSpec {
 /// `browser_claim_tab`.
 pub const CLAIM_TAB: ToolSpec = ToolSpec {
     name: "browser_claim_tab",
+    title: "Take the person's tab",
     description: "Take over a tab the person opened (listed by browser_list_tabs): give its tab, url and title exactly \
         as listed; if the person changed it meanwhile, the claim fails. It returns to the person when you finish.",
-    read_only: false,
+    effect: Effect::SELECTS,
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ClaimTabArgs>,
@@ -60,8 +64,9 @@ pub const CLAIM_TAB: ToolSpec = ToolSpec {
 /// `browser_close_tab`.
 pub const CLOSE_TAB: ToolSpec = ToolSpec {
     name: "browser_close_tab",
+    title: "Close a tab",
     description: "Close one of this session's tabs (default: the active one).",
-    read_only: false,
+    effect: Effect::CLOSES,
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<CloseTabArgs>,

@@ -8,19 +8,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
 /// `browser_wait`.
 pub const WAIT: ToolSpec = ToolSpec {
     name: "browser_wait",
+    title: "Wait for a condition",
     description: "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
         role+name to be visible / hidden / enabled, the URL to contain a string, a load state (load, \
         domcontentloaded, networkidle), a request to end, a JavaScript expression to be true, or the page \
         to stop changing (stable). On timeout it fails with TIMEOUT and \
         says what it last saw.",
-    read_only: true,
+    effect: Effect::READS,
     offered: Offered::Always,
     own_wait_ms: Some(WAIT_DEFAULT_MS),
     schema: rmcp::handler::server::common::schema_for_type::<WaitArgs>,
@@ -84,6 +85,7 @@ pub struct WaitArgs {
     #[serde(default)]
     pub stable: bool,
     /// Give up after this many milliseconds (default 10000); then TIMEOUT says what was last seen.
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
     pub tab: Option<String>,
