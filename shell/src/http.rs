@@ -35,7 +35,71 @@ pub fn mcp_router(
     let factory = move || Ok(server_for_connection());
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    Router::new().nest_service("/mcp", service)
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn(jsonrpc_over_http))
+}
+
+/// The largest request body `/mcp` takes (a tool call's arguments, such as
+/// a script for `browser_execute`).
+const MAX_REQUEST_BYTES: usize = 16 << 20;
+
+/// What the MCP spec asks of its HTTP transport that rmcp answers
+/// otherwise: a body that is not JSON is `400` with JSON-RPC's `-32700
+/// Parse error` (rmcp: `415` and a sentence), and ending a session with
+/// `DELETE` is `204 No Content` (rmcp: `202`, which clients log as a failure).
+async fn jsonrpc_over_http(request: Request, next: Next) -> Response {
+    let deleting = request.method() == axum::http::Method::DELETE;
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    let request = if request.method() == axum::http::Method::POST && is_json {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+            return jsonrpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                format!("the request is over {MAX_REQUEST_BYTES} bytes"),
+            );
+        };
+        if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                format!("Parse error: {error}"),
+            );
+        }
+        Request::from_parts(parts, axum::body::Body::from(bytes))
+    } else {
+        request
+    };
+    let mut response = next.run(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+/// A JSON-RPC error answered over HTTP with `status`.
+fn jsonrpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (status, axum::Json(body)).into_response()
+}
+
+/// `/.well-known/…` (where OAuth clients look for an authorization server):
+/// `404`, there is no OAuth here, before any token is asked for, so a
+/// client goes on with the bearer token it was given.
+pub fn without_oauth() -> Router {
+    Router::new().route(
+        "/.well-known/{*path}",
+        axum::routing::any(|| async { StatusCode::NOT_FOUND }),
+    )
 }
 
 /// MCP over HTTP bound to its address, with its token.
@@ -119,12 +183,12 @@ pub async fn serve(
     let Listening {
         listener, token, ..
     } = listening;
-    let app = mcp_router(server_for_connection, cancel, true).layer(middleware::from_fn(
-        move |request: Request, next: Next| {
+    let app = mcp_router(server_for_connection, cancel, true)
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
             let token = Arc::clone(&token);
             async move { guard(&token, request, next).await }
-        },
-    ));
+        }))
+        .merge(without_oauth());
     // No Nagle delay on small responses and streamed events.
     axum::serve(without_nagle(listener), app)
         .with_graceful_shutdown(cancel.clone().cancelled_owned())

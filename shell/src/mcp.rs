@@ -112,7 +112,7 @@ pub async fn run_stdio(config: &Config, cancel: &CancellationToken) -> Result<()
     };
     let service = server
         .clone()
-        .serve(rmcp::transport::stdio())
+        .serve(browser_tools::mcp::stdio::guarded())
         .await
         .map_err(|e| BrowserError::NotConnected {
             reason: format!("the MCP client did not initialize: {e}"),

@@ -117,3 +117,197 @@ async fn strict_clients_take_every_schema_and_read_every_tool_s_metadata() {
         Some(Value::Bool(true))
     );
 }
+
+/// Sends `lines` to `browser-shell mcp` on stdio and returns the answers
+/// to the requests among them, by id (at most 30 s).
+async fn stdio_answers(lines: &[&str], ids: &[Value]) -> Vec<Value> {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["mcp", "--temporary-profile"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("browser-shell runs");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers: Vec<Value> = Vec::new();
+    let read = async {
+        while answers.len() < ids.len() {
+            let line = out
+                .next_line()
+                .await
+                .unwrap()
+                .expect("an answer per request");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id").is_some_and(|id| ids.contains(id)) {
+                answers.push(message);
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("every request answered within 30 s");
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    answers
+}
+
+/// The answer with `id` among `answers`.
+fn answer(answers: &[Value], id: Value) -> &Value {
+    answers
+        .iter()
+        .find(|answer| answer["id"] == id)
+        .unwrap_or_else(|| panic!("no answer with id {id}: {answers:?}"))
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+
+#[tokio::test]
+async fn protocol_errors_are_the_spec_s_on_stdio() {
+    let answers = stdio_answers(
+        &[
+            r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+            INITIALIZE,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"no/such"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list""#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#,
+        ],
+        &[0, 1, 2, 3, 4, 6].map(Value::from).into_iter().chain([Value::Null]).collect::<Vec<_>>(),
+    )
+    .await;
+    let error = |id: Value| answer(&answers, id)["error"].clone();
+    // Before initialize: told to initialize.
+    assert_eq!(error(0.into())["code"], -32600);
+    assert!(
+        error(0.into())["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize first")
+    );
+    // Server info with a title and a description.
+    let info = &answer(&answers, 1.into())["result"]["serverInfo"];
+    assert_eq!(info["title"], "browser-shell", "{info}");
+    assert!(
+        info["description"].as_str().is_some_and(|d| !d.is_empty()),
+        "{info}"
+    );
+    // An unknown tool, a call without a name: invalid params, named.
+    assert_eq!(error(2.into())["code"], -32602);
+    assert!(
+        error(2.into())["message"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_tool")
+    );
+    assert_eq!(error(3.into())["code"], -32602);
+    assert!(
+        error(3.into())["message"]
+            .as_str()
+            .unwrap()
+            .contains("params.name")
+    );
+    // An unknown method: method not found, named.
+    assert_eq!(error(4.into())["code"], -32601);
+    assert_eq!(error(4.into())["message"], "Method not found: no/such");
+    // A line that is not JSON: a parse error (with no id to answer to), and
+    // the server goes on.
+    assert_eq!(error(Value::Null)["code"], -32700);
+    assert_eq!(answer(&answers, 6.into())["result"], serde_json::json!({}));
+}
+
+mod common;
+
+/// Sends a request without a body (`GET`, `DELETE`) and returns its status.
+async fn bodiless(
+    endpoint: &common::Endpoint,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> u16 {
+    use tokio::io::AsyncReadExt;
+    let mut stream = tokio::net::TcpStream::connect(&endpoint.host)
+        .await
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+        endpoint.host
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response))
+        .await
+        .expect("an answer within 30 s")
+        .unwrap();
+    String::from_utf8_lossy(&response)
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn protocol_errors_are_the_spec_s_over_http() {
+    let (child, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
+    let url = printed[0].strip_prefix("MCP over HTTP: http://").unwrap();
+    let (host, path) = url.split_once('/').unwrap();
+    let endpoint = common::Endpoint {
+        host: host.to_owned(),
+        path: format!("/{path}"),
+        token: printed[1]
+            .strip_prefix("Authorization: Bearer ")
+            .unwrap()
+            .to_owned(),
+    };
+    let auth = format!("Bearer {}", endpoint.token);
+    let agent = common::Agent::connect(&endpoint).await;
+    let session = agent.session().to_owned();
+    let with_session = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+
+    // Not JSON: 400 with a JSON-RPC parse error.
+    let (status, _, body) = common::post_text(&endpoint, &with_session, "{\"jsonrpc\":").await;
+    assert_eq!(status, 400, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], -32700, "{body}");
+    // An unknown tool: invalid params.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "no_such_tool", "arguments": {}}});
+    let (_, _, body) = common::post(&endpoint, &with_session, &call).await;
+    assert_eq!(
+        common::message_with_id(&body, 7)["error"]["code"],
+        -32602,
+        "{body}"
+    );
+    // No OAuth here: its discovery path is not found (not unauthorized).
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+    ] {
+        assert_eq!(bodiless(&endpoint, "GET", path, &[]).await, 404, "{path}");
+    }
+    // Ending the session: 204, and the session is gone after.
+    assert_eq!(
+        bodiless(&endpoint, "DELETE", &endpoint.path, &with_session).await,
+        204
+    );
+    let ping = serde_json::json!({"jsonrpc": "2.0", "id": 8, "method": "ping"});
+    let (status, _, _) = common::post(&endpoint, &with_session, &ping).await;
+    assert_eq!(status, 404, "an ended session is unknown");
+    common::stop_shell(child).await;
+}

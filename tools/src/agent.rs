@@ -395,6 +395,11 @@ impl AgentOptions {
             .collect()
     }
 
+    /// Whether these options offer a tool called `name`.
+    pub fn offers_tool(&self, name: &str) -> bool {
+        catalog::find(name).is_some_and(|spec| self.offers(spec))
+    }
+
     /// Whether these options offer `spec`.
     fn offers(&self, spec: &ToolSpec) -> bool {
         match spec.offered {

@@ -526,7 +526,8 @@ impl Listening {
             .route("/", get(page))
             .route("/ws", get(socket))
             .with_state(relay)
-            .merge(agents);
+            .merge(agents)
+            .merge(crate::http::without_oauth());
         if let Some(bridge) = extension_bridge {
             tracing::info!("the extension bridge is offered at /extension");
             app = app.merge(

@@ -6,18 +6,23 @@
 //! rmcp: tool listing, calls with the client's cancellation, and progress
 //! notifications while a call waits on a person.
 //!
+//! On stdio, [`stdio::guarded`] answers what JSON-RPC leaves to the
+//! transport (a line that is not JSON, a request before `initialize`).
+//!
 //! The server can answer before its browser runs ([`McpServer::starting`]):
 //! the handshake and the tool list need no browser, so a client is served
 //! at once while Chromium starts, and its first call waits for it.
+
+pub mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use browser_provider::{Browser, BrowserError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -173,16 +178,47 @@ impl ServerHandler for McpServer {
     }
 
     fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("browser-shell", env!("CARGO_PKG_VERSION"))
+            .with_title("browser-shell")
+            .with_description(
+                "A real Chromium browser for agents that a person can watch and take over",
+            );
+        // (Said only where the build names one.)
+        let website = env!("CARGO_PKG_HOMEPAGE");
+        if !website.is_empty() {
+            implementation = implementation.with_website_url(website);
+        }
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("browser-shell", env!("CARGO_PKG_VERSION"))
-                    .with_title("browser-shell")
-                    .with_description(
-                        "A real Chromium browser for agents that a person can watch and take over",
-                    )
-                    .with_website_url(env!("CARGO_PKG_REPOSITORY")),
-            )
+            .with_server_info(implementation)
             .with_instructions(self.options.instructions(INSTRUCTIONS))
+    }
+
+    /// A request rmcp could not take as one it knows: a known method whose
+    /// parameters do not fit (such as `tools/call` without a name) is
+    /// `-32602`; anything else `-32601 Method not found`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method;
+        Err(match method.as_str() {
+            "tools/call" => ErrorData::invalid_params(
+                "tools/call needs params.name, the tool to call (and params.arguments, an object)",
+                None,
+            ),
+            "initialize" | "ping" | "tools/list" | "notifications/cancelled" => {
+                ErrorData::invalid_params(
+                    format!("{method}: its params do not fit the MCP schema"),
+                    None,
+                )
+            }
+            _ => ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+                None,
+            ),
+        })
     }
 
     async fn list_tools(
@@ -199,6 +235,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        // A tool that is not there is a protocol error, as the spec says:
+        // the call cannot be routed (a tool that runs and fails is a result).
+        if !self.options.offers_tool(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name:?} (tools/list names the tools this server offers)"),
+                None,
+            ));
+        }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         // The first call may wait for the browser to finish starting.
         let agent = match self.agent().await {
