@@ -388,9 +388,13 @@ impl AgentOptions {
             .iter()
             .filter(|spec| self.offers(spec))
             .map(|spec| {
-                Tool::new(spec.name, spec.description, spec.input_schema())
+                let tool = Tool::new(spec.name, spec.description, spec.input_schema())
                     .with_title(spec.title)
-                    .with_annotations(spec.effect.annotations(spec.title))
+                    .with_annotations(spec.effect.annotations(spec.title));
+                match spec.output {
+                    Some(output) => tool.with_raw_output_schema(output()),
+                    None => tool,
+                }
             })
             .collect()
     }

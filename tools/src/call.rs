@@ -25,6 +25,11 @@ pub struct ToolOutput {
     /// ("navigated", "+2 ~1 −0", "new tab t3"); `None`: "done", or the
     /// error's code.
     pub headline: Option<String>,
+    /// The answer as data, for clients that read it instead of the text
+    /// (MCP `structuredContent`, shaped as the tool's output schema says):
+    /// for the tools whose answers are data, and for every error
+    /// (`{"error": {"code", "message", "hint"}}`).
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
@@ -35,7 +40,14 @@ impl ToolOutput {
             is_error: false,
             code: None,
             headline: None,
+            structured: None,
         }
+    }
+
+    /// This output, with its answer as data too (see [`Self::structured`]).
+    pub(crate) fn with_structured<T: serde::Serialize>(mut self, data: &T) -> Self {
+        self.structured = serde_json::to_value(data).ok();
+        self
     }
 
     /// This output, with what came of it in a few words for people watching.
@@ -52,6 +64,29 @@ impl ToolOutput {
             is_error: true,
             code: Some(error.code()),
             headline: None,
+            structured: Some(serde_json::json!({ "error": ErrorReport::of(error) })),
+        }
+    }
+}
+
+/// An error as data: its stable code, what happened and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct ErrorReport {
+    /// The stable code, such as `STALE_REF` (DESIGN.md §7).
+    pub code: String,
+    /// What happened.
+    pub message: String,
+    /// The one thing to do about it.
+    pub hint: String,
+}
+
+impl ErrorReport {
+    /// The report of `error`.
+    pub fn of(error: &BrowserError) -> Self {
+        Self {
+            code: error.code().to_owned(),
+            message: error.to_string(),
+            hint: error.hint().to_owned(),
         }
     }
 }

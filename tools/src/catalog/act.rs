@@ -32,6 +32,7 @@ pub const ACT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ActArgs>,
+    output: None,
     run: |call| Box::pin(browser_act(call)),
 };
 

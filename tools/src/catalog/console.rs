@@ -21,6 +21,7 @@ pub const CONSOLE: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ConsoleArgs>,
+    output: None,
     run: |call| Box::pin(browser_console(call)),
 };
 

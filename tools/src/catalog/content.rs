@@ -23,6 +23,7 @@ pub const CONTENT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
+    output: None,
     run: |call| Box::pin(browser_content(call)),
 };
 

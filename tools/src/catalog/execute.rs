@@ -23,6 +23,7 @@ pub const EXECUTE: ToolSpec = ToolSpec {
     offered: Offered::Execute,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
+    output: None,
     run: |call| Box::pin(browser_execute(call)),
 };
 
@@ -98,6 +99,7 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
                 is_error: true,
                 code: Some("SCRIPT_THREW"),
                 headline: None,
+                structured: None,
             })
         }
     }

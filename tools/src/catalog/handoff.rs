@@ -22,6 +22,7 @@ pub const HANDOFF: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: Some(HANDOFF_DEFAULT_MS),
     schema: rmcp::handler::server::common::schema_for_type::<HandoffArgs>,
+    output: None,
     run: |call| Box::pin(browser_handoff(call)),
 };
 

@@ -22,6 +22,7 @@ pub const INSPECT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<InspectArgs>,
+    output: None,
     run: |call| Box::pin(browser_inspect(call)),
 };
 

@@ -188,6 +188,10 @@ pub struct ToolSpec {
     pub own_wait_ms: Option<u64>,
     /// The JSON Schema of its arguments.
     pub schema: fn() -> Arc<JsonObject>,
+    /// For a tool whose answers are data: the JSON Schema of that data (its
+    /// results then carry it as `structuredContent`, see
+    /// [`schema::output_schema`]).
+    pub output: Option<fn() -> Arc<JsonObject>>,
     /// Runs it.
     pub run: Run,
 }
@@ -312,6 +316,10 @@ mod tests {
         for spec in ALL {
             let problems = schema::problems(&spec.input_schema());
             assert!(problems.is_empty(), "{}: {problems:#?}", spec.name);
+            if let Some(output) = spec.output {
+                let problems = schema::problems(&output());
+                assert!(problems.is_empty(), "{} output: {problems:#?}", spec.name);
+            }
         }
     }
 

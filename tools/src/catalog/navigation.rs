@@ -23,6 +23,7 @@ pub const OPEN: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<OpenArgs>,
+    output: None,
     run: |call| Box::pin(browser_open(call)),
 };
 
@@ -35,6 +36,7 @@ pub const NAVIGATE: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NavigateArgs>,
+    output: None,
     run: |call| Box::pin(browser_navigate(call)),
 };
 

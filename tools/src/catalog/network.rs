@@ -24,6 +24,7 @@ pub const NETWORK: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NetworkArgs>,
+    output: None,
     run: |call| Box::pin(browser_network(call)),
 };
 

@@ -205,6 +205,26 @@ fn resolve(node: &mut Map<String, Value>, target: &str, definitions: &Map<String
     }
 }
 
+/// The output schema of a tool whose answers are `T`: `T`'s schema made
+/// portable, with every field optional and an `error` field beside them,
+/// since a failed call carries `{"error": {code, message, hint}}` as its
+/// structured content and clients check that against the same schema.
+pub fn output_schema<T: schemars::JsonSchema + 'static>() -> std::sync::Arc<Map<String, Value>> {
+    let data = rmcp::handler::server::common::schema_for_type::<T>();
+    let mut schema = portable(&data);
+    schema.remove("required");
+    let error = rmcp::handler::server::common::schema_for_type::<crate::call::ErrorReport>();
+    let mut error = portable(&error);
+    error.insert(
+        "description".into(),
+        Value::String("Only when the call failed: its code, what happened and what to do.".into()),
+    );
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert("error".into(), Value::Object(error));
+    }
+    std::sync::Arc::new(schema)
+}
+
 /// Doc comments keep their line breaks; a schema's description is one line.
 fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

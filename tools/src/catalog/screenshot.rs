@@ -20,6 +20,7 @@ pub const SCREENSHOT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ScreenshotArgs>,
+    output: None,
     run: |call| Box::pin(browser_screenshot(call)),
 };
 
@@ -116,6 +117,7 @@ async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
         is_error: false,
         code: None,
         headline: None,
+        structured: None,
     })
 }
 

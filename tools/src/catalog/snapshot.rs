@@ -20,6 +20,7 @@ pub const SNAPSHOT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<SnapshotArgs>,
+    output: None,
     run: |call| Box::pin(browser_snapshot(call)),
 };
 

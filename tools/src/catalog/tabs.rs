@@ -21,6 +21,7 @@ pub const RESET: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    output: None,
     run: |call| Box::pin(browser_reset(call)),
 };
 
@@ -33,6 +34,7 @@ pub const LIST_TABS: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    output: None,
     run: |call| Box::pin(browser_list_tabs(call)),
 };
 
@@ -45,6 +47,7 @@ pub const SWITCH_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<TabArgs>,
+    output: None,
     run: |call| Box::pin(browser_switch_tab(call)),
 };
 
@@ -58,6 +61,7 @@ pub const CLAIM_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<ClaimTabArgs>,
+    output: None,
     run: |call| Box::pin(browser_claim_tab(call)),
 };
 
@@ -70,6 +74,7 @@ pub const CLOSE_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_wait_ms: None,
     schema: rmcp::handler::server::common::schema_for_type::<CloseTabArgs>,
+    output: None,
     run: |call| Box::pin(browser_close_tab(call)),
 };
 

@@ -139,16 +139,21 @@ impl McpServer {
     }
 }
 
+/// The MCP result of a call: its text (and image) as content, its data as
+/// `structuredContent` (for the tools whose answers are data, and errors),
+/// with `isError` on failure.
 fn to_result(output: ToolOutput) -> CallToolResult {
     let mut content = vec![ContentBlock::text(output.text)];
     if let Some((data, mime)) = output.image {
         content.push(ContentBlock::image(data, mime));
     }
-    if output.is_error {
+    let mut result = if output.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
-    }
+    };
+    result.structured_content = output.structured;
+    result
 }
 
 /// Sends `notifications/progress` after [`PROGRESS_FIRST`], then every
