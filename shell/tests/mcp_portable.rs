@@ -311,3 +311,101 @@ async fn protocol_errors_are_the_spec_s_over_http() {
     assert_eq!(status, 404, "an ended session is unknown");
     common::stop_shell(child).await;
 }
+
+/// A tool's own `timeoutMs` is its bound, above the per-call one: with the
+/// server's per-call bound at 1.5 s, a script that takes 2.5 s and asks
+/// for 6 s returns its value (it was cut at the per-call bound before);
+/// one that asks for less than it takes is a TIMEOUT naming its own bound.
+#[tokio::test]
+async fn a_tool_s_own_timeout_is_its_bound() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+        .args(["mcp", "--temporary-profile", "--timeout-ms", "1500"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("browser-shell runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let call = |id: u64, timeout_ms: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "browser_execute",
+            "arguments": {
+                "script": "return new Promise((done) => setTimeout(() => done('slow and done'), 2500))",
+                "timeoutMs": timeout_ms,
+            },
+            "_meta": {"progressToken": format!("p{id}")},
+        }})
+        .to_string()
+    };
+    let base = common::serve_fixtures().await;
+    let open = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "browser_open", "arguments": {"url": format!("{base}/index.html")}}});
+    for line in [
+        INITIALIZE.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        open.to_string(),
+    ] {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    // (Calls run side by side: the two scripts go once the page is open.)
+    let opened = async {
+        loop {
+            let line = out.next_line().await.unwrap().expect("answers");
+            if serde_json::from_str::<Value>(&line).unwrap()["id"] == 9 {
+                return line;
+            }
+        }
+    };
+    let opened = tokio::time::timeout(Duration::from_secs(30), opened)
+        .await
+        .expect("opened");
+    assert!(!opened.contains("\"isError\":true"), "{opened}");
+    for line in [call(2, 6000), call(3, 1000)] {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    let mut answers = std::collections::HashMap::new();
+    let mut progress = Vec::new();
+    let read = async {
+        while answers.len() < 2 {
+            let line = out.next_line().await.unwrap().expect("answers");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "notifications/progress" {
+                progress.push(message["params"].clone());
+            } else if let Some(id @ (2 | 3)) = message["id"].as_u64() {
+                answers.insert(id, message);
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("both calls answered within 60 s");
+    let text = |id: u64| {
+        answers[&id]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(text(2).contains("slow and done"), "{}", answers[&2]);
+    assert_eq!(answers[&3]["result"]["isError"], true, "{}", answers[&3]);
+    assert!(text(3).starts_with("Error TIMEOUT"), "{}", text(3));
+    // Progress for a call that asked for it: its words, its own bound as total.
+    let first = progress
+        .iter()
+        .find(|p| p["progressToken"] == "p2")
+        .expect("progress for the long call");
+    assert_eq!(first["total"], 11.0, "6 s asked + 5 s to answer: {first}");
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("running the script"),
+        "{first}"
+    );
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+}

@@ -94,12 +94,6 @@ pub struct Agent {
     options: AgentOptions,
 }
 
-/// Tools that wait for something outside the agent (a person, a
-/// condition) and so take their own bound rather than the per-call one.
-pub fn is_long_wait(tool: &str) -> bool {
-    catalog::find(tool).is_some_and(|spec| spec.own_wait_ms.is_some())
-}
-
 /// Owns an agent's session: opens it on first use, ends it when the agent
 /// has been idle past its lease, and closes it (with its tabs) when
 /// dropped, so a session ends however its connection ends.
@@ -250,9 +244,11 @@ impl Agent {
     }
 
     /// How long a call of `tool` with `arguments` may run: the per-call
-    /// bound, or for a wait on a person the wait it asked for plus a margin.
+    /// bound, or for a tool that takes `timeoutMs` (a wait, a script, a
+    /// handoff) what it asks for (or its default) plus a margin to answer
+    /// in, if that is longer.
     pub fn bound_for(&self, tool: &str, arguments: &Value) -> Duration {
-        let Some(default) = catalog::find(tool).and_then(|spec| spec.own_wait_ms) else {
+        let Some(default) = catalog::find(tool).and_then(|spec| spec.own_timeout_ms) else {
             return self.options.call_timeout;
         };
         let asked = arguments

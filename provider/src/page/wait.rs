@@ -286,18 +286,22 @@ pub async fn wait(
             format!("a request to a URL containing {part:?} has ended")
         }
         Condition::Stable => {
+            let id = next_wait_id();
             let expression = format!(
-                "__browserShell.waitStable({}, {bound_ms})",
+                "__browserShell.waitStable({}, {bound_ms}, {id})",
                 QUIET.as_millis()
             );
-            let stable = page
+            let evaluated = page
                 .world(None)
                 .evaluate(
                     page,
                     &budget.grace(timeout + Duration::from_secs(1)),
                     &expression,
                 )
-                .await?;
+                .await;
+            let end = format!("__browserShell.endWait({id})");
+            end_page_wait(page, None, true, end, &evaluated).await;
+            let stable = evaluated?;
             if stable.as_bool() != Some(true) {
                 return Err(expired(
                     "waiting for the page to stop changing (it kept changing)".into(),
@@ -385,6 +389,47 @@ fn navigated_away(error: &BrowserError) -> bool {
     }
 }
 
+/// A new id for a page-side wait, so that a call that gives up can end it.
+fn next_wait_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How long ending a page-side wait may take (the page may be busy).
+const END_WAIT_BOUND: Duration = Duration::from_secs(1);
+
+/// When the call stopped waiting (cancelled, or out of time) while the
+/// page still waits: ends the page-side wait `expression` names at once,
+/// so that its observer, timers and frame loop stop with the call instead
+/// of at their own bound.
+async fn end_page_wait<T>(
+    page: &Page,
+    frame: Option<&str>,
+    ours: bool,
+    expression: String,
+    result: &Result<T>,
+) {
+    if !matches!(
+        result,
+        Err(BrowserError::Aborted | BrowserError::Timeout { .. } | BrowserError::HumanIntervened)
+    ) {
+        return;
+    }
+    let budget = Budget::new(
+        "end a wait",
+        END_WAIT_BOUND,
+        tokio_util::sync::CancellationToken::new(),
+    );
+    let ended = if ours {
+        page.world(frame).evaluate(page, &budget, &expression).await
+    } else {
+        page.evaluate_value(&budget, expression).await
+    };
+    if let Err(error) = ended {
+        tracing::debug!(%error, "could not end a page-side wait (its document may be gone)");
+    }
+}
+
 /// Runs `__browserShell.waitFor` in our world of `frame`.
 async fn in_world(
     page: &Page,
@@ -393,26 +438,34 @@ async fn in_world(
     bound_ms: u64,
     budget: &Budget,
 ) -> Result<Seen> {
-    let expression = format!("__browserShell.waitFor({spec}, {bound_ms})");
-    let value = page
-        .world(frame)
-        .evaluate(page, budget, &expression)
-        .await?;
+    let id = next_wait_id();
+    let expression = format!("__browserShell.waitFor({spec}, {bound_ms}, {id})");
+    let evaluated = page.world(frame).evaluate(page, budget, &expression).await;
+    let end = format!("__browserShell.endWait({id})");
+    end_page_wait(page, frame, true, end, &evaluated).await;
+    let value = evaluated?;
     serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the wait returned an unexpected shape: {e}"),
     })
 }
 
-/// Waits for a predicate, called with it and the bound (see the file).
+/// Waits for a predicate, called with it, the bound and an id (see the file).
 const WAIT_FOR_SCRIPT_JS: &str = include_str!("../js/scripts/wait_for_script.js");
+
+/// Ends such a wait by its id (see the file).
+const END_SCRIPT_WAIT_JS: &str = include_str!("../js/scripts/end_script_wait.js");
 
 /// A script predicate in the page's own world (it may read the page's
 /// variables), checked now, after DOM changes and once per frame.
 async fn script(page: &Page, expression: &str, bound_ms: u64, budget: &Budget) -> Result<Seen> {
     // The newlines end any line comment the agent's expression (or the
     // script file) closes with.
-    let source = format!("({WAIT_FOR_SCRIPT_JS}\n)(() => ({expression}\n), {bound_ms})");
-    let value = page.evaluate_value(budget, source).await?;
+    let id = next_wait_id();
+    let source = format!("({WAIT_FOR_SCRIPT_JS}\n)(() => ({expression}\n), {bound_ms}, {id})");
+    let evaluated = page.evaluate_value(budget, source).await;
+    let end = format!("({END_SCRIPT_WAIT_JS}\n)({id})");
+    end_page_wait(page, None, false, end, &evaluated).await;
+    let value = evaluated?;
     serde_json::from_value(value).map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the wait returned an unexpected shape: {e}"),
     })

@@ -42,6 +42,7 @@ macro_rules! trials {
 
 fn main() {
     let tests = trials![
+        wait::a_cancelled_wait_stops_its_work_in_the_page,
         reach::targets_inside_scroll_boxes_are_scrolled_to_and_clicked,
         reach::cells_that_hold_controls_keep_their_own_words,
         reach::names_agree_with_chrome_s_accessibility_tree,

@@ -265,3 +265,76 @@ pub async fn waits_end_at_once_when_cancelled_or_a_person_takes_over(ctx: Ctx) {
     browser.return_control();
     browser.close_session(&session).await.unwrap();
 }
+
+pub async fn a_cancelled_wait_stops_its_work_in_the_page(ctx: Ctx) {
+    let browser = ctx.browser();
+    let session = ctx.session_at("form.html").await;
+    // The page changes its DOM all the time, so a wait's observer fires
+    // and its predicate runs (and counts) until it is ended.
+    ctx.eval(
+        &session,
+        "window.checks = 0; setInterval(() => document.body.dataset.tick = Date.now(), 5); 'ok'",
+    )
+    .await;
+    let checks = || async {
+        ctx.eval(&session, "window.checks")
+            .await
+            .as_u64()
+            .unwrap_or_default()
+    };
+    for condition in [
+        Condition::Script("(window.checks++, false)".into()),
+        Condition::Text {
+            text: "Never there".into(),
+            gone: false,
+        },
+    ] {
+        let stop = CancellationToken::new();
+        let waiting = {
+            let (browser, session, stop, condition) = (
+                browser.clone(),
+                session.clone(),
+                stop.clone(),
+                condition.clone(),
+            );
+            tokio::spawn(async move { browser.wait(&session, &condition, BOUND, &stop).await })
+        };
+        // Under way in the page (the script predicate counts its checks).
+        if matches!(condition, Condition::Script(_)) {
+            let counting = crate::support::eventually(BOUND, || async { checks().await > 3 }).await;
+            assert!(counting, "the predicate never ran");
+        }
+        stop.cancel();
+        let cancelled = Instant::now();
+        assert_eq!(waiting.await.unwrap().unwrap_err().code(), "ABORTED");
+        // Within 50 ms of the cancel nothing of it runs in the page: the
+        // count no longer moves while the page keeps changing.
+        let settled = checks().await;
+        assert!(
+            cancelled.elapsed() < Duration::from_millis(300),
+            "{:?}",
+            cancelled.elapsed()
+        );
+        ctx.eval(
+            &session,
+            "new Promise((done) => setTimeout(() => done(true), 300))",
+        )
+        .await;
+        assert_eq!(
+            checks().await,
+            settled,
+            "the predicate ran on after the cancel"
+        );
+    }
+    // The page's own scripts go on (the ticker still ticks).
+    let before = ctx.eval(&session, "document.body.dataset.tick").await;
+    ctx.eval(
+        &session,
+        "new Promise((done) => setTimeout(() => done(true), 50))",
+    )
+    .await;
+    assert_ne!(
+        ctx.eval(&session, "document.body.dataset.tick").await,
+        before
+    );
+}

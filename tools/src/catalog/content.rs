@@ -21,7 +21,8 @@ pub const CONTENT: ToolSpec = ToolSpec {
         optionally only a CSS selector's element, capped by maxChars.",
     effect: Effect::READS,
     offered: Offered::Always,
-    own_wait_ms: None,
+    own_timeout_ms: Some(CONTENT_DEFAULT_MS),
+    doing: "reading the page",
     schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
     output: None,
     run: |call| Box::pin(browser_content(call)),
@@ -79,7 +80,9 @@ async fn browser_content(call: Call<'_>) -> Result<ToolOutput> {
         selector: args.selector,
         max_chars: args.max_chars.unwrap_or(0),
     };
-    let timeout = args.timeout_ms.map(Duration::from_millis);
+    let timeout = Some(Duration::from_millis(
+        args.timeout_ms.unwrap_or(CONTENT_DEFAULT_MS),
+    ));
     let content = browser.content(session, request, timeout, cancel).await?;
     let mut text = render::fenced("content", &content.content);
     if content.truncated {
@@ -125,3 +128,6 @@ impl ContentCommand {
         ))
     }
 }
+
+/// How long `browser_content` may take unless told otherwise.
+pub const CONTENT_DEFAULT_MS: u64 = 30_000;

@@ -21,7 +21,8 @@ pub const EXECUTE: ToolSpec = ToolSpec {
         promises are awaited; the value returns as JSON. Prefer browser_act for interaction.",
     effect: Effect::ACTS,
     offered: Offered::Execute,
-    own_wait_ms: None,
+    own_timeout_ms: Some(EXECUTE_DEFAULT_MS),
+    doing: "running the script",
     schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
     output: None,
     run: |call| Box::pin(browser_execute(call)),
@@ -59,7 +60,9 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
     } = call;
     let args: ExecuteArgs = parse(arguments)?;
     use_tab(browser, session, args.tab.as_deref()).await?;
-    let timeout = args.timeout_ms.map(Duration::from_millis);
+    let timeout = Some(Duration::from_millis(
+        args.timeout_ms.unwrap_or(EXECUTE_DEFAULT_MS),
+    ));
     match browser
         .execute(session, &args.script, args.args, timeout, cancel)
         .await?
@@ -156,3 +159,6 @@ impl ExecuteCommand {
 fn parse_json(text: &str) -> std::result::Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("not JSON ({e}); quote strings like '\"text\"'"))
 }
+
+/// How long `browser_execute` lets a script run unless told otherwise.
+pub const EXECUTE_DEFAULT_MS: u64 = 30_000;

@@ -183,9 +183,13 @@ pub struct ToolSpec {
     pub effect: Effect,
     /// When it is offered.
     pub offered: Offered,
-    /// It waits for something outside the agent (a person, a condition)
-    /// for its own `timeoutMs` (this by default) instead of the per-call bound.
-    pub own_wait_ms: Option<u64>,
+    /// It takes `timeoutMs` (this is its default, in milliseconds): its
+    /// call is bounded by what it asks for (plus a margin to answer in),
+    /// not by the per-call bound, which would cut a longer wait or script.
+    pub own_timeout_ms: Option<u64>,
+    /// What it is doing while it runs, in a few words, for progress
+    /// notifications ("loading the page", "waiting for the person").
+    pub doing: &'static str,
     /// The JSON Schema of its arguments.
     pub schema: fn() -> Arc<JsonObject>,
     /// For a tool whose answers are data: the JSON Schema of that data (its

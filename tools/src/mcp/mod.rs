@@ -29,7 +29,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{OnceCell, watch};
 
-use crate::agent::{Agent, AgentOptions, is_long_wait};
+use crate::agent::{Agent, AgentOptions};
 use crate::call::ToolOutput;
 
 /// What the server tells a model when it connects.
@@ -157,17 +157,24 @@ fn to_result(output: ToolOutput) -> CallToolResult {
 }
 
 /// Sends `notifications/progress` after [`PROGRESS_FIRST`], then every
-/// [`PROGRESS_EVERY`] until aborted,
-/// so a client (and its user) sees that a long wait is alive.
-async fn report_progress(peer: Peer<RoleServer>, token: ProgressToken, bound: Duration) {
+/// [`PROGRESS_EVERY`] until aborted, so a client (and its user) sees that
+/// a call that takes a while is alive: what it is `doing`, the seconds so
+/// far as `progress` and its `bound` as `total`.
+async fn report_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    doing: &'static str,
+    bound: Duration,
+) {
     let started = tokio::time::Instant::now();
     let mut ticks = tokio::time::interval_at(started + PROGRESS_FIRST, PROGRESS_EVERY);
+    let total = bound.as_secs();
     loop {
         ticks.tick().await;
         let waited = started.elapsed().as_secs();
         let progress = ProgressNotificationParam::new(token.clone(), waited as f64)
-            .with_total(bound.as_secs() as f64)
-            .with_message(format!("waiting for the person ({waited} s)"));
+            .with_total(total as f64)
+            .with_message(format!("{doing}: {waited} s of at most {total} s"));
         if let Err(error) = peer.notify_progress(progress).await {
             tracing::debug!(%error, "cannot send progress; the client is gone");
             return;
@@ -254,17 +261,13 @@ impl ServerHandler for McpServer {
             Ok(agent) => agent,
             Err(error) => return Ok(to_result(ToolOutput::error(&error)).into()),
         };
-        let progress = match context.meta.get_progress_token() {
-            Some(token) if is_long_wait(&name) => {
-                let bound = agent.bound_for(&name, &arguments);
-                Some(tokio::spawn(report_progress(
-                    context.peer.clone(),
-                    token,
-                    bound,
-                )))
-            }
-            _ => None,
-        };
+        // Only for a client that asked (with a progress token): what the
+        // call is doing, how long it has taken, out of its own bound.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let bound = agent.bound_for(&name, &arguments);
+            let doing = crate::catalog::find(&name).map_or("working", |spec| spec.doing);
+            tokio::spawn(report_progress(context.peer.clone(), token, doing, bound))
+        });
         // The client's cancellation (notifications/cancelled) stops the work.
         let output = agent.call(&name, arguments, &context.ct).await;
         if let Some(progress) = progress {

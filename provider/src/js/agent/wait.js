@@ -126,10 +126,21 @@ function byRole(role, name) {
   return found;
 }
 
+// The waits running in this document, by the provider's id: how to end
+// each at once (its observer and timers), when the call that started it
+// was cancelled or gave up, so nothing of it runs on in the page.
+const activeWaits = new Map();
+function endWait(id) {
+  const end = activeWaits.get(id);
+  if (end) end();
+  return !!end;
+}
+
 // Waits until `spec` holds: checked now, then after DOM changes (batched
 // by a short timer, never on a fixed poll), until `maxMs`. Returns
 // { ok, seen }: `seen` says what was last observed, for a timeout.
-async function waitFor(spec, maxMs) {
+// `id` lets the provider end it early (endWait).
+async function waitFor(spec, maxMs, id) {
   const check = () => {
     if (spec.kind === 'text') {
       const body = squash((document.body && document.body.innerText) || '');
@@ -158,22 +169,36 @@ async function waitFor(spec, maxMs) {
     let last = check();
     if (last.ok) { resolve(last); return; }
     let timer = null;
-    const done = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(deadline); resolve(last); };
+    const done = () => {
+      activeWaits.delete(id);
+      observer.disconnect();
+      clearTimeout(timer);
+      clearTimeout(deadline);
+      resolve(last);
+    };
     const observer = new MutationObserver(() => {
       if (timer) return;
       timer = setTimeout(() => { timer = null; last = check(); if (last.ok) done(); }, 10);
     });
     observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     const deadline = setTimeout(done, maxMs);
+    if (id != null) activeWaits.set(id, done);
   });
 }
 
 // Resolves once the DOM has not changed for `quietMs` (true), or at
 // `maxMs` while it still changes (false).
-function waitStable(quietMs, maxMs) {
+function waitStable(quietMs, maxMs, id) {
   return new Promise((resolve) => {
     let quiet = null;
-    const finish = (stable) => { observer.disconnect(); clearTimeout(quiet); clearTimeout(deadline); resolve(stable); };
+    const finish = (stable) => {
+      activeWaits.delete(id);
+      observer.disconnect();
+      clearTimeout(quiet);
+      clearTimeout(deadline);
+      resolve(stable);
+    };
+    if (id != null) activeWaits.set(id, () => finish(false));
     const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(() => finish(true), quietMs); });
     observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     quiet = setTimeout(() => finish(true), quietMs);

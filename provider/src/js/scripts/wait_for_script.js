@@ -1,10 +1,13 @@
 // Waits until an agent's script predicate holds, as `page/wait.rs` runs it
 // in the page's own world (the predicate may read the page's variables).
-// Called as (predicate, boundMs): checks now, after every DOM change and
-// once per frame; resolves { ok, seen } (seen: the predicate's last value
-// as text, cut to 200 characters) when it holds or at the bound, and
-// rejects with whatever the predicate throws.
-(predicate, boundMs) => new Promise((resolve, reject) => {
+// Called as (predicate, boundMs, id): checks now, after every DOM change
+// and once per frame; resolves { ok, seen } (seen: the predicate's last
+// value as text, cut to 200 characters) when it holds or at the bound, and
+// rejects with whatever the predicate throws. While it runs, `id` names
+// how to end it at once in a registry under a global symbol, for a call
+// that was cancelled (see ./end_script_wait.js).
+(predicate, boundMs, id) => new Promise((resolve, reject) => {
+  const waits = (globalThis[Symbol.for('browser-shell.waits')] ||= new Map());
   const test = () => {
     const v = predicate();
     return { ok: !!v, seen: String(v).slice(0, 200) };
@@ -22,6 +25,7 @@
   }
   let frame = 0;
   const finish = () => {
+    waits.delete(id);
     observer.disconnect();
     cancelAnimationFrame(frame);
     clearTimeout(deadline);
@@ -31,6 +35,7 @@
     try {
       last = test();
     } catch (e) {
+      waits.delete(id);
       observer.disconnect();
       cancelAnimationFrame(frame);
       clearTimeout(deadline);
@@ -50,4 +55,5 @@
   };
   frame = requestAnimationFrame(tick);
   const deadline = setTimeout(finish, boundMs);
+  waits.set(id, finish);
 })
