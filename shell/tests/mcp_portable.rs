@@ -409,3 +409,45 @@ async fn a_tool_s_own_timeout_is_its_bound() {
     drop(stdin);
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
 }
+
+/// The official Python SDK's HTTP client ends its session with DELETE and
+/// logs no warning (it did while the server answered 202).
+#[tokio::test]
+async fn the_python_sdk_closes_its_session_without_a_warning() {
+    let python = clients_dir().join("python/.venv/bin/python");
+    assert!(
+        python.is_file(),
+        "the Python MCP SDK is not installed: run .ci/setup"
+    );
+    let (child, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
+    let url = printed[0]
+        .strip_prefix("MCP over HTTP: ")
+        .unwrap()
+        .to_owned();
+    let token = printed[1]
+        .strip_prefix("Authorization: Bearer ")
+        .unwrap()
+        .to_owned();
+    let run = tokio::process::Command::new(python)
+        .arg(clients_dir().join("python/session.py"))
+        .args([&url, &token])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the Python client ends within 90 s")
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(said.trim()).unwrap();
+    assert_eq!(seen["server"], "browser-shell", "{seen}");
+    assert_eq!(seen["tools"], 17, "{seen}");
+    assert_eq!(seen["titled"], 17, "{seen}");
+    assert_eq!(seen["list_tabs_is_error"], false, "{seen}");
+    assert_eq!(seen["warnings"], serde_json::json!([]), "{seen}");
+    common::stop_shell(child).await;
+}
