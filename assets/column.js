@@ -128,6 +128,9 @@
       return item;
     }));
     const shown = state.tabs.find((t) => t.shown);
+    // The shown tab stays in sight in a strip that scrolls.
+    const shownItem = tabs.querySelector('.tab.shown');
+    if (shownItem && (!shown || shown.handle !== shownTab)) shownItem.scrollIntoView({ block: 'nearest', inline: 'nearest' });
     shownTab = shown ? shown.handle : null;
     // The window (desktop) or browser tab (relay) says what is shown and
     // who drives; a request for help comes first, so it is seen in a task
