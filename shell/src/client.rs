@@ -1,10 +1,11 @@
 //! The command line as a client of a running instance.
 //!
-//! `browser-shell open|snapshot|act|…` finds the instance named in the
-//! runtime file (a desktop shell, a relay, or a background instance), or
-//! starts a background instance on demand — headless, detached, exiting
-//! after an idle timeout — and posts the command's tool call to its
-//! `/cli/call`. Every command therefore acts on the same session.
+//! `browser-shell open|snapshot|act|…` goes to the instance a person
+//! watches (the desktop window, else a relay) before a background one, or
+//! to the one `--instance` names; with none running it starts a background
+//! instance — headless, detached, exiting after an idle timeout. It posts
+//! the command's tool call to that instance's `/cli/call`, so every command
+//! acts on the same session.
 
 use std::ffi::OsString;
 use std::process::Stdio;
@@ -37,16 +38,30 @@ pub struct Client {
 }
 
 impl Client {
-    /// The instance in the runtime file, if one runs.
-    pub fn find() -> Result<Option<Self>> {
-        instance::find().map(Self::for_instance).transpose()
-    }
-
-    /// The running instance, or a background instance started now.
+    /// The instance `wanted` names (`--instance`: a pid, or window, relay,
+    /// background), else the one a person watches, if one runs.
     ///
     /// # Errors
+    /// `INVALID_ARGUMENT` when `wanted` names nothing running.
+    pub fn find(wanted: Option<&str>) -> Result<Option<Self>> {
+        let found = match wanted {
+            Some(wanted) => Some(instance::select(wanted)?),
+            None => instance::find(),
+        };
+        found.map(Self::for_instance).transpose()
+    }
+
+    /// The instance `wanted` names, else the one a person watches, else a
+    /// background instance started now.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when `wanted` names nothing running;
     /// `NOT_CONNECTED` when no instance runs and none could be started.
-    pub async fn find_or_start(start: &StartOptions) -> Result<Self> {
+    pub async fn find_or_start(wanted: Option<&str>, start: &StartOptions) -> Result<Self> {
+        if wanted.is_some() {
+            return Self::find(wanted)?
+                .ok_or_else(|| BrowserError::not_connected("no instance runs"));
+        }
         // One starter at a time: two commands at once share one instance.
         let _lock = StartLock::acquire().await?;
         if let Some(found) = instance::find() {
@@ -54,6 +69,14 @@ impl Client {
         }
         let info = start_background(start).await?;
         Self::for_instance(info)
+    }
+
+    /// What else runs that could have served, for saying which was taken.
+    pub fn others(&self) -> Vec<InstanceInfo> {
+        instance::list()
+            .into_iter()
+            .filter(|info| info.pid != self.info.pid)
+            .collect()
     }
 
     fn for_instance(info: InstanceInfo) -> Result<Self> {
@@ -236,11 +259,11 @@ async fn start_background(start: &StartOptions) -> Result<InstanceInfo> {
             ));
         }
     }
-    match instance::find() {
-        Some(info) if info.pid == pid => Ok(info),
-        _ => Err(BrowserError::not_connected(format!(
+    match instance::list().into_iter().find(|info| info.pid == pid) {
+        Some(info) => Ok(info),
+        None => Err(BrowserError::not_connected(format!(
             "the background instance (pid {pid}) started but did not publish its address in {}",
-            instance::instance_file()?.display()
+            instance::instances_dir()?.display()
         ))),
     }
 }

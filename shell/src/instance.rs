@@ -1,12 +1,17 @@
-//! The per-user runtime file that tells local clients where a running
-//! browser-shell listens.
+//! The per-user runtime records that tell local clients where running
+//! browser-shells listen.
 //!
-//! A relay or shell writes `instance.json` (address, token, kind, pid) into
-//! a private runtime directory (mode 0700, the file 0600; on Windows an ACL
-//! granting only the user, see [`platform::files`]), so the command
-//! line and `mcp --connect` find it without anyone copying tokens by hand.
-//! The file is removed when its instance stops; a file whose process is
-//! gone is ignored.
+//! Every instance (the desktop window, a relay, a background instance)
+//! writes its own record, `instances/<pid>.json` (address, token, kind,
+//! pid, when it started), into a private runtime directory (mode 0700, the
+//! files 0600; on Windows an ACL granting only the user, see
+//! [`platform::files`]), so the command line and `mcp --connect` find them
+//! without anyone copying tokens by hand. None overwrites another's record,
+//! and stopping one hides no other. A record is removed when its instance
+//! stops; one whose process is gone is ignored. When several run, clients
+//! take the one a person watches ([`find`]: the window, then a relay, then
+//! a background instance; the newest of a kind) unless told otherwise
+//! ([`select`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,6 +51,10 @@ pub struct InstanceInfo {
     /// The CDP endpoint for Playwright / Puppeteer (token included), when served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cdp_endpoint: Option<String>,
+    /// When it started (milliseconds since the Unix epoch): the newest of a
+    /// kind is the one clients take.
+    #[serde(default)]
+    pub started_ms: u64,
 }
 
 impl InstanceInfo {
@@ -53,6 +62,50 @@ impl InstanceInfo {
     pub fn viewer_url(&self) -> String {
         format!("{}/?token={}", self.url, self.token)
     }
+
+    /// How a person names it: "the window (pid 9629)".
+    pub fn described(&self) -> String {
+        format!("{} (pid {})", self.kind.described(), self.pid)
+    }
+}
+
+impl InstanceKind {
+    /// How a person names this kind.
+    pub fn described(self) -> &'static str {
+        match self {
+            Self::Desktop => "the window",
+            Self::Relay => "the relay",
+            Self::Background => "the background instance",
+        }
+    }
+
+    /// Which clients take first: the ones a person watches.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Desktop => 0,
+            Self::Relay => 1,
+            Self::Background => 2,
+        }
+    }
+
+    /// The kind a word names (`window`/`desktop`, `relay`, `background`).
+    fn named(word: &str) -> Option<Self> {
+        match word.to_ascii_lowercase().as_str() {
+            "window" | "desktop" => Some(Self::Desktop),
+            "relay" => Some(Self::Relay),
+            "background" => Some(Self::Background),
+            _ => None,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, now: an instance's `started_ms`.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
 }
 
 /// The private directory for runtime files: `$BROWSER_SHELL_RUNTIME_DIR`,
@@ -80,23 +133,82 @@ pub fn runtime_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The instance file's path.
-pub fn instance_file() -> Result<PathBuf> {
-    Ok(runtime_dir()?.join("instance.json"))
+/// The folder of the instances' records.
+pub fn instances_dir() -> Result<PathBuf> {
+    let dir = runtime_dir()?.join("instances");
+    platform::files::create_private_dir(&dir).map_err(|e| {
+        BrowserError::invalid(
+            "runtime directory",
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(dir)
 }
 
-/// The instance the runtime file names, if its process is still alive.
+/// Every running instance, the one clients take first first (see [`find`]).
+pub fn list() -> Vec<InstanceInfo> {
+    let Ok(dir) = instances_dir() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut running: Vec<InstanceInfo> = entries
+        .filter_map(std::result::Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            match serde_json::from_str::<InstanceInfo>(&text) {
+                Ok(info) => Some(info),
+                Err(error) => {
+                    tracing::debug!(path = %path.display(), %error, "ignoring an unreadable instance record");
+                    None
+                }
+            }
+        })
+        .filter(|info| process_alive(info.pid))
+        .collect();
+    running.sort_by_key(|info| (info.kind.rank(), std::cmp::Reverse(info.started_ms)));
+    running
+}
+
+/// The instance clients take: the one a person watches (the window, then
+/// the newest relay), else a background instance.
 pub fn find() -> Option<InstanceInfo> {
-    let path = instance_file().ok()?;
-    let text = std::fs::read_to_string(&path).ok()?;
-    let info: InstanceInfo = match serde_json::from_str(&text) {
-        Ok(info) => info,
-        Err(error) => {
-            tracing::debug!(path = %path.display(), %error, "ignoring an unreadable instance file");
-            return None;
+    list().into_iter().next()
+}
+
+/// The running instance `wanted` names: a pid, or a kind (`window`,
+/// `relay`, `background`: the newest of it).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming `--instance` when nothing running matches,
+/// with what runs.
+pub fn select(wanted: &str) -> Result<InstanceInfo> {
+    let running = list();
+    let found = match (wanted.parse::<u32>(), InstanceKind::named(wanted)) {
+        (Ok(pid), _) => running.iter().find(|info| info.pid == pid),
+        (_, Some(kind)) => running.iter().find(|info| info.kind == kind),
+        _ => {
+            return Err(BrowserError::invalid(
+                "--instance",
+                format!("{wanted:?} is neither a pid nor window, relay or background"),
+            ));
         }
     };
-    process_alive(info.pid).then_some(info)
+    found.cloned().ok_or_else(|| {
+        let what_runs = if running.is_empty() {
+            "no instance runs".to_owned()
+        } else {
+            let names: Vec<String> = running.iter().map(InstanceInfo::described).collect();
+            format!("running: {}", names.join(", "))
+        };
+        BrowserError::invalid(
+            "--instance",
+            format!("nothing running is {wanted:?} ({what_runs})"),
+        )
+    })
 }
 
 /// Whether a process with this id exists.
@@ -141,9 +253,9 @@ impl Drop for Published {
     }
 }
 
-/// Writes `info` as the runtime file (atomically, mode 0600).
+/// Writes `info` as this instance's record (atomically, mode 0600).
 pub fn publish(info: &InstanceInfo) -> Result<Published> {
-    write_private(&instance_file()?, info)
+    write_private(&instances_dir()?.join(format!("{}.json", info.pid)), info)
 }
 
 /// Writes `record` as JSON to `path` in the runtime directory: to a

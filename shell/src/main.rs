@@ -126,13 +126,19 @@ struct ClientOptions {
         env = "BROWSER_SHELL_IDLE_EXIT_MS"
     )]
     idle_exit_ms: u64,
+    /// Tool commands, status, stop, report: the running instance to use, by
+    /// pid or kind (window, relay, background); default: the window a
+    /// person watches, else a relay, else a background instance.
+    #[arg(long, global = true, value_name = "PID|KIND")]
+    instance: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     #[command(flatten)]
     Tool(ToolCommand),
-    /// Show the running instance (kind, pid, address, viewer link), if any.
+    /// Show every running instance (kind, pid, address, viewer link), the
+    /// one tool commands use first.
     Status,
     /// Check what browser-shell needs here and say what to fix, one line
     /// each: the browser, the display and the window, the runtime
@@ -401,7 +407,13 @@ async fn run(cli: Cli) -> ExitCode {
                 browser_args: cli.browser.to_args(),
                 idle_exit: Duration::from_millis(cli.client.idle_exit_ms),
             };
-            return tool_commands::run(command, &start, cli.client.json).await;
+            return tool_commands::run(
+                command,
+                cli.client.instance.as_deref(),
+                &start,
+                cli.client.json,
+            )
+            .await;
         }
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,
@@ -427,9 +439,17 @@ async fn run(cli: Cli) -> ExitCode {
             }
             return print_bytes(&page);
         }
-        Command::Stop => return tool_commands::stop(cli.client.json).await,
+        Command::Stop => {
+            return tool_commands::stop(cli.client.instance.as_deref(), cli.client.json).await;
+        }
         Command::Report { session, output } => {
-            return tool_commands::report(session.as_deref(), output, cli.client.json).await;
+            return tool_commands::report(
+                cli.client.instance.as_deref(),
+                session.as_deref(),
+                output,
+                cli.client.json,
+            )
+            .await;
         }
         Command::Fetch { fetch } => Job::Fetch(fetch),
         Command::Demo { demo } => Job::Demo(demo),

@@ -19,18 +19,36 @@ use serde_json::json;
 
 use crate::cli_endpoint::CliReply;
 use crate::client::{Client, StartOptions};
+use crate::instance::InstanceInfo;
 
-/// Runs one tool command; starts a background instance if none runs.
-pub async fn run(command: &ToolCommand, start: &StartOptions, as_json: bool) -> ExitCode {
+/// Runs one tool command on the instance `instance` names, else the one a
+/// person watches; starts a background instance if none runs. When others
+/// run too, says on stderr which one it used.
+pub async fn run(
+    command: &ToolCommand,
+    instance: Option<&str>,
+    start: &StartOptions,
+    as_json: bool,
+) -> ExitCode {
     let read_stdin = || std::io::read_to_string(std::io::stdin());
     let (tool, arguments) = match command.to_call(read_stdin) {
         Ok(call) => call,
         Err(error) => return failed(&error, as_json),
     };
-    let client = match Client::find_or_start(start).await {
+    let client = match Client::find_or_start(instance, start).await {
         Ok(client) => client,
         Err(error) => return failed(&error, as_json),
     };
+    let others = client.others();
+    if !others.is_empty() && instance.is_none() && !as_json {
+        let names: Vec<String> = others.iter().map(InstanceInfo::described).collect();
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "Using {}; also running: {}. Choose with --instance PID, window, relay or background.",
+            client.instance().described(),
+            names.join(", ")
+        );
+    }
     let reply = match client.call(tool, arguments).await {
         Ok(reply) => reply,
         Err(error) => return failed(&error, as_json),
@@ -73,52 +91,83 @@ pub async fn run(command: &ToolCommand, start: &StartOptions, as_json: bool) -> 
     ExitCode::SUCCESS
 }
 
-/// `status`: what runs, where, and the viewer link.
+/// `status`: every running instance (the one tool commands use first),
+/// where it listens, and its viewer link.
 pub fn status(as_json: bool) -> ExitCode {
-    match Client::find() {
-        Ok(Some(client)) => {
-            let info = client.instance();
-            let mut text = format!(
-                "A {:?} instance runs (pid {}) at {}.\nWatch and take over: {}",
-                info.kind,
-                info.pid,
-                info.url,
-                info.viewer_url()
-            );
-            if let Some(endpoint) = &info.cdp_endpoint {
-                text.push_str(&format!("\nCDP endpoint: {endpoint}"));
-            }
-            print_out(
-                as_json,
-                &json!({
-                    "ok": true, "running": true, "kind": info.kind, "pid": info.pid,
-                    "url": info.url, "viewer": info.viewer_url(), "cdpEndpoint": info.cdp_endpoint,
-                }),
-                Some(&[Some(&text)]),
-                None,
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(None) => {
-            print_out(
-                as_json,
-                &json!({ "ok": true, "running": false }),
-                Some(&[Some(
-                    "No instance runs. The next tool command (such as `browser-shell open URL`) starts one.",
-                )]),
-                None,
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => failed(&error, as_json),
+    let running = crate::instance::list();
+    if running.is_empty() {
+        print_out(
+            as_json,
+            &json!({ "ok": true, "running": false, "instances": [] }),
+            Some(&[Some(
+                "No instance runs. The next tool command (such as `browser-shell open URL`) starts one.",
+            )]),
+            None,
+        );
+        return ExitCode::SUCCESS;
     }
+    let mut lines = Vec::new();
+    for (index, info) in running.iter().enumerate() {
+        let used = if index == 0 {
+            " — tool commands use this one"
+        } else {
+            ""
+        };
+        let mut text = format!(
+            "{} at {}{used}
+  Watch and take over: {}",
+            capitalized(&info.described()),
+            info.url,
+            info.viewer_url()
+        );
+        if let Some(endpoint) = &info.cdp_endpoint {
+            text.push_str(&format!("\n  CDP endpoint: {endpoint}"));
+        }
+        lines.push(text);
+    }
+    let instances: Vec<serde_json::Value> = running
+        .iter()
+        .map(|info| {
+            json!({
+                "kind": info.kind, "pid": info.pid, "url": info.url,
+                "viewer": info.viewer_url(), "cdpEndpoint": info.cdp_endpoint,
+            })
+        })
+        .collect();
+    let first = &running[0];
+    let lines: Vec<Option<&str>> = lines.iter().map(|line| Some(line.as_str())).collect();
+    print_out(
+        as_json,
+        &json!({
+            "ok": true, "running": true, "kind": first.kind, "pid": first.pid,
+            "url": first.url, "viewer": first.viewer_url(), "cdpEndpoint": first.cdp_endpoint,
+            "instances": instances,
+        }),
+        Some(&lines),
+        None,
+    );
+    ExitCode::SUCCESS
+}
+
+/// `text` with its first letter in capitals.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// `stop`: ends the background instance (and its browser).
 /// `browser-shell report [SESSION] -o FILE`: saves the running
 /// instance's activity report.
-pub async fn report(session: Option<&str>, output: &std::path::Path, as_json: bool) -> ExitCode {
-    let client = match Client::find() {
+pub async fn report(
+    instance: Option<&str>,
+    session: Option<&str>,
+    output: &std::path::Path,
+    as_json: bool,
+) -> ExitCode {
+    let client = match Client::find(instance) {
         Ok(Some(client)) => client,
         Ok(None) => {
             let error = BrowserError::not_connected(
@@ -155,14 +204,25 @@ pub async fn report(session: Option<&str>, output: &std::path::Path, as_json: bo
     ExitCode::SUCCESS
 }
 
-pub async fn stop(as_json: bool) -> ExitCode {
-    let client = match Client::find() {
+pub async fn stop(instance: Option<&str>, as_json: bool) -> ExitCode {
+    // Without --instance: the background instance (the window and a relay
+    // were started by a person, who stops them there).
+    let client = match Client::find(Some(instance.unwrap_or("background"))) {
         Ok(Some(client)) => client,
         Ok(None) => {
             print_out(
                 as_json,
                 &json!({ "ok": true, "stopped": false }),
                 Some(&[Some("No instance runs.")]),
+                None,
+            );
+            return ExitCode::SUCCESS;
+        }
+        Err(_) if instance.is_none() => {
+            print_out(
+                as_json,
+                &json!({ "ok": true, "stopped": false }),
+                Some(&[Some("No background instance runs.")]),
                 None,
             );
             return ExitCode::SUCCESS;

@@ -114,9 +114,9 @@ async fn external_clients_work_beside_agents_and_only_with_the_token() {
     assert_ne!(cdp_token, token, "the endpoint has a token of its own");
 
     // Local clients find it without copying it: the runtime file and `status`.
-    let info: Value =
-        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
-            .unwrap();
+    let info: Value = common::instance_records(&runtime)
+        .pop()
+        .expect("the relay's record");
     assert_eq!(info["cdp_endpoint"], websocket_url.as_str());
     let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .arg("status")

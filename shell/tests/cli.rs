@@ -63,8 +63,10 @@ fn background_instances(runtime: &Path) -> Vec<u32> {
 }
 
 fn instance_pid(runtime: &Path) -> u32 {
-    let text = std::fs::read_to_string(runtime.join("instance.json")).unwrap();
-    let info: Value = serde_json::from_str(&text).unwrap();
+    let records = common::instance_records(runtime);
+    let [info] = records.as_slice() else {
+        panic!("one instance record: {records:?}")
+    };
     u32::try_from(info["pid"].as_u64().unwrap()).unwrap()
 }
 
@@ -80,7 +82,7 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
     assert!(opened.contains("Opened"), "{opened}");
     let pid = instance_pid(&runtime);
     let file_mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(runtime.join("instance.json"))
+        &std::fs::metadata(runtime.join(format!("instances/{pid}.json")))
             .unwrap()
             .permissions(),
     );
@@ -164,7 +166,7 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
         common::wait_for_exit(pid, Duration::from_secs(30)).await,
         "the background instance exits after its idle timeout"
     );
-    assert!(!runtime.join("instance.json").exists());
+    assert!(common::instance_records(&runtime).is_empty());
     let (code, status, _) = shell(&runtime, &["status"]).await;
     assert_eq!(code, 0);
     assert!(status.contains("No instance runs"), "{status}");
@@ -200,5 +202,91 @@ async fn stop_ends_the_background_instance_and_concurrent_first_commands_share_i
     assert_eq!(code, 0, "{stderr}");
     assert!(stopped.contains(&pid.to_string()), "{stopped}");
     assert!(common::wait_for_exit(pid, Duration::from_secs(5)).await);
-    assert!(!runtime.join("instance.json").exists());
+    assert!(common::instance_records(&runtime).is_empty());
+}
+
+/// Every instance is known and none hides another: with two relays
+/// running, `status` lists both, a tool command goes to the newest relay
+/// (not a new background instance) and says which, `--instance` chooses;
+/// stopping one relay leaves the other in use; `stop` never stops a relay.
+#[tokio::test]
+async fn several_instances_are_all_known_and_the_watched_one_is_used() {
+    let base = common::serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let url = format!("{base}/article.html");
+    let (first, _) = common::start_shell_in(&runtime, &["relay", "--temporary-profile"], 3).await;
+    let first_pid = first.id().unwrap();
+    let (code, opened, stderr) = shell(&runtime, &["open", &url]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(opened.contains("article.html"), "{opened}");
+    assert!(
+        background_instances(&runtime).is_empty(),
+        "the relay served it"
+    );
+    assert!(
+        !stderr.contains("also running"),
+        "one instance, nothing to say: {stderr}"
+    );
+
+    let (second, _) = common::start_shell_in(&runtime, &["relay", "--temporary-profile"], 3).await;
+    let second_pid = second.id().unwrap();
+    let (code, status, _) = shell(&runtime, &["status", "--json"]).await;
+    assert_eq!(code, 0);
+    let status: Value = serde_json::from_str(&status).unwrap();
+    let pids: Vec<u64> = status["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        pids,
+        vec![u64::from(second_pid), u64::from(first_pid)],
+        "{status}"
+    );
+    let (code, text, _) = shell(&runtime, &["status"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        text.contains(&format!("The relay (pid {second_pid})"))
+            && text.contains(&format!("pid {first_pid}")),
+        "{text}"
+    );
+
+    // The newest relay serves, and the command says so.
+    let (code, _, stderr) = shell(&runtime, &["open", &url]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "Using the relay (pid {second_pid}); also running: the relay (pid {first_pid})"
+        )),
+        "{stderr}"
+    );
+    // --instance chooses: the first relay's session has the tab opened there.
+    let first_arg = first_pid.to_string();
+    let (code, tabs, stderr) = shell(&runtime, &["tabs", "--instance", &first_arg]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(tabs.contains("article.html"), "{tabs}");
+    let (code, _, stderr) = shell(&runtime, &["tabs", "--instance", "background"]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("INVALID_ARGUMENT") && stderr.contains("running"),
+        "{stderr}"
+    );
+
+    // `stop` stops no relay; stopping one relay hides nothing of the other.
+    let (code, stopped, _) = shell(&runtime, &["stop"]).await;
+    assert_eq!(code, 0);
+    assert!(stopped.contains("No background instance runs"), "{stopped}");
+    common::stop_shell(second).await;
+    let (code, status, _) = shell(&runtime, &["status", "--json"]).await;
+    assert_eq!(code, 0);
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["pid"], u64::from(first_pid), "{status}");
+    let (code, _, stderr) = shell(&runtime, &["snapshot"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        background_instances(&runtime).is_empty(),
+        "the remaining relay served it"
+    );
+    common::stop_shell(first).await;
 }

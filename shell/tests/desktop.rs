@@ -146,9 +146,9 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
     assert!(printed[2].starts_with("MCP over HTTP: "), "{printed:?}");
 
     // The runtime file says where the shell is: local clients need no token by hand.
-    let info: Value =
-        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
-            .unwrap();
+    let info: Value = common::instance_records(&runtime)
+        .pop()
+        .expect("the window's record");
     assert_eq!(info["kind"], "desktop");
     let endpoint = Endpoint {
         host: info["url"]
@@ -310,16 +310,16 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
         profiles[0]
     );
     assert!(
-        !runtime.join("instance.json").exists(),
+        common::instance_records(&runtime).is_empty(),
         "the runtime file goes with the shell"
     );
 }
 
 /// The endpoint a desktop shell published in `runtime`.
 fn published_endpoint(runtime: &std::path::Path) -> Endpoint {
-    let info: Value =
-        serde_json::from_str(&std::fs::read_to_string(runtime.join("instance.json")).unwrap())
-            .unwrap();
+    let info: Value = common::instance_records(&runtime)
+        .pop()
+        .expect("the window's record");
     Endpoint {
         host: info["url"]
             .as_str()

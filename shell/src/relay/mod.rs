@@ -559,6 +559,7 @@ impl Listening {
             url: format!("http://{}", local_address(bound)),
             token: token.to_string(),
             cdp_endpoint: setup.cdp_endpoint.clone(),
+            started_ms: instance::now_ms(),
         };
         // Local clients (tool commands, `mcp --connect`) speak plain HTTP on loopback.
         let published = match instance::publish(&info) {

@@ -20,6 +20,22 @@ use tower_http::services::ServeDir;
 
 /// A private runtime directory for one test's instances, so tests never
 /// find each other's (or a developer's) running instance.
+/// The records of the instances running with runtime directory `runtime`
+/// (`instances/<pid>.json`), newest last.
+#[allow(dead_code)]
+pub fn instance_records(runtime: &Path) -> Vec<Value> {
+    let Ok(entries) = std::fs::read_dir(runtime.join("instances")) else {
+        return Vec::new();
+    };
+    let mut records: Vec<Value> = entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|e| e == "json"))
+        .filter_map(|entry| serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok())
+        .collect();
+    records.sort_by_key(|record| record["started_ms"].as_u64().unwrap_or_default());
+    records
+}
+
 pub fn runtime_dir() -> std::path::PathBuf {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
