@@ -35,6 +35,26 @@ pub async fn run(
         Ok(call) => call,
         Err(error) => return failed(&error, as_json),
     };
+    // Browser flags shape an instance as it starts: one that runs already
+    // has its own, so a flag given now would silently not apply.
+    if let Some(flag) = start.browser_args.first().and_then(|flag| flag.to_str()) {
+        let running = match instance {
+            Some(wanted) => crate::instance::select(wanted).ok(),
+            None => crate::instance::find(),
+        };
+        if let Some(running) = running {
+            let error = BrowserError::invalid(
+                flag.trim_start_matches('-'),
+                format!(
+                    "{flag} applies to the instance a command starts, and {} runs already with its \
+                     own settings; leave the flag out, or stop that instance (for the background \
+                     one: browser-shell stop) and run the command again",
+                    running.described()
+                ),
+            );
+            return failed(&error, as_json);
+        }
+    }
     let client = match Client::find_or_start(instance, start).await {
         Ok(client) => client,
         Err(error) => return failed(&error, as_json),

@@ -273,6 +273,17 @@ async fn several_instances_are_all_known_and_the_watched_one_is_used() {
         "{stderr}"
     );
 
+    // A flag that shapes an instance as it starts cannot apply to one that
+    // runs: refused, naming the flag and the instance, not ignored.
+    let (code, _, stderr) = shell(&runtime, &["open", "--block-host", "127.0.0.1", &url]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("INVALID_ARGUMENT")
+            && stderr.contains("--block-host")
+            && stderr.contains(&format!("pid {second_pid}")),
+        "{stderr}"
+    );
+
     // `stop` stops no relay; stopping one relay hides nothing of the other.
     let (code, stopped, _) = shell(&runtime, &["stop"]).await;
     assert_eq!(code, 0);
