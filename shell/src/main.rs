@@ -126,6 +126,11 @@ struct ClientOptions {
         env = "BROWSER_SHELL_IDLE_EXIT_MS"
     )]
     idle_exit_ms: u64,
+    /// Tool commands: keep the markers around the page's words that tell a
+    /// model they are not instructions (for agents that use the command
+    /// line); by default the page's words are printed as they are, so they pipe.
+    #[arg(long, global = true)]
+    fences: bool,
     /// Tool commands, status, stop, report: the running instance to use, by
     /// pid or kind (window, relay, background); default: the window a
     /// person watches, else a relay, else a background instance.
@@ -407,13 +412,12 @@ async fn run(cli: Cli) -> ExitCode {
                 browser_args: cli.browser.to_args(),
                 idle_exit: Duration::from_millis(cli.client.idle_exit_ms),
             };
-            return tool_commands::run(
-                command,
-                cli.client.instance.as_deref(),
-                &start,
-                cli.client.json,
-            )
-            .await;
+            let output = tool_commands::Output {
+                json: cli.client.json,
+                fences: cli.client.fences,
+            };
+            return tool_commands::run(command, cli.client.instance.as_deref(), &start, output)
+                .await;
         }
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,

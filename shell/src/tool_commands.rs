@@ -24,12 +24,22 @@ use crate::instance::InstanceInfo;
 /// Runs one tool command on the instance `instance` names, else the one a
 /// person watches; starts a background instance if none runs. When others
 /// run too, says on stderr which one it used.
+/// How a tool command prints its answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    /// One JSON object instead of text.
+    pub json: bool,
+    /// Keep the fences around the page's words (for agents).
+    pub fences: bool,
+}
+
 pub async fn run(
     command: &ToolCommand,
     instance: Option<&str>,
     start: &StartOptions,
-    as_json: bool,
+    output: Output,
 ) -> ExitCode {
+    let as_json = output.json;
     let read_stdin = || std::io::read_to_string(std::io::stdin());
     let (tool, arguments) = match command.to_call(read_stdin) {
         Ok(call) => call,
@@ -73,6 +83,24 @@ pub async fn run(
         Ok(reply) => reply,
         Err(error) => return failed(&error, as_json),
     };
+    let mut reply = reply;
+    // The page's words as they are, for people and pipes; `content` prints
+    // only them on stdout (a note such as a truncation goes to stderr).
+    let mut notes = None;
+    if !output.fences {
+        match (command, browser_tools::render::fenced_part(&reply.text)) {
+            (ToolCommand::Content(_), Some((words, around))) if !reply.is_error => {
+                reply.text = words;
+                notes = Some(around.trim().to_owned()).filter(|n| !n.is_empty());
+            }
+            _ => reply.text = browser_tools::render::unfenced(&reply.text),
+        }
+    }
+    if let Some(notes) = &notes
+        && !as_json
+    {
+        let _ = writeln!(std::io::stderr().lock(), "{notes}");
+    }
     if reply.is_error {
         let code = reply.code.as_deref().unwrap_or("ERROR");
         print_out(

@@ -301,3 +301,80 @@ async fn several_instances_are_all_known_and_the_watched_one_is_used() {
     );
     common::stop_shell(first).await;
 }
+
+/// What the command line prints pipes: the page's words without the
+/// model's fences (`content --format json | jq`), `--json` valid on its
+/// own with no fences in it, `--fences` for agents that want them, and a
+/// screenshot's bytes in the format its file is named for.
+#[tokio::test]
+async fn output_pipes_and_files_are_what_their_names_say() {
+    let base = common::serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let url = format!("{base}/article.html");
+    let (code, _, stderr) = shell(&runtime, &["open", &url]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let program = env!("CARGO_BIN_EXE_browser-shell");
+    let piped = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("'{program}' content --format json | jq -r .title"))
+            .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let title = String::from_utf8_lossy(&piped.stdout);
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(title.trim().contains("Owl"), "jq read {title:?}");
+    for args in [
+        &["content", "--format", "txt"][..],
+        &["wait", "--text", "Owls"][..],
+    ] {
+        let (code, out, stderr) = shell(&runtime, args).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            !out.contains("<<<untrusted") && !out.contains(">>>end-"),
+            "{args:?}: {out}"
+        );
+    }
+    let (code, out, _) = shell(&runtime, &["content", "--format", "txt", "--json"]).await;
+    assert_eq!(code, 0);
+    let reply: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        !reply["text"].as_str().unwrap().contains("<<<untrusted"),
+        "{reply}"
+    );
+    let (code, out, _) = shell(&runtime, &["content", "--format", "txt", "--fences"]).await;
+    assert_eq!(code, 0);
+    assert!(out.contains("<<<untrusted-content"), "{out}");
+
+    // The file's name says the format: a .jpg is a JPEG.
+    let jpeg = runtime.join("shot.jpg");
+    let (code, _, stderr) = shell(&runtime, &["screenshot", "-o", jpeg.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        &std::fs::read(&jpeg).unwrap()[..3],
+        &[0xff, 0xd8, 0xff],
+        "JPEG bytes"
+    );
+    let (code, _, stderr) = shell(
+        &runtime,
+        &[
+            "screenshot",
+            "-o",
+            jpeg.to_str().unwrap(),
+            "--format",
+            "png",
+        ],
+    )
+    .await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("INVALID_ARGUMENT"), "{stderr}");
+    let _ = shell(&runtime, &["stop"]).await;
+}

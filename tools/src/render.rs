@@ -24,6 +24,66 @@ pub fn fenced(label: &str, text: &str) -> String {
     out
 }
 
+/// `text` without the fences [`fenced`] puts around a page's words: for
+/// people and pipes on the command line, where the page's words are the
+/// answer (the fences are for a model, which must not take them as
+/// instructions).
+pub fn unfenced(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<<<untrusted-") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        // The opening marker runs to the end of its line.
+        let Some(line_end) = after.find('\n') else {
+            out.push_str(after);
+            rest = "";
+            break;
+        };
+        let opening = &after[..line_end];
+        let Some((label_and_tag, _)) = opening
+            .strip_prefix("<<<untrusted-")
+            .and_then(|marker| marker.split_once(": "))
+        else {
+            out.push_str(opening);
+            rest = &after[line_end..];
+            continue;
+        };
+        let closing = format!("\n>>>end-{label_and_tag}");
+        let body = &after[line_end + 1..];
+        match body.find(&closing) {
+            Some(end) => {
+                out.push_str(&body[..end]);
+                rest = &body[end + closing.len()..];
+            }
+            None => {
+                out.push_str(body);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The page's words inside the first fence of `text`, and what is around
+/// them; `None` when there is no fence.
+pub fn fenced_part(text: &str) -> Option<(String, String)> {
+    let start = text.find("<<<untrusted-")?;
+    let before = unfenced(&text[..start]);
+    let after_marker = &text[start..];
+    let line_end = after_marker.find('\n')?;
+    let (label_and_tag, _) = after_marker[..line_end]
+        .strip_prefix("<<<untrusted-")?
+        .split_once(": ")?;
+    let closing = format!("\n>>>end-{label_and_tag}");
+    let body = &after_marker[line_end + 1..];
+    let end = body.find(&closing)?;
+    let inside = body[..end].to_owned();
+    let around = format!("{before}{}", unfenced(&body[end + closing.len()..]));
+    Some((inside, around))
+}
+
 /// A short random tag (from the standard library's randomly seeded hasher).
 fn fence_tag() -> String {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -201,5 +261,34 @@ pub fn navigation_headline(
         0 => "navigated".to_owned(),
         1 => "navigated, dialog".to_owned(),
         many => format!("navigated, {many} dialogs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_come_off_for_people_and_pipes() {
+        let text = format!(
+            "Waited 12 ms: {}.",
+            fenced("wait", "text \"Saved\" appeared")
+        );
+        assert_eq!(unfenced(&text), "Waited 12 ms: text \"Saved\" appeared.");
+        let content = format!(
+            "{}\nTruncated at maxChars.",
+            fenced("content", "{\"title\": \"Owls\"}")
+        );
+        let (inside, around) = fenced_part(&content).unwrap();
+        assert_eq!(inside, "{\"title\": \"Owls\"}");
+        assert_eq!(around.trim(), "Truncated at maxChars.");
+        // Two fences, and text that only looks like a marker.
+        let two = format!("{} and {}", fenced("a", "one"), fenced("b", "two"));
+        assert_eq!(unfenced(&two), "one and two");
+        assert_eq!(
+            unfenced("<<<untrusted-x no colon"),
+            "<<<untrusted-x no colon"
+        );
+        assert!(fenced_part("no fence here").is_none());
     }
 }

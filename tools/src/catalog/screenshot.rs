@@ -158,11 +158,11 @@ impl ScreenshotCommand {
             full_page,
             reference,
             selector,
-            format,
             quality,
             tab,
-            output: _,
+            ..
         } = self;
+        let format = self.image_format()?;
         Ok((
             SCREENSHOT.name,
             without_nulls(json!({
@@ -170,6 +170,43 @@ impl ScreenshotCommand {
                 "format": format, "quality": quality, "tab": tab,
             })),
         ))
+    }
+
+    /// The image format: `--format`, else what the file's extension says
+    /// (`.jpg`/`.jpeg` is JPEG, `.png` PNG), so the bytes match the name.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when `--format` and the extension disagree, or the
+    /// extension names no format we write.
+    fn image_format(&self) -> Result<Option<&'static str>, BrowserError> {
+        let by_extension = match self.output.as_ref().and_then(|path| path.extension()) {
+            None => None,
+            Some(extension) => match extension.to_string_lossy().to_ascii_lowercase().as_str() {
+                "jpg" | "jpeg" => Some("jpeg"),
+                "png" => Some("png"),
+                other => {
+                    return Err(BrowserError::invalid(
+                        "output",
+                        format!(
+                            "a .{other} file: name it .png or .jpg (or give --format and a name that fits)"
+                        ),
+                    ));
+                }
+            },
+        };
+        let asked = match self.format.as_deref() {
+            Some("jpeg") => Some("jpeg"),
+            Some(_) => Some("png"),
+            None => None,
+        };
+        match (asked, by_extension) {
+            (Some(asked), Some(named)) if asked != named => Err(BrowserError::invalid(
+                "format",
+                format!("--format {asked} but the file is named for {named}"),
+            )),
+            (Some(format), _) | (None, Some(format)) => Ok(Some(format)),
+            (None, None) => Ok(None),
+        }
     }
 }
 
