@@ -317,7 +317,7 @@ async fn the_window_shows_the_column_and_closing_it_stops_everything() {
 
 /// The endpoint a desktop shell published in `runtime`.
 fn published_endpoint(runtime: &std::path::Path) -> Endpoint {
-    let info: Value = common::instance_records(&runtime)
+    let info: Value = common::instance_records(runtime)
         .pop()
         .expect("the window's record");
     Endpoint {
