@@ -261,7 +261,7 @@ async fn a_hundred_sessions_coming_and_going_leave_nothing_behind() {
             let mut agent = Agent::connect(endpoint).await;
             let (text, is_error) = agent.call("browser_open", json!({"url": url})).await;
             assert!(!is_error, "{text}");
-            assert_eq!(agent.disconnect().await, 202);
+            assert_eq!(agent.disconnect().await, 204);
         }
     };
     // The first sessions start what stays (pools, buffers): the baseline

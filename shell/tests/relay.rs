@@ -438,7 +438,7 @@ async fn a_person_watches_takes_over_and_returns_control() {
     save_screenshot(&viewer, &person, "relay-viewer-tabs.png").await;
 
     // The agent disconnects: its tab leaves the browser column.
-    assert_eq!(agent.disconnect().await, 202);
+    assert_eq!(agent.disconnect().await, 204);
     wait_in_page(
         &viewer,
         &person,

@@ -202,7 +202,7 @@ async fn secrets_stay_hidden_and_the_audit_log_records_everything() {
     for output in &outputs {
         assert!(!leaks(output), "{output}");
     }
-    assert_eq!(agent.disconnect().await, 202);
+    assert_eq!(agent.disconnect().await, 204);
     common::stop_shell(relay).await;
 
     // The audit log: one JSON object per line, nothing secret in it.

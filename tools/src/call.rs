@@ -72,11 +72,11 @@ impl ToolOutput {
 /// An error as data: its stable code, what happened and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ErrorReport {
-    /// The stable code, such as `STALE_REF` (DESIGN.md §7).
+    /// Stable code, such as STALE_REF.
     pub code: String,
     /// What happened.
     pub message: String,
-    /// The one thing to do about it.
+    /// What to do.
     pub hint: String,
 }
 
@@ -134,6 +134,11 @@ pub async fn call_tool(
         Ok(output) => output,
         Err(error) => ToolOutput::error(&error),
     };
+    // The data is a result too: a secret's value stays hidden in it (the
+    // agent hides it in the text).
+    if let Some(data) = output.structured.as_mut() {
+        settings.secrets.redact_data(data);
+    }
     // Taken after the call: a restart it waited for is news to the agent.
     let mut notices = String::new();
     for notice in browser.take_notices(session) {

@@ -6,7 +6,9 @@
 //!   or family: its strict argument type (whose docs are the schema a model
 //!   reads), description, annotations, how it runs and reads.
 //! * [`call`] — running one tool call on a [`browser_provider::Browser`] session
-//!   and turning the result or error into model text.
+//!   and turning the result or error into model text, and into data
+//!   (`structuredContent`) for the tools whose answers are data and for
+//!   every error.
 //! * [`secrets`] — secrets agents type by name and never see.
 //! * [`render`] — model-facing text: snapshots, diffs, errors, with page text
 //!   fenced by untrusted-content markers.

@@ -208,6 +208,49 @@ impl Secrets {
         }
         text
     }
+
+    /// Hides every value in `data` (a result's `structuredContent`) as
+    /// [`Self::redact`] does in text: in every string, and every key. A
+    /// number that spells a value (a PIN a script read as a number)
+    /// becomes the placeholder, a string.
+    pub fn redact_data(&self, data: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match data {
+            Value::String(text) => {
+                if let Cow::Owned(redacted) = self.redact(text) {
+                    *text = redacted;
+                }
+            }
+            Value::Number(number) => {
+                if let Cow::Owned(redacted) = self.redact(&number.to_string()) {
+                    *data = Value::String(redacted);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.redact_data(item);
+                }
+            }
+            Value::Object(map) => {
+                let redacted_keys = map
+                    .keys()
+                    .any(|key| matches!(self.redact(key), Cow::Owned(_)));
+                if redacted_keys {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(key, value)| (self.redact(&key).into_owned(), value))
+                        .collect();
+                }
+                for value in map.values_mut() {
+                    self.redact_data(value);
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +280,28 @@ mod tests {
         assert!(!redacted.contains("tok-12345"), "{redacted}");
         assert_eq!(redacted.matches("«secret:bank»").count(), 5, "{redacted}");
         assert!(redacted.contains("«secret:token»"), "{redacted}");
+    }
+
+    #[test]
+    fn data_hides_values_in_strings_keys_and_numbers() {
+        let secrets = Secrets::new(vec![
+            Secret::new("bank", "pa ss&\"wörd".into(), vec![]).unwrap(),
+            Secret::new("card", "4111111111111111".into(), vec![]).unwrap(),
+        ]);
+        let mut data = serde_json::json!({
+            "value": {"typed": "pa ss&\"wörd", "pa ss&\"wörd": 1, "number": 4111111111111111u64,
+                      "list": ["before pa ss&\"wörd after", true, null, 42]},
+            "waitedMs": 212,
+        });
+        secrets.redact_data(&mut data);
+        assert_eq!(
+            data,
+            serde_json::json!({
+                "value": {"typed": "«secret:bank»", "«secret:bank»": 1, "number": "«secret:card»",
+                          "list": ["before «secret:bank» after", true, null, 42]},
+                "waitedMs": 212,
+            })
+        );
     }
 
     #[test]

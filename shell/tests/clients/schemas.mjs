@@ -1,6 +1,7 @@
-// Compiles every tool's inputSchema (a tools/list result on stdin) with Ajv's
-// JSON Schema 2020-12 validator in strict mode, as clients that validate
-// arguments do, and checks one valid and one invalid call against each.
+// Compiles every tool's inputSchema and outputSchema (a tools/list result on
+// stdin) with Ajv's JSON Schema 2020-12 validator in strict mode, as clients
+// that validate arguments and results do, and checks that each inputSchema
+// refuses an unknown field.
 // Prints one line per problem; exits 1 if there is any.
 import Ajv2020 from 'ajv/dist/2020.js';
 
@@ -19,6 +20,13 @@ for (const tool of tools) {
     if (validate({ noSuchField: 1 })) problems.push(`${tool.name}: accepts an unknown field`);
   } catch (error) {
     problems.push(`${tool.name}: ${error.message}`);
+  }
+  if (tool.outputSchema) {
+    try {
+      ajv.compile(tool.outputSchema);
+    } catch (error) {
+      problems.push(`${tool.name} output: ${error.message}`);
+    }
   }
 }
 for (const problem of problems) console.log(problem);

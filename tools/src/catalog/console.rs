@@ -2,12 +2,13 @@
 
 use browser_provider::BrowserError;
 use browser_provider::Result;
-use browser_provider::page::console::{CONSOLE_CAP, Level};
+use browser_provider::TabHandle;
+use browser_provider::page::console::{CONSOLE_CAP, ConsoleRead, Level};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, is_zero, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -22,7 +23,7 @@ pub const CONSOLE: ToolSpec = ToolSpec {
     own_timeout_ms: None,
     doing: "reading the console",
     schema: rmcp::handler::server::common::schema_for_type::<ConsoleArgs>,
-    output: None,
+    output: Some(super::schema::output_schema::<ConsoleOutput>),
     run: |call| Box::pin(browser_console(call)),
 };
 
@@ -73,6 +74,40 @@ async fn browser_console(call: Call<'_>) -> Result<ToolOutput> {
     let limit = args.limit.unwrap_or(100).clamp(1, CONSOLE_CAP);
     let read = browser.console(session, args.since.unwrap_or(0), level, limit)?;
     let tab = browser.active_tab(session)?;
+    Ok(console_output(&tab, &read))
+}
+
+/// What `browser_console` answers, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsoleOutput {
+    /// Pass as since to read only what is new.
+    pub cursor: u64,
+    /// Earlier entries no longer kept (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+    /// Oldest first (the page's words, not instructions).
+    pub entries: Vec<ConsoleLine>,
+}
+
+/// One console entry, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsoleLine {
+    /// debug, info, warning or error.
+    pub level: &'static str,
+    /// The message or exception.
+    pub text: String,
+    /// url:line:column, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The stack, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
+}
+
+/// The text and data of a `browser_console` answer for `tab`.
+fn console_output(tab: &TabHandle, read: &ConsoleRead) -> ToolOutput {
     let mut text = format!(
         "Console of {tab}: {} entr{} (next cursor: {}; pass it as since to read only what is new).",
         read.entries.len(),
@@ -104,7 +139,20 @@ async fn browser_console(call: Call<'_>) -> Result<ToolOutput> {
         text.push('\n');
         text.push_str(&render::fenced("console", &lines.join("\n")));
     }
-    Ok(ToolOutput::text(text))
+    ToolOutput::text(text).with_structured(&ConsoleOutput {
+        cursor: read.cursor,
+        dropped: read.dropped,
+        entries: read
+            .entries
+            .iter()
+            .map(|e| ConsoleLine {
+                level: e.level.name(),
+                text: e.text.clone(),
+                source: e.source.clone(),
+                stack: e.stack.clone(),
+            })
+            .collect(),
+    })
 }
 
 /// `browser-shell console …`: the words of a browser_console call.
@@ -140,5 +188,81 @@ impl ConsoleCommand {
             CONSOLE.name,
             without_nulls(json!({ "level": level, "since": since, "limit": limit, "tab": tab })),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use browser_provider::page::console::ConsoleEntry;
+
+    use super::super::check_data;
+    use super::*;
+
+    fn entry(seq: u64, level: Level, text: &str, source: Option<&str>) -> ConsoleEntry {
+        ConsoleEntry {
+            seq,
+            level,
+            text: text.into(),
+            source: source.map(str::to_owned),
+            stack: None,
+            timestamp_ms: 1_765_000_000_000,
+        }
+    }
+
+    #[test]
+    fn entries_are_data_no_larger_than_their_text() {
+        let mut thrown = entry(
+            9,
+            Level::Error,
+            "Uncaught TypeError: Cannot read properties of undefined (reading 'map')",
+            Some("http://127.0.0.1:4173/assets/index-3f9a2c.js:88:17"),
+        );
+        thrown.stack = Some(
+            "    at renderList (http://127.0.0.1:4173/assets/index-3f9a2c.js:88:17)\n    at App (http://127.0.0.1:4173/assets/index-3f9a2c.js:120:5)".into(),
+        );
+        let read = ConsoleRead {
+            entries: vec![
+                entry(7, Level::Info, "app started in development mode", None),
+                entry(
+                    8,
+                    Level::Warning,
+                    "Each child in a list should have a unique \"key\" prop.",
+                    Some("http://127.0.0.1:4173/assets/index-3f9a2c.js:41:9"),
+                ),
+                thrown,
+            ],
+            cursor: 9,
+            dropped: 0,
+        };
+        let tab = TabHandle::parse("t1").unwrap_or_else(|e| panic!("{e}"));
+        let output = console_output(&tab, &read);
+        assert!(
+            output
+                .text
+                .starts_with("Console of t1: 3 entries (next cursor: 9;"),
+            "{}",
+            output.text
+        );
+        let data = output.structured.clone().unwrap_or_default();
+        assert_eq!(data["cursor"], 9);
+        assert_eq!(data.get("dropped"), None);
+        assert_eq!(data["entries"][2]["level"], "error");
+        assert!(data["entries"][2]["stack"].is_string());
+        assert_eq!(data["entries"][0].get("source"), None);
+        check_data(&CONSOLE, &output);
+
+        let nothing = console_output(
+            &tab,
+            &ConsoleRead {
+                entries: Vec::new(),
+                cursor: 9,
+                dropped: 3,
+            },
+        );
+        assert_eq!(
+            nothing.structured,
+            Some(json!({"cursor": 9, "dropped": 3, "entries": []}))
+        );
+        check_data(&CONSOLE, &nothing);
     }
 }

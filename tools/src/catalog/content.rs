@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use browser_provider::BrowserError;
 use browser_provider::Result;
-use browser_provider::page::content::{ContentFormat, ContentRequest};
+use browser_provider::page::content::{ContentFormat, ContentRequest, ContentResult};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
@@ -24,7 +24,7 @@ pub const CONTENT: ToolSpec = ToolSpec {
     own_timeout_ms: Some(CONTENT_DEFAULT_MS),
     doing: "reading the page",
     schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
-    output: None,
+    output: Some(super::schema::output_schema::<ContentOutput>),
     run: |call| Box::pin(browser_content(call)),
 };
 
@@ -84,11 +84,41 @@ async fn browser_content(call: Call<'_>) -> Result<ToolOutput> {
         args.timeout_ms.unwrap_or(CONTENT_DEFAULT_MS),
     ));
     let content = browser.content(session, request, timeout, cancel).await?;
+    Ok(content_output(format, content))
+}
+
+/// What `browser_content` answers, as data: for json the facts themselves;
+/// for the other formats only what the text is (it is not repeated).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentOutput {
+    /// markdown, txt, html or json.
+    pub format: &'static str,
+    /// Characters of content (in the text).
+    pub chars: usize,
+    /// Cut at maxChars.
+    pub truncated: bool,
+    /// For json: the facts (the page's words, not instructions); absent when cut, and for other
+    /// formats (their content is the text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+}
+
+/// The text and data of a `browser_content` answer.
+fn content_output(format: ContentFormat, content: ContentResult) -> ToolOutput {
     let mut text = render::fenced("content", &content.content);
     if content.truncated {
         text.push_str("\nTruncated at maxChars; raise maxChars or narrow with selector.");
     }
-    Ok(ToolOutput::text(text))
+    let data = (format == ContentFormat::Json && !content.truncated)
+        .then(|| serde_json::from_str(&content.content).ok())
+        .flatten();
+    ToolOutput::text(text).with_structured(&ContentOutput {
+        format: format.as_str(),
+        chars: content.content.chars().count(),
+        truncated: content.truncated,
+        data,
+    })
 }
 
 /// `browser-shell content …`: the words of a browser_content call.
@@ -131,3 +161,66 @@ impl ContentCommand {
 
 /// How long `browser_content` may take unless told otherwise.
 pub const CONTENT_DEFAULT_MS: u64 = 30_000;
+
+#[cfg(test)]
+mod tests {
+    use super::super::check_data;
+    use super::*;
+
+    #[test]
+    fn json_facts_are_data_and_other_formats_only_say_what_the_text_is() {
+        let facts = json!({
+            "title": "Sign up — Example",
+            "url": "https://example.com/signup",
+            "lang": "en",
+            "headings": [{"level": 1, "text": "Sign up"}],
+            "links": [{"text": "Terms", "href": "https://example.com/terms"}],
+            "forms": [{"action": "https://example.com/signup", "method": "post",
+                       "fields": [{"name": "email", "type": "email", "required": true}]}],
+        });
+        let content = ContentResult {
+            content: serde_json::to_string_pretty(&facts).unwrap_or_default(),
+            truncated: false,
+        };
+        let output = content_output(ContentFormat::Json, content.clone());
+        let data = output.structured.clone().unwrap_or_default();
+        assert_eq!(data["format"], "json");
+        assert_eq!(data["data"], facts);
+        assert_eq!(data["chars"], content.content.chars().count());
+        check_data(&CONTENT, &output);
+
+        let cut = content_output(
+            ContentFormat::Json,
+            ContentResult {
+                content: content.content.chars().take(40).collect(),
+                truncated: true,
+            },
+        );
+        assert_eq!(
+            cut.structured,
+            Some(json!({"format": "json", "chars": 40, "truncated": true}))
+        );
+        check_data(&CONTENT, &cut);
+
+        let markdown = content_output(
+            ContentFormat::Markdown,
+            ContentResult {
+                content: "# Sign up\n\nCreate your account.".into(),
+                truncated: false,
+            },
+        );
+        assert_eq!(
+            markdown.structured,
+            Some(json!({"format": "markdown", "chars": 31, "truncated": false}))
+        );
+        check_data(&CONTENT, &markdown);
+        let empty = content_output(
+            ContentFormat::Txt,
+            ContentResult {
+                content: String::new(),
+                truncated: false,
+            },
+        );
+        check_data(&CONTENT, &empty);
+    }
+}

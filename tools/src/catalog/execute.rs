@@ -6,11 +6,11 @@ use browser_provider::BrowserError;
 use browser_provider::Result;
 use browser_provider::page::execute::ExecuteResult;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
-use crate::call::ToolOutput;
+use crate::call::{ErrorReport, ToolOutput};
 use crate::render;
 
 /// `browser_execute`.
@@ -24,7 +24,7 @@ pub const EXECUTE: ToolSpec = ToolSpec {
     own_timeout_ms: Some(EXECUTE_DEFAULT_MS),
     doing: "running the script",
     schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
-    output: None,
+    output: Some(super::schema::output_schema::<ExecuteOutput>),
     run: |call| Box::pin(browser_execute(call)),
 };
 
@@ -63,10 +63,38 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
     let timeout = Some(Duration::from_millis(
         args.timeout_ms.unwrap_or(EXECUTE_DEFAULT_MS),
     ));
-    match browser
+    let result = browser
         .execute(session, &args.script, args.args, timeout, cancel)
-        .await?
-    {
+        .await?;
+    Ok(execute_output(result))
+}
+
+/// What `browser_execute` answers, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteOutput {
+    /// The value as JSON (absent for undefined and null; a string when truncated or
+    /// unserializable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("anyOf" = [
+        {"type": "string"}, {"type": "number"}, {"type": "boolean"},
+        {"type": "object"}, {"type": "array"}
+    ]))]
+    pub value: Option<Value>,
+    /// Cut at the size limit: value holds the start of its JSON text.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// Not JSON (a DOM node, function or cycle): value describes it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unserializable: bool,
+}
+
+/// The code of a script that threw: the call failed, not the tool.
+const SCRIPT_THREW: &str = "SCRIPT_THREW";
+
+/// The text and data of a `browser_execute` answer.
+fn execute_output(result: ExecuteResult) -> ToolOutput {
+    match result {
         ExecuteResult::Value {
             value,
             truncated,
@@ -80,7 +108,12 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
             if unserializable {
                 text.push_str("\nThe value is not JSON (a DOM node, a function or a cycle); this is its description.");
             }
-            Ok(ToolOutput::text(text))
+            ToolOutput::text(text).with_structured(&ExecuteOutput {
+                // Absent stands for null, as in every schema of ours.
+                value: Some(value).filter(|v| !v.is_null()),
+                truncated,
+                unserializable,
+            })
         }
         ExecuteResult::Exception {
             message,
@@ -88,22 +121,31 @@ async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
             column,
             ..
         } => {
-            let place = match (line, column) {
-                (Some(line), Some(column)) => format!(" at line {line}, column {column}"),
-                (Some(line), None) => format!(" at line {line}"),
-                _ => String::new(),
+            let (place, at) = match (line, column) {
+                (Some(line), Some(column)) => (
+                    format!(" at line {line}, column {column}"),
+                    format!(" (line {line}, column {column})"),
+                ),
+                (Some(line), None) => (format!(" at line {line}"), format!(" (line {line})")),
+                _ => (String::new(), String::new()),
             };
-            Ok(ToolOutput {
+            // The code says that the script threw; the message, what and where.
+            let report = ErrorReport {
+                code: SCRIPT_THREW.to_owned(),
+                message: format!("{message}{at}"),
+                hint: "fix the script and run it again".to_owned(),
+            };
+            ToolOutput {
                 text: format!(
                     "The script threw{place}:\n{}",
                     render::fenced("exception", &message)
                 ),
                 image: None,
                 is_error: true,
-                code: Some("SCRIPT_THREW"),
+                code: Some(SCRIPT_THREW),
                 headline: None,
-                structured: None,
-            })
+                structured: Some(json!({ "error": report })),
+            }
         }
     }
 }
@@ -162,3 +204,88 @@ fn parse_json(text: &str) -> std::result::Result<Value, String> {
 
 /// How long `browser_execute` lets a script run unless told otherwise.
 pub const EXECUTE_DEFAULT_MS: u64 = 30_000;
+
+#[cfg(test)]
+mod tests {
+    use super::super::check_data;
+    use super::*;
+
+    #[test]
+    fn a_value_is_data_no_larger_than_its_text() {
+        let output = execute_output(ExecuteResult::Value {
+            value: json!({"title": "Sign up", "fields": ["email", "password"], "count": 2}),
+            truncated: false,
+            unserializable: false,
+        });
+        assert!(!output.is_error);
+        assert_eq!(
+            output.structured,
+            Some(
+                json!({"value": {"title": "Sign up", "fields": ["email", "password"], "count": 2}})
+            )
+        );
+        check_data(&EXECUTE, &output);
+        for value in [json!(42), json!(null), json!("a"), json!([1, {"a": null}])] {
+            let output = execute_output(ExecuteResult::Value {
+                value: value.clone(),
+                truncated: false,
+                unserializable: false,
+            });
+            let data = output.structured.clone().unwrap_or_default();
+            assert_eq!(data.get("value").unwrap_or(&Value::Null), &value);
+            check_data(&EXECUTE, &output);
+        }
+        let cut = execute_output(ExecuteResult::Value {
+            value: json!("[{\"id\":1,\"name\":\"first\"},{\"id\":2,"),
+            truncated: true,
+            unserializable: false,
+        });
+        assert!(cut.text.contains("cut at the size limit"), "{}", cut.text);
+        assert_eq!(
+            cut.structured.as_ref().map(|d| &d["truncated"]),
+            Some(&json!(true))
+        );
+        check_data(&EXECUTE, &cut);
+        let node = execute_output(ExecuteResult::Value {
+            value: json!("HTMLButtonElement"),
+            truncated: false,
+            unserializable: true,
+        });
+        assert_eq!(
+            node.structured,
+            Some(json!({"value": "HTMLButtonElement", "unserializable": true}))
+        );
+        check_data(&EXECUTE, &node);
+    }
+
+    #[test]
+    fn a_script_that_throws_is_an_error_with_its_code() {
+        let output = execute_output(ExecuteResult::Exception {
+            message: "TypeError: Cannot read properties of null (reading 'click')".into(),
+            line: Some(1),
+            column: Some(31),
+            stack: None,
+        });
+        assert!(output.is_error);
+        assert_eq!(output.code, Some("SCRIPT_THREW"));
+        assert!(
+            output
+                .text
+                .starts_with("The script threw at line 1, column 31:\n"),
+            "{}",
+            output.text
+        );
+        let data = output.structured.clone().unwrap_or_default();
+        assert_eq!(data["error"]["code"], "SCRIPT_THREW");
+        assert_eq!(
+            data["error"]["message"],
+            "TypeError: Cannot read properties of null (reading 'click') (line 1, column 31)"
+        );
+        assert!(
+            data["error"]["hint"]
+                .as_str()
+                .is_some_and(|h| !h.is_empty())
+        );
+        check_data(&EXECUTE, &output);
+    }
+}

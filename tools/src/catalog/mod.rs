@@ -1,7 +1,9 @@
 //! Every `browser_*` tool, defined once: one module per tool or family,
 //! each holding the tool's argument type (its docs are the JSON Schema a
 //! model reads), its description and annotations, when it is offered, how
-//! it runs and how its result reads. [`crate::call::call_tool`] runs them
+//! it runs and how its result reads: as text, and, for a tool whose answers
+//! are data, as data its output schema describes (never larger than the
+//! text: a unit test per tool measures both). [`crate::call::call_tool`] runs them
 //! all the same way, and [`crate::agent::Agent`] wraps every call once
 //! (bound, timeline, secrets hidden, audit).
 //!
@@ -264,6 +266,11 @@ async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> R
     Ok(())
 }
 
+/// Zero, so left out of a result's data (`skip_serializing_if`).
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
+}
+
 /// An object without the `null` members (command-line words leave
 /// unset options out).
 fn without_nulls(value: Value) -> Value {
@@ -275,6 +282,39 @@ fn without_nulls(value: Value) -> Value {
         ),
         other => other,
     }
+}
+
+/// Checks the data of `output`, a result of `spec`, as a client would: it
+/// matches the tool's output schema, and it is no larger than the text
+/// beside it (the data is for programs; it must not double what a model
+/// reads). Returns the text's and the data's bytes.
+#[cfg(test)]
+pub(crate) fn check_data(spec: &ToolSpec, output: &ToolOutput) -> (usize, usize) {
+    let data = output.structured.as_ref().expect("data beside the text");
+    check_schema(spec, data);
+    let (text, data) = (output.text.len(), data.to_string().len());
+    assert!(
+        data <= text,
+        "{}: the data ({data} bytes) outweighs the text ({text} bytes):\n{}\n{}",
+        spec.name,
+        output.text,
+        output
+            .structured
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default()
+    );
+    (text, data)
+}
+
+/// Checks that `data` matches the output schema of `spec`, as the
+/// TypeScript SDK's client checks every result's `structuredContent`.
+#[cfg(test)]
+pub(crate) fn check_schema(spec: &ToolSpec, data: &Value) {
+    let schema = Value::Object((*(spec.output.expect("an output schema"))()).clone());
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(data).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{}: {errors:?}\n{data}", spec.name);
 }
 
 #[cfg(test)]
@@ -325,6 +365,28 @@ mod tests {
                 assert!(problems.is_empty(), "{} output: {problems:#?}", spec.name);
             }
         }
+    }
+
+    #[test]
+    fn an_error_is_data_every_output_schema_takes() {
+        let error = ToolOutput::error(&BrowserError::invalid(
+            "ref",
+            "give exactly one of ref (from a snapshot), role and name, and selector (CSS)",
+        ));
+        let data = error.structured.clone().unwrap_or_default();
+        for spec in ALL.iter().filter(|spec| spec.output.is_some()) {
+            check_schema(spec, &data);
+        }
+        // The text's three parts and nothing else: the data outweighs the
+        // text only by its keys (`{"error":{"code","message","hint"}}`
+        // against `Error …: …\nHint: …`).
+        let report = &data["error"];
+        let parts = ["code", "message", "hint"].map(|key| report[key].as_str().unwrap_or_default());
+        assert_eq!(
+            error.text,
+            format!("Error {}: {}\nHint: {}", parts[0], parts[1], parts[2])
+        );
+        assert_eq!(data.to_string().len(), error.text.len() + 29);
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `browser_network`: requests read by cursor, or one response's body.
 
 use browser_provider::BrowserError;
-use browser_provider::page::network::{Body, NETWORK_CAP, NetworkFilter};
-use browser_provider::{Browser, Result, SessionId};
+use browser_provider::page::network::{
+    Body, NETWORK_CAP, NetworkFilter, NetworkRead, RequestEntry, redacted_headers, redacted_url,
+};
+use browser_provider::{Browser, Result, SessionId, TabHandle};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolSpec, is_zero, parse, use_tab, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -25,7 +27,7 @@ pub const NETWORK: ToolSpec = ToolSpec {
     own_timeout_ms: None,
     doing: "reading the network log",
     schema: rmcp::handler::server::common::schema_for_type::<NetworkArgs>,
-    output: None,
+    output: Some(super::schema::output_schema::<NetworkOutput>),
     run: |call| Box::pin(browser_network(call)),
 };
 
@@ -82,34 +84,7 @@ async fn network(
         let (entry, body) = browser
             .network_body(session, seq, max_chars, cancel)
             .await?;
-        let mut text = format!(
-            "Request {seq} of {tab}:\n{}",
-            render::fenced("request", &render::request(&entry, with_headers))
-        );
-        match body {
-            Body::Text {
-                text: body,
-                omitted_chars,
-            } => {
-                text.push_str(&format!(
-                    "\nResponse body ({} characters",
-                    body.chars().count()
-                ));
-                if omitted_chars > 0 {
-                    text.push_str(&format!(
-                        "; {omitted_chars} more left out, raise bodyMaxChars to see them"
-                    ));
-                }
-                text.push_str("):\n");
-                text.push_str(&render::fenced("body", &body));
-            }
-            Body::Binary { bytes } => {
-                text.push_str(&format!(
-                    "\nResponse body: {bytes} bytes of binary data, not shown."
-                ));
-            }
-        }
-        return Ok(ToolOutput::text(text));
+        return Ok(body_output(&tab, seq, &entry, &body, with_headers));
     }
     let filter = NetworkFilter {
         failed_only: args.failed.unwrap_or(false),
@@ -118,6 +93,150 @@ async fn network(
     };
     let limit = args.limit.unwrap_or(50).clamp(1, NETWORK_CAP);
     let read = browser.network(session, args.since.unwrap_or(0), &filter, limit)?;
+    Ok(list_output(&tab, &read, with_headers))
+}
+
+/// What `browser_network` answers, as data: a read's cursor and requests,
+/// or one request and its body's size (the body itself is in the text only).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkOutput {
+    /// Pass as since to read only what is new.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<u64>,
+    /// Requests still in flight (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub in_flight: usize,
+    /// Earlier requests no longer kept (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+    /// The requests read, in the order they ended; for a body, its request.
+    pub requests: Vec<RequestData>,
+    /// For a body: its size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodyData>,
+}
+
+/// One request, as data (its type, MIME type, size and duration are in the text).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestData {
+    /// Its number, to pass as body.
+    pub seq: u64,
+    /// GET, POST, …
+    pub method: String,
+    /// HTTP status, when a response came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Why it failed (net::ERR_…), when it did not complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// URL (secrets redacted).
+    pub url: String,
+    /// With headers: [name, value] sent (secrets redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<Vec<[String; 2]>>,
+    /// With headers: [name, value] received (secrets redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Vec<[String; 2]>>,
+}
+
+impl RequestData {
+    fn of(entry: &RequestEntry, with_headers: bool) -> Self {
+        let headers = |list: &[(String, String)]| {
+            with_headers.then(|| {
+                redacted_headers(list)
+                    .into_iter()
+                    .map(|(name, value)| [name, value])
+                    .collect()
+            })
+        };
+        Self {
+            seq: entry.seq,
+            method: entry.method.clone(),
+            status: entry.status,
+            failure: entry.failure.clone(),
+            url: redacted_url(&entry.url),
+            request_headers: headers(&entry.request_headers),
+            response_headers: headers(&entry.response_headers),
+        }
+    }
+}
+
+/// A response body's size, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BodyData {
+    /// Text: characters shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chars: Option<usize>,
+    /// Text: characters left out (raise bodyMaxChars; absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted_chars: usize,
+    /// Binary (not shown): bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary_bytes: Option<usize>,
+}
+
+/// The text and data of one request's body, request `seq` of `tab`.
+fn body_output(
+    tab: &TabHandle,
+    seq: u64,
+    entry: &RequestEntry,
+    body: &Body,
+    with_headers: bool,
+) -> ToolOutput {
+    let mut text = format!(
+        "Request {seq} of {tab}:\n{}",
+        render::fenced("request", &render::request(entry, with_headers))
+    );
+    match body {
+        Body::Text {
+            text: body,
+            omitted_chars,
+        } => {
+            text.push_str(&format!(
+                "\nResponse body ({} characters",
+                body.chars().count()
+            ));
+            if *omitted_chars > 0 {
+                text.push_str(&format!(
+                    "; {omitted_chars} more left out, raise bodyMaxChars to see them"
+                ));
+            }
+            text.push_str("):\n");
+            text.push_str(&render::fenced("body", body));
+        }
+        Body::Binary { bytes } => {
+            text.push_str(&format!(
+                "\nResponse body: {bytes} bytes of binary data, not shown."
+            ));
+        }
+    }
+    let data = NetworkOutput {
+        requests: vec![RequestData::of(entry, with_headers)],
+        body: Some(match body {
+            Body::Text {
+                text,
+                omitted_chars,
+            } => BodyData {
+                chars: Some(text.chars().count()),
+                omitted_chars: *omitted_chars,
+                binary_bytes: None,
+            },
+            Body::Binary { bytes } => BodyData {
+                chars: None,
+                omitted_chars: 0,
+                binary_bytes: Some(*bytes),
+            },
+        }),
+        ..NetworkOutput::default()
+    };
+    ToolOutput::text(text).with_structured(&data)
+}
+
+/// The text and data of a read of `tab`'s requests.
+fn list_output(tab: &TabHandle, read: &NetworkRead, with_headers: bool) -> ToolOutput {
     let mut text = format!(
         "Network of {tab}: {} request{} (next cursor: {}; pass it as since to read only what is new).",
         read.entries.len(),
@@ -146,7 +265,18 @@ async fn network(
         text.push_str(&render::fenced("network", &lines.join("\n")));
         text.push_str("\nAsk for a body with body: <number>.");
     }
-    Ok(ToolOutput::text(text))
+    let data = NetworkOutput {
+        cursor: Some(read.cursor),
+        in_flight: read.in_flight,
+        dropped: read.dropped,
+        requests: read
+            .entries
+            .iter()
+            .map(|entry| RequestData::of(entry, with_headers))
+            .collect(),
+        ..NetworkOutput::default()
+    };
+    ToolOutput::text(text).with_structured(&data)
 }
 
 /// `browser-shell network …`: the words of a browser_network call.
@@ -202,5 +332,176 @@ impl NetworkCommand {
                 "body": body, "tab": tab,
             })),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check_data;
+    use super::*;
+
+    fn request(seq: u64, method: &str, status: Option<u16>, kind: &str, url: &str) -> RequestEntry {
+        RequestEntry {
+            seq,
+            request_id: format!("1000.{seq}"),
+            method: method.into(),
+            url: url.into(),
+            resource_type: kind.into(),
+            frame_id: None,
+            status,
+            mime_type: Some(match kind {
+                "Document" => "text/html".into(),
+                "Script" => "text/javascript".into(),
+                "Stylesheet" => "text/css".into(),
+                _ => "application/json".into(),
+            }),
+            encoded_bytes: Some(4_812),
+            duration_ms: Some(23.4),
+            failure: None,
+            request_headers: vec![
+                ("Accept".into(), "*/*".into()),
+                ("Authorization".into(), "Bearer abc.def.ghi".into()),
+            ],
+            response_headers: vec![("Content-Type".into(), "application/json".into())],
+            started_ms: 1_765_000_000_000,
+        }
+    }
+
+    fn tab() -> TabHandle {
+        TabHandle::parse("t2").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn page_load() -> NetworkRead {
+        let mut failed = request(
+            6,
+            "GET",
+            None,
+            "Fetch",
+            "http://127.0.0.1:4173/api/notifications?since=1765000000",
+        );
+        failed.failure = Some("net::ERR_CONNECTION_REFUSED".into());
+        failed.mime_type = None;
+        failed.encoded_bytes = None;
+        NetworkRead {
+            entries: vec![
+                request(
+                    1,
+                    "GET",
+                    Some(200),
+                    "Document",
+                    "http://127.0.0.1:4173/app/",
+                ),
+                request(
+                    2,
+                    "GET",
+                    Some(200),
+                    "Stylesheet",
+                    "http://127.0.0.1:4173/assets/index-7c1e.css",
+                ),
+                request(
+                    3,
+                    "GET",
+                    Some(200),
+                    "Script",
+                    "http://127.0.0.1:4173/assets/index-3f9a2c.js",
+                ),
+                request(
+                    4,
+                    "GET",
+                    Some(200),
+                    "Fetch",
+                    "http://127.0.0.1:4173/api/settings",
+                ),
+                request(
+                    5,
+                    "POST",
+                    Some(404),
+                    "Fetch",
+                    "http://127.0.0.1:4173/api/session/refresh",
+                ),
+                failed,
+            ],
+            cursor: 6,
+            dropped: 0,
+            in_flight: 1,
+        }
+    }
+
+    #[test]
+    fn a_read_is_data_no_larger_than_its_text() {
+        let output = list_output(&tab(), &page_load(), false);
+        assert!(
+            output
+                .text
+                .contains("[5] POST 404 FAILED Fetch application/json 4.7 KB 23 ms"),
+            "{}",
+            output.text
+        );
+        let data = output.structured.clone().unwrap_or_default();
+        assert_eq!(data["cursor"], 6);
+        assert_eq!(data["inFlight"], 1);
+        assert_eq!(
+            data["requests"][4],
+            json!({"seq": 5, "method": "POST", "status": 404, "url": "http://127.0.0.1:4173/api/session/refresh"})
+        );
+        assert_eq!(
+            data["requests"][5]["failure"],
+            "net::ERR_CONNECTION_REFUSED"
+        );
+        assert_eq!(data["requests"][5].get("status"), None);
+        check_data(&NETWORK, &output);
+
+        let with_headers = list_output(&tab(), &page_load(), true);
+        let data = with_headers.structured.clone().unwrap_or_default();
+        assert_eq!(
+            data["requests"][0]["requestHeaders"][0],
+            json!(["Accept", "*/*"])
+        );
+        assert!(
+            !data.to_string().contains("abc.def.ghi"),
+            "credentials are redacted: {data}"
+        );
+        check_data(&NETWORK, &with_headers);
+
+        let empty = NetworkRead {
+            entries: Vec::new(),
+            cursor: 6,
+            dropped: 0,
+            in_flight: 0,
+        };
+        let output = list_output(&tab(), &empty, false);
+        assert_eq!(
+            output.structured,
+            Some(json!({"cursor": 6, "requests": []}))
+        );
+        check_data(&NETWORK, &output);
+    }
+
+    #[test]
+    fn a_body_is_described_not_repeated() {
+        let entry = request(
+            4,
+            "GET",
+            Some(200),
+            "Fetch",
+            "http://127.0.0.1:4173/api/settings",
+        );
+        let body = Body::Text {
+            text: "{\"theme\":\"dark\",\"locale\":\"en\"}".into(),
+            omitted_chars: 120,
+        };
+        let output = body_output(&tab(), 4, &entry, &body, false);
+        assert_eq!(
+            output.structured,
+            Some(json!({
+                "requests": [{"seq": 4, "method": "GET", "status": 200, "url": "http://127.0.0.1:4173/api/settings"}],
+                "body": {"chars": 30, "omittedChars": 120},
+            }))
+        );
+        check_data(&NETWORK, &output);
+        let image = body_output(&tab(), 4, &entry, &Body::Binary { bytes: 5_120 }, true);
+        let data = image.structured.clone().unwrap_or_default();
+        assert_eq!(data["body"], json!({"binaryBytes": 5120}));
+        check_data(&NETWORK, &image);
     }
 }

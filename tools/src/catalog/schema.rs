@@ -209,20 +209,52 @@ fn resolve(node: &mut Map<String, Value>, target: &str, definitions: &Map<String
 /// portable, with every field optional and an `error` field beside them,
 /// since a failed call carries `{"error": {code, message, hint}}` as its
 /// structured content and clients check that against the same schema.
+///
+/// The schema is the one of what `T` writes (a field skipped when empty is
+/// not required), and [`portable`] takes `null` out of it: so an `Option`
+/// field of an output type is skipped when `None`, never written as `null`.
 pub fn output_schema<T: schemars::JsonSchema + 'static>() -> std::sync::Arc<Map<String, Value>> {
-    let data = rmcp::handler::server::common::schema_for_type::<T>();
+    let data = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let data = match data.to_value() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let mut schema = portable(&data);
     schema.remove("required");
+    // A list's items are described by the list (the item type's own doc
+    // comment would only repeat it, in every tools/list).
+    undescribe_items(&mut schema);
     let error = rmcp::handler::server::common::schema_for_type::<crate::call::ErrorReport>();
     let mut error = portable(&error);
     error.insert(
         "description".into(),
-        Value::String("Only when the call failed: its code, what happened and what to do.".into()),
+        Value::String("Only on failure.".into()),
     );
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         properties.insert("error".into(), Value::Object(error));
     }
     std::sync::Arc::new(schema)
+}
+
+/// Removes the description of every `items` schema under `node`.
+fn undescribe_items(node: &mut Map<String, Value>) {
+    if let Some(Value::Object(items)) = node.get_mut("items") {
+        items.remove("description");
+    }
+    for value in node.values_mut() {
+        match value {
+            Value::Object(child) => undescribe_items(child),
+            Value::Array(children) => {
+                for child in children.iter_mut().filter_map(Value::as_object_mut) {
+                    undescribe_items(child);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Doc comments keep their line breaks; a schema's description is one line.

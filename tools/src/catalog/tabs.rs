@@ -3,11 +3,13 @@
 
 use browser_provider::BrowserError;
 use browser_provider::snapshot::Scope;
-use browser_provider::{Result, TabHandle};
+use browser_provider::{Result, TabHandle, TabInfo};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+#[cfg(test)]
+use super::check_data;
 use super::{Call, Effect, NoArgs, Offered, ToolSpec, parse, without_nulls};
 use crate::call::ToolOutput;
 use crate::render;
@@ -36,7 +38,7 @@ pub const LIST_TABS: ToolSpec = ToolSpec {
     own_timeout_ms: None,
     doing: "listing the tabs",
     schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
-    output: None,
+    output: Some(super::schema::output_schema::<TabsOutput>),
     run: |call| Box::pin(browser_list_tabs(call)),
 };
 
@@ -133,6 +135,61 @@ async fn browser_list_tabs(call: Call<'_>) -> Result<ToolOutput> {
     let _: NoArgs = parse(arguments)?;
     let tabs = browser.list_tabs(session).await?;
     let unowned = browser.unowned_tabs().await?;
+    Ok(list_tabs_output(&tabs, &unowned))
+}
+
+/// What `browser_list_tabs` answers, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TabsOutput {
+    /// This session's tabs.
+    pub tabs: Vec<TabData>,
+    /// The person's tabs, for browser_claim_tab (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub person_tabs: Vec<PersonTab>,
+}
+
+/// One tab, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TabData {
+    /// Handle, such as t2.
+    pub tab: String,
+    /// URL.
+    pub url: String,
+    /// Title (the page's words).
+    pub title: String,
+    /// True for the active tab (absent for others).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub active: bool,
+}
+
+/// One of the person's tabs, as data: what browser_claim_tab takes.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonTab {
+    /// Handle, such as t2.
+    pub tab: String,
+    /// URL.
+    pub url: String,
+    /// Title (the page's words).
+    pub title: String,
+}
+
+impl From<&TabInfo> for TabData {
+    fn from(tab: &TabInfo) -> Self {
+        Self {
+            tab: tab.handle.to_string(),
+            url: tab.url.clone(),
+            title: tab.title.clone(),
+            active: tab.active,
+        }
+    }
+}
+
+/// The text and data of a `browser_list_tabs` answer: the session's
+/// `tabs` and the person's (`unowned`).
+fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo]) -> ToolOutput {
     let mut text = if tabs.is_empty() {
         "No tabs. Open one with browser_open.".to_owned()
     } else {
@@ -155,7 +212,18 @@ async fn browser_list_tabs(call: Call<'_>) -> Result<ToolOutput> {
             render::fenced("person-tabs", &lines.join("\n"))
         ));
     }
-    Ok(ToolOutput::text(text))
+    let data = TabsOutput {
+        tabs: tabs.iter().map(TabData::from).collect(),
+        person_tabs: unowned
+            .iter()
+            .map(|t| PersonTab {
+                tab: t.handle.to_string(),
+                url: t.url.clone(),
+                title: t.title.clone(),
+            })
+            .collect(),
+    };
+    ToolOutput::text(text).with_structured(&data)
 }
 
 async fn browser_switch_tab(call: Call<'_>) -> Result<ToolOutput> {
@@ -249,5 +317,61 @@ impl CloseTabCommand {
     pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
         let Self { tab } = self;
         Ok((CLOSE_TAB.name, without_nulls(json!({ "tab": tab }))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tab(handle: &str, url: &str, title: &str, active: bool) -> TabInfo {
+        TabInfo {
+            handle: TabHandle::parse(handle).unwrap_or_else(|e| panic!("{e}")),
+            url: url.into(),
+            title: title.into(),
+            active,
+        }
+    }
+
+    #[test]
+    fn tabs_are_data_no_larger_than_their_text() {
+        let tabs = [
+            tab(
+                "t1",
+                "https://github.com/tokio-rs/mini-redis/blob/master/src/server.rs",
+                "mini-redis/src/server.rs at master · tokio-rs/mini-redis",
+                false,
+            ),
+            tab(
+                "t3",
+                "https://docs.rs/tokio/latest/tokio/sync/watch/index.html",
+                "tokio::sync::watch - Rust",
+                true,
+            ),
+        ];
+        let person = [tab(
+            "t2",
+            "https://mail.example.com/inbox",
+            "Inbox (3)",
+            true,
+        )];
+        let output = list_tabs_output(&tabs, &person);
+        assert!(
+            output.text.contains("t3 (active): https://docs.rs/"),
+            "{}",
+            output.text
+        );
+        let data = output.structured.clone().unwrap_or_default();
+        assert_eq!(data["tabs"][1]["tab"], "t3");
+        assert_eq!(data["tabs"][1]["active"], true);
+        assert_eq!(data["tabs"][0].get("active"), None);
+        assert_eq!(data["personTabs"][0]["title"], "Inbox (3)");
+        assert_eq!(data["personTabs"][0].get("active"), None);
+        check_data(&LIST_TABS, &output);
+
+        let none = list_tabs_output(&[], &[]);
+        assert_eq!(none.text, "No tabs. Open one with browser_open.");
+        assert_eq!(none.structured, Some(json!({"tabs": []})));
+        check_data(&LIST_TABS, &none);
     }
 }

@@ -106,16 +106,20 @@ async fn browser_wait(call: Call<'_>) -> Result<ToolOutput> {
     let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(WAIT_DEFAULT_MS));
     let condition = wait_condition(args)?;
     let waited = browser.wait(session, &condition, timeout, cancel).await?;
-    let output = WaitOutput {
+    Ok(wait_output(&WaitOutput {
         waited_ms: u64::try_from(waited.elapsed.as_millis()).unwrap_or(u64::MAX),
         held: waited.detail,
-    };
-    Ok(ToolOutput::text(format!(
+    }))
+}
+
+/// The text and data of a `browser_wait` answer.
+fn wait_output(output: &WaitOutput) -> ToolOutput {
+    ToolOutput::text(format!(
         "Waited {} ms: {}.",
         output.waited_ms,
         render::fenced("wait", &output.held)
     ))
-    .with_structured(&output))
+    .with_structured(output)
 }
 
 /// What `browser_wait` answers, as data.
@@ -262,5 +266,24 @@ impl WaitCommand {
                 "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
             })),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check_data;
+    use super::*;
+
+    #[test]
+    fn a_wait_is_data_no_larger_than_its_text() {
+        let output = wait_output(&WaitOutput {
+            waited_ms: 212,
+            held: "text \"Saved\" is visible".into(),
+        });
+        assert_eq!(
+            output.structured,
+            Some(json!({"waitedMs": 212, "held": "text \"Saved\" is visible"}))
+        );
+        check_data(&WAIT, &output);
     }
 }

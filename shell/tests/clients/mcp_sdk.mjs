@@ -1,0 +1,144 @@
+// The TypeScript MCP SDK's Client against browser-shell (mcp_sdk_ts.rs):
+// over stdio (it spawns `browser-shell mcp --temporary-profile`) or over
+// streamable HTTP (to a running `browser-shell mcp --http`). The Client
+// checks every result's structuredContent against the tool's outputSchema
+// and throws on a mismatch, or when a tool with an outputSchema answers
+// without it; so every call below is that check too.
+//
+//   node mcp_sdk.mjs stdio <browser-shell> <fixtures base URL>
+//   node mcp_sdk.mjs http <MCP endpoint> <bearer token> <fixtures base URL>
+//
+// Prints one line of JSON: what it found, and the bytes of each call's text
+// and structured content.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const CALL_TIMEOUT_MS = 60_000;
+// The whole script is bounded too: a hang fails instead of waiting forever.
+setTimeout(() => {
+  console.error('mcp_sdk.mjs: not done within 180 s');
+  process.exit(2);
+}, 180_000).unref();
+
+const [mode, ...rest] = process.argv.slice(2);
+let transport;
+let base;
+if (mode === 'stdio') {
+  const [binary, fixtures] = rest;
+  base = fixtures;
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  delete env.WAYLAND_DISPLAY;
+  transport = new StdioClientTransport({
+    command: binary,
+    args: ['mcp', '--temporary-profile'],
+    env,
+    stderr: 'inherit',
+  });
+} else if (mode === 'http') {
+  const [endpoint, token, fixtures] = rest;
+  base = fixtures;
+  transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+} else {
+  console.error(`usage: node mcp_sdk.mjs stdio|http …`);
+  process.exit(64);
+}
+
+const client = new Client({ name: 'browser-shell-sdk-test', version: '1.0.0' });
+await client.connect(transport);
+
+const findings = { transport: mode, sizes: {}, errorSizes: {} };
+const textOf = (result) =>
+  result.content.filter((block) => block.type === 'text').map((block) => block.text).join('');
+const bytes = (text) => Buffer.byteLength(text, 'utf8');
+
+// Calls a tool (the SDK validates its structuredContent) and notes the
+// bytes of its text and of its structured content under `label`.
+async function call(label, name, args) {
+  const result = await client.callTool({ name, arguments: args }, undefined, {
+    timeout: CALL_TIMEOUT_MS,
+  });
+  const text = textOf(result);
+  const sizes = {
+    text: bytes(text),
+    structured: result.structuredContent ? bytes(JSON.stringify(result.structuredContent)) : 0,
+  };
+  (result.isError ? findings.errorSizes : findings.sizes)[label] = sizes;
+  return { result, text, data: result.structuredContent };
+}
+
+// The tool list: every tool with a title and annotations; which declare an outputSchema.
+const { tools } = await client.listTools();
+findings.tools = tools.length;
+findings.toolsListBytes = bytes(JSON.stringify(tools));
+findings.untitled = tools
+  .filter((tool) => !tool.title || !tool.annotations || typeof tool.annotations.readOnlyHint !== 'boolean')
+  .map((tool) => tool.name);
+findings.withOutputSchema = tools.filter((tool) => tool.outputSchema).map((tool) => tool.name).sort();
+
+// Open, snapshot, act by a ref from the snapshot.
+const opened = await call('open', 'browser_open', { url: `${base}/form.html` });
+findings.opened = !opened.result.isError && /in tab t\d+/.test(opened.text);
+const snapshot = await call('snapshot', 'browser_snapshot', {});
+const add = /button "Add one"[^\n]*?\[ref=(e\d+)\]/.exec(snapshot.text)?.[1];
+findings.ref = add ?? null;
+const acted = await call('act', 'browser_act', { action: 'click', ref: add });
+findings.acted = !acted.result.isError;
+
+// Data: tabs, a wait, a value, an inspection, content, console, network.
+const tabs = await call('list_tabs', 'browser_list_tabs', {});
+findings.tabs = tabs.data?.tabs ?? null;
+const waited = await call('wait', 'browser_wait', {
+  script: "document.getElementById('count').textContent === '1'",
+});
+findings.waitedMs = waited.data?.waitedMs ?? null;
+const executed = await call('execute', 'browser_execute', {
+  script: "console.log('hello from the SDK test'); return arguments[0] + arguments[1]",
+  args: [40, 2],
+});
+findings.value = executed.data?.value ?? null;
+const inspected = await call('inspect', 'browser_inspect', { ref: add });
+findings.inspectedTag = inspected.data?.inspection?.tag ?? null;
+const facts = await call('content_json', 'browser_content', { format: 'json' });
+findings.contentTitle = facts.data?.data?.title ?? null;
+const markdown = await call('content_markdown', 'browser_content', {});
+findings.markdown = markdown.data ?? null;
+const consoleRead = await call('console', 'browser_console', {});
+findings.console = {
+  cursor: consoleRead.data?.cursor ?? null,
+  texts: (consoleRead.data?.entries ?? []).map((entry) => entry.text),
+};
+const network = await call('network', 'browser_network', {});
+const page = (network.data?.requests ?? []).find((request) => request.url.endsWith('/form.html'));
+findings.network = { cursor: network.data?.cursor ?? null, page: page ?? null };
+if (page) {
+  const body = await call('network_body', 'browser_network', { body: page.seq });
+  findings.body = body.data?.body ?? null;
+}
+
+// Errors: data with the code, isError still true; and a script that throws.
+const stale = await call('act_error', 'browser_act', { action: 'click', ref: 'e9999' });
+findings.actError = {
+  isError: stale.result.isError === true,
+  code: stale.data?.error?.code ?? null,
+  textCode: /^Error ([A-Z_]+):/.exec(stale.text)?.[1] ?? null,
+  hint: Boolean(stale.data?.error?.hint),
+};
+const missing = await call('inspect_error', 'browser_inspect', { ref: 'e9999' });
+findings.inspectError = {
+  isError: missing.result.isError === true,
+  code: missing.data?.error?.code ?? null,
+};
+const threw = await call('execute_error', 'browser_execute', { script: "throw new Error('boom')" });
+findings.threw = {
+  isError: threw.result.isError === true,
+  code: threw.data?.error?.code ?? null,
+  message: threw.data?.error?.message ?? null,
+};
+
+await client.close();
+console.log(JSON.stringify(findings));
+process.exit(0);
