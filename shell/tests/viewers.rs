@@ -545,7 +545,11 @@ async fn answers_carry_security_headers_and_guessers_are_slowed_down() {
     assert!(head.contains("referrer-policy: no-referrer"), "{head}");
     assert!(head.contains("x-content-type-options: nosniff"), "{head}");
     // Answers that are not pages too, refusals included.
-    for (path, expected) in [("/status", 401), ("/nowhere", 401)] {
+    for (path, expected) in [
+        ("/status", 401),
+        ("/nowhere", 401),
+        ("/.well-known/oauth-protected-resource", 404),
+    ] {
         let (status, head, _) = common::get_with_head(&host, path, &[]).await;
         assert_eq!(status, expected, "{path}");
         assert!(head.contains("content-security-policy: default-src 'none'; frame-ancestors https://harness.example"), "{head}");

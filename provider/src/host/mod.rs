@@ -207,7 +207,12 @@ pub(crate) async fn send_each<H: ViewHost + ?Sized>(
     let sends = commands
         .into_iter()
         .map(|command| host.send_command(view, command.method, command.params, timeout));
-    futures_util::future::try_join_all(sends).await?;
+    // Every answer is awaited (the commands after a failure still ran, and
+    // the caller's next look must see them); the first failure, in their
+    // order, is the answer.
+    for answer in futures_util::future::join_all(sends).await {
+        answer?;
+    }
     Ok(())
 }
 

@@ -526,8 +526,10 @@ impl Listening {
             .route("/", get(page))
             .route("/ws", get(socket))
             .with_state(relay)
-            .merge(agents)
-            .merge(crate::http::without_oauth());
+            // (Before the agents' routes: their guarded fallback stays the
+            // answer to every other path, 401 without the token.)
+            .merge(crate::http::without_oauth())
+            .merge(agents);
         if let Some(bridge) = extension_bridge {
             tracing::info!("the extension bridge is offered at /extension");
             app = app.merge(
