@@ -51,20 +51,28 @@ fn pages_dir(asked: Option<&PathBuf>) -> Result<PathBuf> {
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join("demo")));
     let source_tree = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures"));
-    let candidates: Vec<PathBuf> = [Some(PathBuf::from(INSTALLED_DEMO_DIR)), beside_executable, Some(source_tree)]
-        .into_iter()
-        .flatten()
-        .collect();
-    candidates.iter().find(|dir| dir.is_dir()).cloned().ok_or_else(|| {
-        let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();
-        BrowserError::invalid(
-            "fixtures",
-            format!(
-                "no demo pages are installed (looked in {}); give --fixtures DIR",
-                looked.join(", ")
-            ),
-        )
-    })
+    let candidates: Vec<PathBuf> = [
+        Some(PathBuf::from(INSTALLED_DEMO_DIR)),
+        beside_executable,
+        Some(source_tree),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    candidates
+        .iter()
+        .find(|dir| dir.is_dir())
+        .cloned()
+        .ok_or_else(|| {
+            let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();
+            BrowserError::invalid(
+                "fixtures",
+                format!(
+                    "no demo pages are installed (looked in {}); give --fixtures DIR",
+                    looked.join(", ")
+                ),
+            )
+        })
 }
 
 /// Serves the fixtures, fetches the page as markdown with a screenshot, prints both.

@@ -103,7 +103,14 @@ struct Cli {
     /// What CDP endpoint clients may see and drive: `own` (default) their
     /// own targets and the person's tabs, agents' tabs invisible; `full`
     /// every tab, the agents' included.
-    #[arg(long, global = true, value_enum, default_value_t = cdp_endpoint::Scope::Own)]
+    #[arg(
+        long,
+        global = true,
+        hide_short_help = true,
+        help_heading = "Browser options (for the browser a command starts)",
+        value_enum,
+        default_value_t = cdp_endpoint::Scope::Own
+    )]
     cdp_endpoint_scope: cdp_endpoint::Scope,
     #[command(flatten)]
     browser: BrowserOptions,
@@ -113,14 +120,16 @@ struct Cli {
 
 /// Options of the tool commands (open, snapshot, act, …).
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Tool command options")]
 struct ClientOptions {
     /// Tool commands: print one JSON object ({"ok", "text", "code", "file"}) instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     json: bool,
     /// Tool commands: a background instance they start exits after this long unused.
     #[arg(
         long,
         global = true,
+        hide_short_help = true,
         value_name = "MS",
         default_value_t = 600_000,
         env = "BROWSER_SHELL_IDLE_EXIT_MS"
@@ -129,12 +138,12 @@ struct ClientOptions {
     /// Tool commands: keep the markers around the page's words that tell a
     /// model they are not instructions (for agents that use the command
     /// line); by default the page's words are printed as they are, so they pipe.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     fences: bool,
     /// Tool commands, status, stop, report: the running instance to use, by
     /// pid or kind (window, relay, background); default: the window a
     /// person watches, else a relay, else a background instance.
-    #[arg(long, global = true, value_name = "PID|KIND")]
+    #[arg(long, global = true, hide_short_help = true, value_name = "PID|KIND")]
     instance: Option<String>,
 }
 
@@ -142,18 +151,23 @@ struct ClientOptions {
 enum Command {
     #[command(flatten)]
     Tool(ToolCommand),
-    /// Show every running instance (kind, pid, address, viewer link), the
-    /// one tool commands use first.
+    /// Show every running instance and which one tool commands use.
+    ///
+    /// Kind, pid, address and viewer link of each: the window a person
+    /// watches first, then relays, then the background instance.
     Status,
-    /// Check what browser-shell needs here and say what to fix, one line
-    /// each: the browser, the display and the window, the runtime
+    /// Check what browser-shell needs here and say what to fix.
+    ///
+    /// One line each: the browser, the display and the window, the runtime
     /// directory, a running instance, the config file. Exit status 0 when
     /// all is well.
     Doctor,
-    /// The person's own Chrome: install the native messaging host (or pair
-    /// this shell with the browser-shell extension there), or find the
-    /// extension to load it. Agents then work in the tabs the person
-    /// shares with them: `mcp --browser extension`.
+    /// Work in the person's own Chrome: install, pair or find the extension.
+    ///
+    /// Install the native messaging host (or pair this shell with the
+    /// browser-shell extension there), or find the extension to load it.
+    /// Agents then work in the tabs the person shares with them:
+    /// `mcp --browser extension`.
     #[command(subcommand)]
     Extension(extension::ExtensionCommand),
     /// The native messaging host: what Chrome starts for the browser-shell
@@ -179,8 +193,9 @@ enum Command {
     Man,
     /// Stop the background instance the tool commands started.
     Stop,
-    /// Save a report of the running instance's activity as one HTML file:
-    /// the timeline with pictures of the page before and after each call,
+    /// Save the running instance's activity as one HTML report.
+    ///
+    /// The timeline with pictures of the page before and after each call,
     /// results, errors, when the person stepped in, the tabs. It opens
     /// offline in any browser; typed text and secrets are not in it.
     ///
@@ -198,8 +213,9 @@ enum Command {
         )]
         output: std::path::PathBuf,
     },
-    /// Open a URL in Chromium and print its content (markdown, html, txt or json),
-    /// optionally saving a screenshot. One-shot: its own browser, nothing kept.
+    /// Open a URL once and print its content (markdown, html, txt or json).
+    ///
+    /// Optionally saves a screenshot. One-shot: its own browser, nothing kept.
     ///
     /// Example: browser-shell fetch https://example.org --format json --screenshot page.png
     Fetch {
@@ -264,7 +280,7 @@ enum Command {
         #[arg(long, value_name = "ORIGIN", value_parser = parse_origin)]
         embed_origin: Option<String>,
         #[command(flatten)]
-        mcp: mcp::McpArgs,
+        agents: mcp::AgentArgs,
     },
     /// The desktop window (what `browser-shell` alone opens where there is
     /// a display). Not for direct use.
@@ -284,8 +300,10 @@ enum Command {
         #[arg(long, value_name = "MS", default_value_t = 600_000)]
         exit_when_idle_ms: u64,
     },
-    /// Offline demo: serve the bundled fixtures on 127.0.0.1, turn the
-    /// article page into markdown and save a screenshot of it.
+    /// Show that it works here, offline: a page as markdown and a screenshot.
+    ///
+    /// Serves the demo pages installed with browser-shell on 127.0.0.1,
+    /// turns the article page into markdown and saves a screenshot of it.
     Demo {
         #[command(flatten)]
         demo: demo::DemoArgs,
@@ -471,7 +489,7 @@ async fn run(cli: Cli) -> ExitCode {
             url,
             cdp_endpoint,
             embed_origin,
-            mcp,
+            agents,
         } => Job::Relay(
             relay::RelaySetup {
                 listen: *listen,
@@ -485,7 +503,7 @@ async fn run(cli: Cli) -> ExitCode {
                 cdp_endpoint: None,
                 embed_origin: embed_origin.clone(),
             },
-            mcp,
+            agents,
             people::ForPeople {
                 url: url.as_deref(),
                 cdp_endpoint: *cdp_endpoint,
@@ -502,7 +520,7 @@ async fn run(cli: Cli) -> ExitCode {
                 cdp_endpoint: None,
                 embed_origin: None,
             },
-            &DEFAULT_MCP_ARGS,
+            &DEFAULT_AGENT_ARGS,
             people::ForPeople::default(),
         ),
     };
@@ -521,7 +539,12 @@ async fn run(cli: Cli) -> ExitCode {
     {
         return fail(&error);
     }
-    if let Job::Mcp(args) | Job::Relay(_, args, _) = &outcome {
+    let agent_args = match &outcome {
+        Job::Mcp(args) => Some(&args.agents),
+        Job::Relay(_, args, _) => Some(*args),
+        _ => None,
+    };
+    if let Some(args) = agent_args {
         args.apply(&mut config);
         if let Err(error) = config.validate() {
             return fail(&error);
@@ -675,19 +698,19 @@ fn default_command(url: Option<String>, cdp_endpoint: bool) -> Command {
         url,
         cdp_endpoint,
         embed_origin: None,
-        mcp: mcp::McpArgs::default(),
+        agents: mcp::AgentArgs::default(),
     }
 }
 
 /// The agent settings of a background instance come from its configuration only.
-static DEFAULT_MCP_ARGS: std::sync::LazyLock<mcp::McpArgs> =
-    std::sync::LazyLock::new(mcp::McpArgs::default);
+static DEFAULT_AGENT_ARGS: std::sync::LazyLock<mcp::AgentArgs> =
+    std::sync::LazyLock::new(mcp::AgentArgs::default);
 
 enum Job<'a> {
     Fetch(&'a cli::FetchArgs),
     Demo(&'a demo::DemoArgs),
     Mcp(&'a mcp::McpArgs),
-    Relay(relay::RelaySetup, &'a mcp::McpArgs, people::ForPeople<'a>),
+    Relay(relay::RelaySetup, &'a mcp::AgentArgs, people::ForPeople<'a>),
     Desktop(people::ForPeople<'a>),
 }
 

@@ -10,19 +10,16 @@ use tokio_util::sync::CancellationToken;
 use crate::browser::{AgentBrowser, Audience, Started};
 use crate::config::Config;
 
-/// Arguments of `mcp`.
+/// What shapes the agents' sessions, for every command that serves agents
+/// (`mcp`, `relay`).
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct McpArgs {
+pub struct AgentArgs {
     /// Give the agent its own cookies and storage (a separate browser context).
     #[arg(long)]
     pub isolated: bool,
     /// Cancel a tool call that runs longer than this, with TIMEOUT (default 60000).
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
-    /// Serve MCP over streamable HTTP at http://ADDR/mcp (loopback only, bearer
-    /// token printed at start) instead of stdio; each MCP session is its own agent.
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<std::net::SocketAddr>,
     /// End an agent session (closing its tabs) after this long without a tool call (default 600000).
     #[arg(long, value_name = "MS")]
     pub lease_ms: Option<u64>,
@@ -37,7 +34,7 @@ pub struct McpArgs {
     pub no_execute: bool,
 }
 
-impl McpArgs {
+impl AgentArgs {
     /// Puts these flags on top of the configuration.
     pub fn apply(&self, config: &mut Config) {
         config.isolated |= self.isolated;
@@ -53,6 +50,17 @@ impl McpArgs {
         config.tab_tools &= !self.no_tab_tools;
         config.execute_enabled &= !self.no_execute;
     }
+}
+
+/// Arguments of `mcp`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub agents: AgentArgs,
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp (loopback only, bearer
+    /// token printed at start) instead of stdio; each MCP session is its own agent.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// Creates `outputDir` (where screenshots are also saved), if one is set.

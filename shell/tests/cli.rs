@@ -378,3 +378,42 @@ async fn output_pipes_and_files_are_what_their_names_say() {
     assert!(stderr.contains("INVALID_ARGUMENT"), "{stderr}");
     let _ = shell(&runtime, &["stop"]).await;
 }
+
+/// Help that answers without repeating itself: `-h` is a command's own
+/// options; `--help` adds the shared ones once, under their own headings;
+/// every summary is one line; `relay` offers nothing it does not do.
+#[tokio::test]
+async fn help_says_each_thing_once() {
+    let runtime = common::runtime_dir();
+    let (code, short, _) = shell(&runtime, &["tabs", "-h"]).await;
+    assert_eq!(code, 0);
+    assert!(short.lines().count() <= 8, "tabs -h:\n{short}");
+    let (_, short, _) = shell(&runtime, &["open", "-h"]).await;
+    assert!(
+        short.contains("--new-tab") && !short.contains("--browser"),
+        "open -h:\n{short}"
+    );
+    let (_, long, _) = shell(&runtime, &["open", "--help"]).await;
+    assert_eq!(long.matches("Browser options").count(), 1, "{long}");
+    assert_eq!(long.matches("Tool command options").count(), 1, "{long}");
+    assert_eq!(long.matches("--block-host").count(), 1, "{long}");
+    let (_, relay, _) = shell(&runtime, &["relay", "--help"]).await;
+    assert!(
+        !relay.contains("--http"),
+        "relay serves MCP on its own port:\n{relay}"
+    );
+    let (_, top, _) = shell(&runtime, &["--help"]).await;
+    let commands = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    for line in commands.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            line.chars().count() <= 110,
+            "a summary of one line: {line:?}"
+        );
+    }
+}

@@ -28,8 +28,11 @@ pub const EXTENSION: &str = "extension";
 /// debugging on (a path `./auto-connect` is a path).
 pub const AUTO_CONNECT: &str = "auto-connect";
 
-/// How to get a browser and which URLs it may open.
+/// How to get a browser and which URLs it may open. Shared by every
+/// command that starts a browser (listed once in `--help`, under their own
+/// heading; `-h` leaves them out).
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Browser options (for the browser a command starts)")]
 pub struct BrowserOptions {
     /// Chromium executable; or `extension`: work in the person's own Chrome
     /// through the browser-shell extension (set up with `browser-shell
@@ -47,7 +50,7 @@ pub struct BrowserOptions {
     /// window, the headless shell (/usr/lib/chromium/chromium-headless-shell,
     /// chromium-headless-shell on PATH); then chromium, chromium-browser,
     /// google-chrome, google-chrome-stable on PATH.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", global = true, hide_short_help = true)]
     pub browser: Option<PathBuf>,
     /// Use an already running browser instead of launching one: a CDP
     /// endpoint (ws://… or http://host:port). For `mcp`, without a value:
@@ -56,14 +59,14 @@ pub struct BrowserOptions {
     #[arg(
         long,
         value_name = "ENDPOINT",
-        global = true,
+        global = true, hide_short_help = true,
         num_args = 0..=1,
         default_missing_value = RUNNING_SHELL,
         conflicts_with = "browser"
     )]
     pub connect: Option<String>,
     /// Show the browser window (default: headless).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     pub headed: bool,
     /// Keep the browser profile (cookies, logins) in this directory.
     /// Default: the desktop window keeps one in
@@ -76,34 +79,50 @@ pub struct BrowserOptions {
         long,
         value_name = "DIR",
         global = true,
+        hide_short_help = true,
         conflicts_with = "temporary_profile"
     )]
     pub profile: Option<PathBuf>,
     /// The desktop window too: a fresh temporary profile, removed on exit.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     pub temporary_profile: bool,
     /// Render pages at this many device pixels per CSS pixel (1 to 3), so
     /// the live picture is sharp on a 2× screen; agents' screenshots keep
     /// CSS pixels. Default: the desktop window follows GDK_SCALE, else 1.
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, hide_short_help = true)]
     pub device_scale_factor: Option<f64>,
     /// Only allow these hosts (and their subdomains); repeatable.
-    #[arg(long = "allow-host", value_name = "HOST", global = true)]
+    #[arg(
+        long = "allow-host",
+        value_name = "HOST",
+        global = true,
+        hide_short_help = true
+    )]
     pub allowed_hosts: Vec<String>,
     /// Never allow these hosts (and their subdomains); repeatable.
-    #[arg(long = "block-host", value_name = "HOST", global = true)]
+    #[arg(
+        long = "block-host",
+        value_name = "HOST",
+        global = true,
+        hide_short_help = true
+    )]
     pub blocked_hosts: Vec<String>,
     /// Secrets agents may type by name without seeing them: a TOML file
     /// only you can read (chmod 600) of `name = "value"` or
     /// `name = { value = "…", hosts = ["bank.example"] }`. Variables
     /// BROWSER_SHELL_SECRET_<NAME> add more.
-    #[arg(long = "secrets", value_name = "FILE", global = true)]
+    #[arg(
+        long = "secrets",
+        value_name = "FILE",
+        global = true,
+        hide_short_help = true
+    )]
     pub secrets_file: Option<PathBuf>,
     /// Append an audit trail here, one JSON object per line: every tool
     /// call (arguments with typed text and secrets withheld, outcome,
     /// duration), takeover, return and handoff, CDP client and browser
     /// restart. Rotate it with logrotate (copytruncate).
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, hide_short_help = true)]
     pub audit_log: Option<PathBuf>,
     /// Read settings from this TOML file (keys: httpOnly, timeoutMs, navigationTimeoutMs,
     /// contentMaxChars, snapshotMaxElements, snapshotMaxBytes, tabTools,
@@ -111,10 +130,10 @@ pub struct BrowserOptions {
     /// headless, browserPath, profileDir, deviceScaleFactor, connect, secretsFile,
     /// browser = "launch" | "extension" | "auto-connect", extensionPort). Flags
     /// override it.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, hide_short_help = true)]
     pub config: Option<PathBuf>,
     /// Print the resulting configuration as TOML and exit.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     pub print_config: bool,
 }
 
