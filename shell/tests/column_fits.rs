@@ -143,3 +143,86 @@ async fn the_column_fits_at_every_width_with_any_number_of_tabs() {
     drop(agent);
     common::stop_shell(relay).await;
 }
+
+/// The column follows the agent to the tab it acts on: with its newest tab
+/// shown, an agent's call on its first tab (named by `tab`) turns the
+/// column, and the live picture, to that tab.
+#[tokio::test]
+async fn the_column_follows_the_agent_to_the_tab_it_acts_on() {
+    let base = serve_fixtures().await;
+    let (relay, printed) = start_shell_in(&runtime_dir(), &["relay"], 3).await;
+    let endpoint: &'static Endpoint = Box::leak(Box::new(Endpoint::of_viewer_link(&printed[0])));
+    let mut agent = Agent::connect(endpoint).await;
+    let (text, error) = agent
+        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .await;
+    assert!(!error, "{text}");
+    let first = text
+        .split("in tab ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (text, error) = agent
+        .call(
+            "browser_open",
+            json!({"url": format!("{base}/article.html"), "newTab": true}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    let second = text
+        .split("in tab ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let auth = format!("Bearer {}", endpoint.token);
+    let status = || async {
+        let (code, body) =
+            common::get(&endpoint.host, "/status", &[("Authorization", &auth)]).await;
+        assert_eq!(code, 200, "{body}");
+        // (The body may come in chunks: the JSON is between its braces.)
+        let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
+        serde_json::from_str::<Value>(json).unwrap()
+    };
+    let shows = |tab: String| {
+        let status = &status;
+        async move {
+            // (Polled: the relay's status has no change feed for tests.)
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let now = status().await;
+                if now["shown"] == tab.as_str() && now["pictured"] == tab.as_str() {
+                    return true;
+                }
+                if tokio::time::Instant::now() > deadline {
+                    return false;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+    assert!(
+        shows(second.clone()).await,
+        "the newest tab is shown: {}",
+        status().await
+    );
+    let (text, error) = agent
+        .call(
+            "browser_act",
+            json!({"action": "scroll", "dy": 200, "tab": first}),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(
+        shows(first.clone()).await,
+        "the column follows to {first}: {}",
+        status().await
+    );
+    drop(agent);
+    common::stop_shell(relay).await;
+}

@@ -297,6 +297,39 @@ impl LiveView {
         &self.browser
     }
 
+    /// The tab an agent's call acts on, as a view: the tab it names (its
+    /// `tab` argument), else its session's active tab.
+    pub fn acting_view(&self, activity: &browser_provider::browser::Activity) -> Option<ViewId> {
+        let named = serde_json::from_str::<serde_json::Value>(&activity.arguments)
+            .ok()
+            .and_then(|arguments| {
+                let tab = arguments.get("tab")?.as_str()?.to_owned();
+                browser_provider::TabHandle::parse(&tab).ok()
+            });
+        let handle = match named {
+            Some(handle) => handle,
+            None => self.browser.active_tab(&activity.session).ok()?,
+        };
+        self.browser.view_of(&activity.session, &handle).ok()
+    }
+
+    /// Shows the tab an agent's call acts on, so people watch what it does
+    /// (not while a person holds control: they show what they choose).
+    fn follow_agent(&self, activity: &browser_provider::browser::Activity) -> bool {
+        let person_drives = self.browser.watch_control().borrow().holder
+            == browser_provider::control::Holder::Human;
+        if person_drives {
+            return false;
+        }
+        match self.acting_view(activity) {
+            Some(view) if Some(&view) != self.shown().as_ref() => {
+                self.shown.send_replace(Some(view));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The browser's lifecycle for people: `{"state": "running" |
     /// "restarting" | "failed" | "stopped", "cause", "since", "restartedAt",
     /// "pid"}`
@@ -382,6 +415,8 @@ impl LiveView {
     async fn follow(self: Arc<Self>, cancel: CancellationToken) {
         let mut tabs_changed = self.browser.watch_tabs();
         let mut shown_changed = self.shown.subscribe();
+        // The agents' calls: the column follows each to the tab it acts on.
+        let mut activity = Some(self.browser.watch_activity());
         let mut size_changed = self.frame_size.subscribe();
         let mut page_size_changed = self.page_size.subscribe();
         let mut sized: HashMap<ViewId, (u32, u32)> = HashMap::new();
@@ -508,6 +543,20 @@ impl LiveView {
                     _ = shown_changed.changed() => break,
                     _ = size_changed.changed() => break,
                     _ = page_size_changed.changed() => break,
+                    event = async {
+                        match activity.as_mut() {
+                            Some(activity) => activity.recv().await,
+                            None => std::future::pending().await,
+                        }
+                    } => match event {
+                        Ok(event) => {
+                            if self.follow_agent(&event) {
+                                break;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => activity = None,
+                    },
                     changed = async {
                         match cast_frames.as_mut() {
                             Some(frames) => frames.changed().await.is_ok(),

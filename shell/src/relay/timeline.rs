@@ -315,8 +315,10 @@ pub async fn record(live: Arc<LiveView>, timeline: Arc<Timeline>, cancel: Cancel
     let camera = Arc::new(tokio::sync::Mutex::new(Camera::default()));
     // Pictures into entry `id` the latest frame: now, as its "before"
     // picture, or as its "after" one once the page has repainted (or a
-    // moment passed, for a call that changed nothing).
-    let picture = |id: u64, after: bool| {
+    // moment passed, for a call that changed nothing). With `of`, only a
+    // frame of that tab (the one the call acts on, which the column turns
+    // to): the picture of another tab says nothing about the call.
+    let picture = |id: u64, after: bool, of: Option<browser_provider::host::ViewId>| {
         let (live, timeline, camera) = (
             Arc::clone(&live),
             Arc::clone(&timeline),
@@ -324,12 +326,29 @@ pub async fn record(live: Arc<LiveView>, timeline: Arc<Timeline>, cancel: Cancel
         );
         let mut frames = live.watch_frames();
         let now = frames.borrow_and_update().clone();
+        let now_of = live.pictured();
         tokio::spawn(async move {
-            let frame = if after {
-                let _ = tokio::time::timeout(AFTER_PICTURE_WAIT, frames.changed()).await;
-                frames.borrow().clone()
-            } else {
-                now
+            let frame = match (after, &of) {
+                (false, None) => now,
+                (false, Some(view)) if now_of.as_ref() == Some(view) => now,
+                (_, wanted) => {
+                    let of_it = || wanted.is_none() || live.pictured().as_ref() == wanted.as_ref();
+                    let wait = async {
+                        loop {
+                            if frames.changed().await.is_err() {
+                                return;
+                            }
+                            if of_it() {
+                                return;
+                            }
+                        }
+                    };
+                    let _ = tokio::time::timeout(AFTER_PICTURE_WAIT, wait).await;
+                    if !of_it() {
+                        return;
+                    }
+                    frames.borrow().clone()
+                }
             };
             let Some(frame) = frame else { return };
             let Some(picture) = camera.lock().await.picture(frame).await else {
@@ -353,8 +372,9 @@ pub async fn record(live: Arc<LiveView>, timeline: Arc<Timeline>, cancel: Cancel
                     Err(broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
+                let acted_on = live.acting_view(&event);
                 let (id, ended) = timeline.record_activity(event);
-                picture(id, ended);
+                picture(id, ended, acted_on);
             }
             changed = handoff.changed() => {
                 if changed.is_err() { return; }
@@ -379,7 +399,7 @@ pub async fn record(live: Arc<LiveView>, timeline: Arc<Timeline>, cancel: Cancel
                         None => timeline.record_person("returned control", String::new()),
                     },
                 };
-                picture(id, false);
+                picture(id, false, None);
             }
         }
     }
