@@ -75,9 +75,14 @@ async fn jsonrpc_over_http(request: Request, next: Next) -> Response {
     } else {
         request
     };
+    let posting = request.method() == axum::http::Method::POST;
     let mut response = next.run(request).await;
     if deleting && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    // A drain waits until the answers to requests have been written.
+    if posting {
+        response = crate::operate::process_operations().answering(response);
     }
     response
 }
@@ -183,12 +188,15 @@ pub async fn serve(
     let Listening {
         listener, token, ..
     } = listening;
+    let operations = crate::operate::process_operations();
     let app = mcp_router(server_for_connection, cancel, true)
+        .merge(operations.metrics())
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let token = Arc::clone(&token);
             async move { guard(&token, request, next).await }
         }))
-        .merge(without_oauth());
+        .merge(without_oauth())
+        .merge(operations.probes());
     // No Nagle delay on small responses and streamed events.
     axum::serve(without_nagle(listener), app)
         .with_graceful_shutdown(cancel.clone().cancelled_owned())
@@ -211,7 +219,8 @@ pub fn without_nagle(
     axum::serve::ListenerExt::tap_io(listener, no_delay as fn(&mut tokio::net::TcpStream))
 }
 
-/// Refuses requests without the token or from a foreign page.
+/// Refuses requests without the token or from a foreign page, and new
+/// sessions while draining.
 async fn guard(token: &str, request: Request, next: Next) -> Response {
     if !auth::origin_is_loopback(request.headers()) {
         return (StatusCode::FORBIDDEN, "forbidden\n").into_response();
@@ -223,6 +232,9 @@ async fn guard(token: &str, request: Request, next: Next) -> Response {
             "unauthorized\n",
         )
             .into_response();
+    }
+    if let Some(refused) = crate::operate::process_operations().refuses_new_session(&request) {
+        return refused;
     }
     next.run(request).await
 }

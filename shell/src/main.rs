@@ -34,6 +34,7 @@ mod doctor;
 mod http;
 mod instance;
 mod mcp;
+mod operate;
 mod people;
 mod platform;
 mod relay;
@@ -401,10 +402,20 @@ async fn run(cli: Cli) -> ExitCode {
     // front. Taken first thing: the signal's default action would end us.
     let raise_requests = platform::signals::RaiseRequests::listen();
     {
+        // SIGTERM (or Ctrl+C) drains: no new sessions, readiness 503, the
+        // calls under way finish within DRAIN_BOUND; a second one stops at once.
         let cancel = cancel.clone();
         tokio::spawn(async move {
             platform::signals::stop_requested().await;
-            tracing::info!("interrupted; stopping");
+            let operations = operate::process_operations();
+            operations.start_draining();
+            tokio::select! {
+                _ = operations.calls_finished(operate::DRAIN_BOUND) => {}
+                () = platform::signals::stop_requested() => {
+                    tracing::info!("interrupted again; stopping now");
+                }
+            }
+            tracing::info!("stopping");
             cancel.cancel();
         });
     }

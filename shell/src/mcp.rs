@@ -258,6 +258,7 @@ pub async fn run_http(
     match started {
         Ok(started) => {
             starting.started(started.browser.clone());
+            crate::operate::process_operations().serve(started.browser.clone(), cancel.clone());
             tracing::info!("the browser runs; serving MCP over HTTP");
             let offered = crate::browser::extension::bridge::offer(
                 &started,

@@ -497,8 +497,11 @@ impl Listening {
         // The command line's session lives as long as the relay.
         let command_line = Agent::new(browser.clone(), options.clone());
         // Listening elsewhere was asked for explicitly; the token still guards everything.
+        let operations = crate::operate::process_operations();
+        operations.serve(browser.clone(), cancel.clone());
         let agent_server = move || McpServer::new(browser.clone(), options.clone());
         let agents = crate::http::mcp_router(agent_server, cancel, relay.loopback)
+            .merge(operations.metrics())
             .merge(cli_endpoint::router(command_line.clone()))
             .merge(
                 Router::new()
@@ -512,7 +515,10 @@ impl Listening {
                 let relay = guard_relay.clone();
                 async move {
                     match relay.access(request.headers(), request.uri()) {
-                        Ok(Access::Full) => next.run(request).await,
+                        Ok(Access::Full) => match operations.refuses_new_session(&request) {
+                            Some(refused) => refused,
+                            None => next.run(request).await,
+                        },
                         Ok(Access::ViewOnly) => refuse(StatusCode::FORBIDDEN),
                         Err(status) => refuse(status),
                     }
@@ -529,6 +535,7 @@ impl Listening {
             // (Before the agents' routes: their guarded fallback stays the
             // answer to every other path, 401 without the token.)
             .merge(crate::http::without_oauth())
+            .merge(operations.probes())
             .merge(agents);
         if let Some(bridge) = extension_bridge {
             tracing::info!("the extension bridge is offered at /extension");
