@@ -117,6 +117,26 @@ struct Cli {
     browser: BrowserOptions,
     #[command(flatten)]
     client: ClientOptions,
+    /// How diagnostics on stderr look: `text` for people, `json` (one
+    /// object per line) for log shippers. `RUST_LOG` sets the level.
+    #[arg(
+        long,
+        global = true,
+        hide_short_help = true,
+        value_enum,
+        default_value_t = LogFormat::Text,
+        help_heading = "Logging"
+    )]
+    log_format: LogFormat,
+}
+
+/// How diagnostics are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object per line, for log shippers.
+    Json,
 }
 
 /// Options of the tool commands (open, snapshot, act, …).
@@ -336,7 +356,7 @@ fn native_host_origin() -> Option<String> {
 /// `browser-shell native-host`: the bridge Chrome starts for the extension.
 fn native_host(origin: String) -> ExitCode {
     // Protocol frames own stdout: logs go to stderr, which Chrome keeps.
-    if let Err(error) = init_logging(None) {
+    if let Err(error) = init_logging(None, LogFormat::Text) {
         return fail(&error);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -376,7 +396,7 @@ fn main() -> ExitCode {
         return native_host(origin);
     }
     let cli = Cli::parse();
-    if let Err(error) = init_logging(cli.browser.audit_log.as_deref()) {
+    if let Err(error) = init_logging(cli.browser.audit_log.as_deref(), cli.log_format) {
         return fail(&error);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -822,21 +842,30 @@ fn fail(error: &browser_provider::BrowserError) -> ExitCode {
 }
 
 /// Logs go to stderr (stdout carries results); `RUST_LOG` sets the level.
-/// Diagnostics go to stderr as `RUST_LOG` says (default: warnings);
+/// Diagnostics go to stderr as `RUST_LOG` says (default: warnings), as
+/// text or JSON lines (`--log-format`);
 /// audit events (target [`browser_provider::AUDIT`]) go to the audit log,
 /// when one is given, as JSON lines, whatever `RUST_LOG` says.
-fn init_logging(audit_log: Option<&std::path::Path>) -> browser_provider::Result<()> {
+fn init_logging(
+    audit_log: Option<&std::path::Path>,
+    format: LogFormat,
+) -> browser_provider::Result<()> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let diagnostics = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(filter)
-        .with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
-            metadata.target() != browser_provider::AUDIT
-        }));
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let formatted = match format {
+        LogFormat::Text => lines.boxed(),
+        LogFormat::Json => lines.json().flatten_event(true).boxed(),
+    };
+    let diagnostics =
+        formatted
+            .with_filter(filter)
+            .with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
+                metadata.target() != browser_provider::AUDIT
+            }));
     let audit = match audit_log {
         Some(path) => {
             let file = std::fs::OpenOptions::new()

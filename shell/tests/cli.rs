@@ -417,3 +417,41 @@ async fn help_says_each_thing_once() {
         );
     }
 }
+
+/// `--log-format json`: every diagnostic line on stderr is a JSON object,
+/// for log shippers.
+#[tokio::test]
+async fn logs_can_be_json_lines() {
+    let base = common::serve_fixtures().await;
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+            .args([
+                "--log-format",
+                "json",
+                "fetch",
+                &format!("{base}/article.html"),
+            ])
+            .env("RUST_LOG", "info")
+            .env("BROWSER_SHELL_RUNTIME_DIR", common::runtime_dir())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // (The command's own word to a person, "fetched …", is not a log line.)
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("fetched "))
+        .collect();
+    assert!(!lines.is_empty(), "some diagnostics at info");
+    for line in lines {
+        let entry: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(
+            entry["level"].is_string() && entry["message"].is_string(),
+            "{line}"
+        );
+    }
+}
