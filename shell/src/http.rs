@@ -40,6 +40,9 @@ pub fn mcp_router(
         .layer(middleware::from_fn(jsonrpc_over_http))
 }
 
+/// How long `/mcp` waits for a request's body to arrive whole.
+const BODY_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The largest request body `/mcp` takes (a tool call's arguments, such as
 /// a script for `browser_execute`).
 const MAX_REQUEST_BYTES: usize = 16 << 20;
@@ -57,12 +60,27 @@ async fn jsonrpc_over_http(request: Request, next: Next) -> Response {
         .is_some_and(|value| value.starts_with("application/json"));
     let request = if request.method() == axum::http::Method::POST && is_json {
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
-            return jsonrpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                format!("the request is over {MAX_REQUEST_BYTES} bytes"),
-            );
+        // A peer that stops sending holds nothing past this bound.
+        let read = tokio::time::timeout(BODY_BOUND, axum::body::to_bytes(body, MAX_REQUEST_BYTES));
+        let bytes = match read.await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => {
+                return jsonrpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    -32600,
+                    format!("the request is over {MAX_REQUEST_BYTES} bytes"),
+                );
+            }
+            Err(_) => {
+                return jsonrpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    -32600,
+                    format!(
+                        "the request's body did not arrive within {} s",
+                        BODY_BOUND.as_secs()
+                    ),
+                );
+            }
         };
         if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
             return jsonrpc_error(

@@ -44,21 +44,26 @@ async fn read_client<I: AsyncRead + Unpin>(
     mut to_rmcp: DuplexStream,
     answers: mpsc::UnboundedSender<String>,
 ) {
-    let mut lines = BufReader::new(input).lines();
+    let mut input = BufReader::new(input);
     let mut initialized = false;
+    let mut bytes = Vec::new();
     loop {
-        let line = match lines.next_line().await {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
+        bytes.clear();
+        match input.read_until(b'\n', &mut bytes).await {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(error) => {
                 tracing::debug!(%error, "the MCP client's input failed");
                 break;
             }
-        };
+        }
+        // A line that is not UTF-8 is not JSON either: answered, not fatal.
+        let line = String::from_utf8_lossy(&bytes);
+        let line = line.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             continue;
         }
-        match answer_here(&line, &mut initialized) {
+        match answer_here(line, &mut initialized) {
             Some(answer) => {
                 let _ = answers.send(answer.to_string());
             }
@@ -142,6 +147,29 @@ async fn write_lines<O: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Once fatal (the guard read lines as UTF-8 and stopped at the first
+    /// that was not): a line of bytes that are not UTF-8 is a parse error,
+    /// and the lines after it are served.
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_answered_and_the_next_one_served() {
+        use tokio::io::AsyncReadExt;
+        let (mut client, input) = tokio::io::duplex(4096);
+        let (output, mut from_guard) = tokio::io::duplex(4096);
+        let (mut rmcp_reads, _rmcp_writes) = guard(input, output);
+        client.write_all(b"\xff\xfe{\n").await.unwrap();
+        client
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await
+            .unwrap();
+        let mut answer = vec![0u8; 256];
+        let read = from_guard.read(&mut answer).await.unwrap();
+        let answer: Value = serde_json::from_slice(&answer[..read]).unwrap();
+        assert_eq!(answer["error"]["code"], -32700);
+        let mut passed = vec![0u8; 256];
+        let read = rmcp_reads.read(&mut passed).await.unwrap();
+        assert!(String::from_utf8_lossy(&passed[..read]).contains("notifications/initialized"));
+    }
 
     #[test]
     fn what_the_guard_answers_itself() {
