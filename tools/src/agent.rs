@@ -269,10 +269,10 @@ impl Agent {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        if !self.tools().iter().any(|t| t.name == name) {
+        let Some(spec) = catalog::find(name).filter(|spec| self.options.offers(spec)) else {
             let error = BrowserError::invalid("name", format!("there is no tool {name:?}"));
             return ToolOutput::error(&error);
-        }
+        };
         self.session
             .in_flight
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -286,14 +286,14 @@ impl Agent {
         let summary = self
             .options
             .secrets
-            .redact(&summarize(name, &arguments))
+            .redact(&summarize(spec, &arguments))
             .into_owned();
         // As the audit log keeps them: what people watching may read.
         let shown_arguments = audited(&arguments, &self.options.secrets);
-        let typed_text = arguments
-            .get("text")
+        let typed_text = spec
+            .typed_text
+            .and_then(|key| arguments.get(key))
             .and_then(Value::as_str)
-            .filter(|_| name == "browser_act")
             .map(str::to_owned);
         let running = Activity {
             call: Activity::next_call(),
@@ -487,24 +487,14 @@ fn audited(arguments: &Value, secrets: &Secrets) -> String {
 }
 
 /// A one-line summary of a call's arguments for the activity timeline:
-/// what it acts on or waits for. Text an agent types (it may be a
-/// password) is never in it, nor script bodies beyond a short prefix; a
-/// wait's text is a condition on the page, so it is shown.
-fn summarize(tool: &str, arguments: &Value) -> String {
+/// the ones its tool names ([`ToolSpec::summary`]: what it acts on or
+/// waits for, never typed text), each cut to 60 characters.
+fn summarize(spec: &ToolSpec, arguments: &Value) -> String {
     let Some(object) = arguments.as_object() else {
         return String::new();
     };
-    const COMMON: &[&str] = &[
-        "action", "url", "ref", "role", "name", "key", "secret", "tab", "format", "selector",
-        "reason",
-    ];
-    const WAIT: &[&str] = &[
-        "text", "textGone", "ref", "role", "name", "state", "url", "load", "request", "script",
-        "stable", "tab",
-    ];
-    let keys = if tool == "browser_wait" { WAIT } else { COMMON };
     let mut parts = Vec::new();
-    for key in keys {
+    for key in spec.summary {
         if let Some(value) = object.get(*key) {
             let text = value
                 .as_str()
@@ -524,15 +514,17 @@ mod tests {
     #[test]
     fn a_wait_summary_names_its_condition_and_typed_text_stays_out() {
         let wait = summarize(
-            "browser_wait",
+            &catalog::wait::WAIT,
             &serde_json::json!({"text": "Signed in", "timeoutMs": 5000}),
         );
         assert_eq!(wait, "text=Signed in");
         let typed = summarize(
-            "browser_act",
+            &catalog::act::ACT,
             &serde_json::json!({"action": "type", "ref": "e4", "text": "hunter2"}),
         );
         assert_eq!(typed, "action=type ref=e4");
+        // Text an agent types is kept out of results people read.
+        assert_eq!(catalog::act::ACT.typed_text, Some("text"));
     }
 
     #[test]

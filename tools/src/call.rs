@@ -117,6 +117,7 @@ pub async fn call_tool(
     let result = match catalog::find(name) {
         Some(spec) => {
             (spec.run)(Call {
+                spec,
                 browser,
                 session,
                 arguments,

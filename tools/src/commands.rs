@@ -2,18 +2,19 @@
 //!
 //! Each command is one `browser_*` tool call with the same arguments an
 //! agent would send over MCP, so people, shell-using agents and MCP agents
-//! see the same behaviour and the same text. This module only turns
-//! command-line words into that call (each tool's words are defined with
-//! the tool, in [`crate::catalog`]); where it runs is the caller's
-//! business.
+//! see the same behaviour and the same text. This module only lists the
+//! commands: each one's words are its tool's argument type, defined with
+//! the tool in [`crate::catalog`], which also says the call they stand for
+//! ([`CommandLine`]); where it runs is the caller's business.
 
 use std::path::PathBuf;
 
 use browser_provider::BrowserError;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::catalog::{
-    act, console, content, execute, inspect, navigation, network, screenshot, snapshot, tabs, wait,
+    CommandLine, act, console, content, execute, inspect, navigation, network, screenshot,
+    snapshot, tabs, wait,
 };
 
 /// A command that becomes one tool call.
@@ -25,7 +26,7 @@ pub enum ToolCommand {
     ///   browser-shell open https://example.org
     ///   browser-shell open https://example.org/docs --new-tab
     #[command(verbatim_doc_comment)]
-    Open(navigation::OpenCommand),
+    Open(navigation::OpenArgs),
     /// Go to a URL, or back, forward or reload, and print the snapshot.
     ///
     /// Examples:
@@ -39,7 +40,7 @@ pub enum ToolCommand {
     ///   browser-shell snapshot
     ///   browser-shell snapshot --selector main
     #[command(verbatim_doc_comment)]
-    Snapshot(snapshot::SnapshotCommand),
+    Snapshot(snapshot::SnapshotArgs),
     /// Act on an element by ref and print what changed.
     ///
     /// ACTION is one of click, type, fill, press, select, check, uncheck,
@@ -56,7 +57,7 @@ pub enum ToolCommand {
     ///   browser-shell act scroll --dy 600
     ///   browser-shell act click --role button --name "Add item"
     #[command(verbatim_doc_comment)]
-    Act(act::ActCommand),
+    Act(Box<act::ActCommand>),
     /// Run JavaScript in the page and print the result as JSON.
     ///
     /// Examples:
@@ -64,14 +65,14 @@ pub enum ToolCommand {
     ///   browser-shell execute "return arguments[0] * 2" --arg 21
     ///   browser-shell execute - < script.js
     #[command(verbatim_doc_comment)]
-    Execute(execute::ExecuteCommand),
+    Execute(execute::ExecuteArgs),
     /// Print the page's content: markdown (default), txt, html or json.
     ///
     /// Examples:
     ///   browser-shell content
     ///   browser-shell content --format json --selector article
     #[command(verbatim_doc_comment)]
-    Content(content::ContentCommand),
+    Content(content::ContentArgs),
     /// Save a screenshot of the viewport, the whole page or one element.
     ///
     /// Examples:
@@ -88,7 +89,7 @@ pub enum ToolCommand {
     ///   browser-shell wait --url /checkout --timeout-ms 20000
     ///   browser-shell wait --stable
     #[command(verbatim_doc_comment)]
-    Wait(wait::WaitCommand),
+    Wait(wait::WaitArgs),
     /// Inspect one element: role, name, style, box, visibility, form
     /// state and a CSS selector that matches only it (printed as JSON).
     ///
@@ -96,14 +97,14 @@ pub enum ToolCommand {
     ///   browser-shell inspect e12
     ///   browser-shell inspect --selector "#save" --style background-color --style width
     #[command(verbatim_doc_comment)]
-    Inspect(inspect::InspectCommand),
+    Inspect(inspect::InspectArgs),
     /// Print the tab's console messages and uncaught exceptions.
     ///
     /// Examples:
     ///   browser-shell console --level error
     ///   browser-shell console --since 17
     #[command(verbatim_doc_comment)]
-    Console(console::ConsoleCommand),
+    Console(console::ConsoleArgs),
     /// Print the tab's requests (status, type, size, timing, failures), or one response body.
     ///
     /// Examples:
@@ -111,19 +112,19 @@ pub enum ToolCommand {
     ///   browser-shell network --url /api/ --headers
     ///   browser-shell network --body 7
     #[command(verbatim_doc_comment)]
-    Network(network::NetworkCommand),
+    Network(network::NetworkArgs),
     /// List the session's tabs.
-    Tabs,
+    Tabs(tabs::ListTabsArgs),
     /// Make a tab active and print its snapshot.
     ///
     /// Example: browser-shell tab t2
-    Tab(tabs::SwitchTabCommand),
+    Tab(tabs::TabArgs),
     /// Close a tab (default: the active one).
     ///
     /// Example: browser-shell close t2
-    Close(tabs::CloseTabCommand),
+    Close(tabs::CloseTabArgs),
     /// Close every tab of the session.
-    Reset,
+    Reset(tabs::ResetArgs),
 }
 
 impl ToolCommand {
@@ -136,22 +137,32 @@ impl ToolCommand {
         &self,
         stdin: impl FnOnce() -> std::io::Result<String>,
     ) -> Result<(&'static str, Value), BrowserError> {
+        let mut stdin = Some(stdin);
+        let mut read = || match stdin.take() {
+            Some(read) => read(),
+            None => Err(std::io::Error::other("standard input was read already")),
+        };
+        self.words().to_call(&mut read)
+    }
+
+    /// This command's words.
+    fn words(&self) -> &dyn CommandLine {
         match self {
-            Self::Open(open) => open.call(),
-            Self::Navigate(navigate) => navigate.call(),
-            Self::Snapshot(snapshot) => snapshot.call(),
-            Self::Act(act) => act.call(),
-            Self::Execute(execute) => execute.call(stdin),
-            Self::Content(content) => content.call(),
-            Self::Screenshot(screenshot) => screenshot.call(),
-            Self::Wait(wait) => wait.call(),
-            Self::Inspect(inspect) => inspect.call(),
-            Self::Console(console) => console.call(),
-            Self::Network(network) => network.call(),
-            Self::Tabs => Ok((tabs::LIST_TABS.name, json!({}))),
-            Self::Tab(tab) => tab.call(),
-            Self::Close(close) => close.call(),
-            Self::Reset => Ok((tabs::RESET.name, json!({}))),
+            Self::Open(words) => words,
+            Self::Navigate(words) => words,
+            Self::Snapshot(words) => words,
+            Self::Act(words) => &**words,
+            Self::Execute(words) => words,
+            Self::Content(words) => words,
+            Self::Screenshot(words) => words,
+            Self::Wait(words) => words,
+            Self::Inspect(words) => words,
+            Self::Console(words) => words,
+            Self::Network(words) => words,
+            Self::Tabs(words) => words,
+            Self::Tab(words) => words,
+            Self::Close(words) => words,
+            Self::Reset(words) => words,
         }
     }
 
@@ -168,6 +179,7 @@ impl ToolCommand {
 mod tests {
     use super::*;
     use clap::Parser;
+    use serde_json::json;
 
     #[derive(Debug, Parser)]
     struct Line {
@@ -175,11 +187,22 @@ mod tests {
         command: ToolCommand,
     }
 
+    /// The call `words` stand for; its arguments are checked against the
+    /// tool's schema, as a model's would be.
     fn call(words: &[&str]) -> Result<(&'static str, Value), BrowserError> {
         let line =
             Line::try_parse_from(std::iter::once("browser-shell").chain(words.iter().copied()))
                 .unwrap_or_else(|e| panic!("{words:?}: {e}"));
-        line.command.to_call(|| Ok("document.title".into()))
+        let call = line.command.to_call(|| Ok("document.title".into()))?;
+        let spec = crate::catalog::find(call.0).unwrap_or_else(|| panic!("{words:?}"));
+        let schema = Value::Object((*spec.input_schema()).clone());
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        let errors: Vec<String> = validator
+            .iter_errors(&call.1)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{words:?}: {errors:?}\n{}", call.1);
+        Ok(call)
     }
 
     #[test]
@@ -193,7 +216,7 @@ mod tests {
         );
         assert_eq!(
             call(&["act", "fill", "e7", "--secret", "bank"]).unwrap().1,
-            json!({"action": "fill", "ref": "e7", "secret": "bank", "submit": false})
+            json!({"action": "fill", "ref": "e7", "secret": "bank"})
         );
         assert_eq!(
             call(&["act", "press", "Escape"]).unwrap().1,
@@ -244,6 +267,74 @@ mod tests {
             call(&["console", "--level", "error", "--since", "3"]).unwrap(),
             ("browser_console", json!({"level": "error", "since": 3}))
         );
+        assert_eq!(
+            call(&["open", "https://example.org", "--new-tab"]).unwrap(),
+            (
+                "browser_open",
+                json!({"url": "https://example.org", "newTab": true})
+            )
+        );
+        assert_eq!(
+            call(&["navigate", "https://example.org/next", "--tab", "t2"]).unwrap(),
+            (
+                "browser_navigate",
+                json!({"url": "https://example.org/next", "tab": "t2"})
+            )
+        );
+        assert_eq!(
+            call(&["snapshot", "--ref", "e3"]).unwrap(),
+            ("browser_snapshot", json!({"ref": "e3"}))
+        );
+        assert_eq!(
+            call(&["content", "-f", "json", "-s", "article"]).unwrap(),
+            (
+                "browser_content",
+                json!({"format": "json", "selector": "article"})
+            )
+        );
+        assert_eq!(
+            call(&["wait", "--load", "domcontentloaded", "--stable"])
+                .unwrap()
+                .1,
+            json!({"load": "domcontentloaded", "stable": true})
+        );
+        assert_eq!(
+            call(&["screenshot", "-o", "page.jpg", "--full-page"]).unwrap(),
+            (
+                "browser_screenshot",
+                json!({"fullPage": true, "format": "jpeg"})
+            )
+        );
+        assert_eq!(
+            call(&["network", "--headers", "--type", "fetch"])
+                .unwrap()
+                .1,
+            json!({"headers": true, "type": "fetch"})
+        );
+        assert_eq!(
+            call(&[
+                "act",
+                "click",
+                "e2",
+                "--modifier",
+                "Shift",
+                "--button",
+                "right"
+            ])
+            .unwrap()
+            .1,
+            json!({"action": "click", "ref": "e2", "modifiers": ["Shift"], "button": "right"})
+        );
+        assert_eq!(
+            call(&["execute", "document.title"]).unwrap().1,
+            json!({"script": "document.title", "args": []})
+        );
+        assert_eq!(
+            call(&["tab", "t2"]).unwrap(),
+            ("browser_switch_tab", json!({"tab": "t2"}))
+        );
+        assert_eq!(call(&["tabs"]).unwrap(), ("browser_list_tabs", json!({})));
+        assert_eq!(call(&["reset"]).unwrap(), ("browser_reset", json!({})));
     }
 
     #[test]
@@ -260,5 +351,7 @@ mod tests {
         );
         let error = call(&["act", "drag", "e3", "there"]).unwrap_err();
         assert!(error.to_string().contains("toRef"), "{error}");
+        let error = call(&["screenshot", "-o", "page.png", "--format", "jpeg"]).unwrap_err();
+        assert!(error.to_string().contains("named for png"), "{error}");
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! * [`catalog`] — every `browser_*` tool defined once, one module per tool
 //!   or family: its strict argument type (whose docs are the schema a model
-//!   reads), description, annotations, how it runs and reads.
+//!   reads, and whose fields are also its command-line flags and words),
+//!   description, annotations, bound, whether it acts on a tab, what the
+//!   timeline shows of a call, how it runs and reads.
 //! * [`call`] — running one tool call on a [`browser_provider::Browser`] session
 //!   and turning the result or error into model text, and into data
 //!   (`structuredContent`) for the tools whose answers are data and for
@@ -16,8 +18,8 @@
 //!   their bounds, the activity timeline, its tabs' lifetime.
 //! * [`mcp`] — the MCP server (one connection = one [`agent::Agent`]).
 //! * [`cli`] — the one-shot `fetch` command.
-//! * [`commands`] — the command line's tool commands (`open`, `act`, …),
-//!   each one `browser_*` call.
+//! * [`commands`] — the list of the command line's tool commands (`open`,
+//!   `act`, …), each one `browser_*` call whose words its tool defines.
 //! * [`report`] — errors and exit status for the command line.
 
 pub mod agent;

@@ -5,10 +5,10 @@ use browser_provider::page::act::{Action, MouseButton, Target};
 use browser_provider::snapshot::Ref;
 use browser_provider::{BrowserError, Result, TabHandle};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, CommandLine, Effect, Offered, Stdin, ToolSpec, arguments_of, ref_arg};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -32,13 +32,18 @@ pub const ACT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "acting and watching the page settle",
+    tab: true,
+    summary: &["action", "ref", "role", "name", "key", "secret", "tab"],
+    typed_text: Some("text"),
     schema: rmcp::handler::server::common::schema_for_type::<ActArgs>,
     output: None,
     run: |call| Box::pin(browser_act(call)),
 };
 
 /// The actions of `browser_act`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ActionName {
     /// Click the element (`button`, `clickCount`, `modifiers` optional).
@@ -67,7 +72,9 @@ pub enum ActionName {
 }
 
 /// Mouse buttons for `click`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ButtonName {
     /// Primary.
@@ -78,74 +85,99 @@ pub enum ButtonName {
     Middle,
 }
 
-/// `browser_act`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `browser_act`. On the command line the flags are these fields; the
+/// ref, text, key, values and drop ref are words placed by action (see
+/// [`ActCommand`]).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ActArgs {
     /// What to do.
     pub action: ActionName,
     /// The element's ref from the latest snapshot or diff (such as "e12").
     #[serde(rename = "ref")]
+    #[arg(skip)]
     pub reference: Option<String>,
     /// Instead of a ref: the element's role (such as "button"), with `name`.
+    #[arg(long, requires = "name")]
     pub role: Option<String>,
     /// Instead of a ref: the element's exact accessible name, with `role`.
+    #[arg(long, requires = "role")]
     pub name: Option<String>,
     /// Text for `type` and `fill`.
+    #[arg(skip)]
     pub text: Option<String>,
     /// Instead of `text`, for `type` and `fill`: the name of a secret the
     /// person gave (the server's instructions list them). Its value is
     /// typed and never shown: results say «secret:NAME» instead.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "Instead of text, for type and fill: the name of a secret given to the shell \
+                (--secrets); its value is typed and never printed"
+    )]
     pub secret: Option<String>,
     /// Press Enter after `type` or `fill`.
     #[serde(default)]
+    #[arg(long)]
     pub submit: bool,
     /// Key or chord for `press`, such as "Enter", "Escape", "Shift+Tab", "Control+A".
+    #[arg(skip)]
     pub key: Option<String>,
     /// Option values or labels for `select`.
+    #[arg(skip)]
     pub values: Option<Vec<String>>,
     /// Mouse button for `click` (default left).
+    #[arg(long)]
     pub button: Option<ButtonName>,
     /// Clicks in a row for `click`: 1 to 3 (2 = double-click, 3 = triple-click).
     #[schemars(range(min = 1, max = 3))]
+    #[arg(long = "count", value_name = "N")]
     pub click_count: Option<u32>,
     /// Keys held during `click`: "Alt", "Control", "Meta", "Shift".
+    #[arg(
+        long = "modifier",
+        value_name = "KEY",
+        help = "A key held during click: Alt, Control, Meta or Shift (repeatable)"
+    )]
     pub modifiers: Option<Vec<String>>,
     /// Horizontal scroll distance in pixels for `scroll`.
+    #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f64>,
     /// Vertical scroll distance in pixels for `scroll` (positive scrolls down).
+    #[arg(long, allow_negative_numbers = true)]
     pub dy: Option<f64>,
     /// Drop target's ref for `drag`.
+    #[arg(skip)]
     pub to_ref: Option<String>,
     /// Instead of `toRef`: the drop target's role (such as "list"), with `toName`.
+    #[arg(long, requires = "to_name")]
     pub to_role: Option<String>,
     /// Instead of `toRef`: the drop target's name (or, unnamed, its text as the snapshot shows it), with `toRole`.
+    #[arg(long, requires = "to_role")]
     pub to_name: Option<String>,
     /// Instead of a ref: act at this point of the viewport (CSS pixels from the left edge, as the
     /// last screenshot shows it), with `y`: for what has no element (a canvas, a map, a chart).
     /// click, hover, scroll and drag only.
+    #[arg(long, requires = "y", allow_negative_numbers = true)]
     pub x: Option<f64>,
     /// Instead of a ref: pixels from the viewport's top edge, with `x`.
+    #[arg(long, requires = "x", allow_negative_numbers = true)]
     pub y: Option<f64>,
     /// Instead of `toRef`: drop at this point of the viewport (CSS pixels), with `toY`.
+    #[arg(long, requires = "to_y", allow_negative_numbers = true)]
     pub to_x: Option<f64>,
     /// Instead of `toRef`: the drop point's pixels from the top, with `toX`.
+    #[arg(long, requires = "to_x", allow_negative_numbers = true)]
     pub to_y: Option<f64>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        settings,
-        cancel,
-        ..
-    } = call;
-    let args: ActArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+async fn browser_act(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ActArgs = call.args().await?;
+    let (browser, session, settings, cancel) =
+        (call.browser, call.session, call.settings, call.cancel);
     let secret = match &args.secret {
         Some(name) => Some(settings.secrets.get(name)?),
         None => None,
@@ -162,7 +194,7 @@ async fn browser_act(call: Call<'_>) -> Result<ToolOutput> {
     let (target, action) = action_of(&args, secret.map(|s| s.value()))?;
     let report = browser.act(session, &target, &action, cancel).await?;
     let tab = browser.active_tab(session)?;
-    let action = format!("{:?}", args.action).to_lowercase();
+    let action = args.action.name();
     let acted_on = report
         .outcome
         .reference
@@ -400,134 +432,71 @@ fn drop_target(args: &ActArgs) -> Result<Target> {
     }
 }
 
-/// `act`: an action, its target and its values.
+/// `browser-shell act ACTION [TARGET] [VALUES]…`: the flags are
+/// [`ActArgs`]; the words after the action are placed by action.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ActCommand {
-    /// click, type, fill, press, select, check, uncheck, hover, focus, scroll or drag.
-    #[arg(value_parser = [
-        "click", "type", "fill", "press", "select", "check", "uncheck", "hover", "focus", "scroll", "drag",
-    ])]
-    pub action: String,
+    /// The action and the flags.
+    #[command(flatten)]
+    pub args: ActArgs,
     /// The element's ref (such as e12); leave out with --role/--name, or
     /// for press and scroll on the page itself.
     pub target: Option<String>,
     /// Text (type, fill), key (press), options (select) or drop ref (drag;
     /// or --to-role/--to-name, or --to-x/--to-y).
     pub values: Vec<String>,
-    /// Instead of a ref: the element's role, with --name.
-    #[arg(long, requires = "name")]
-    pub role: Option<String>,
-    /// Instead of a ref: the element's exact accessible name, with --role.
-    #[arg(long, requires = "role")]
-    pub name: Option<String>,
-    /// Instead of text, for type and fill: the name of a secret given to
-    /// the shell (--secrets); its value is typed and never printed.
-    #[arg(long, value_name = "NAME")]
-    pub secret: Option<String>,
-    /// Press Enter after type or fill.
-    #[arg(long)]
-    pub submit: bool,
-    /// Mouse button for click: left, right or middle.
-    #[arg(long, value_parser = ["left", "right", "middle"])]
-    pub button: Option<String>,
-    /// Clicks in a row (2 = double-click).
-    #[arg(long, value_name = "N")]
-    pub count: Option<u32>,
-    /// A key held during click: Alt, Control, Meta or Shift (repeatable).
-    #[arg(long = "modifier", value_name = "KEY")]
-    pub modifiers: Vec<String>,
-    /// Horizontal scroll distance in pixels.
-    #[arg(long, allow_negative_numbers = true)]
-    pub dx: Option<f64>,
-    /// Vertical scroll distance in pixels (positive scrolls down).
-    #[arg(long, allow_negative_numbers = true)]
-    pub dy: Option<f64>,
-    /// Instead of a ref: act at this point of the viewport, CSS pixels
-    /// from the left (with --y; click, hover, scroll and drag).
-    #[arg(long, requires = "y", allow_negative_numbers = true)]
-    pub x: Option<f64>,
-    /// Instead of a ref: CSS pixels from the viewport's top (with --x).
-    #[arg(long, requires = "x", allow_negative_numbers = true)]
-    pub y: Option<f64>,
-    /// Drag onto the element with this role (with --to-name).
-    #[arg(long, requires = "to_name")]
-    pub to_role: Option<String>,
-    /// Drag onto the element with this name or shown text (with --to-role).
-    #[arg(long, requires = "to_role")]
-    pub to_name: Option<String>,
-    /// Drag to this point of the viewport, CSS pixels from the left (with --to-y).
-    #[arg(long, requires = "to_y", allow_negative_numbers = true)]
-    pub to_x: Option<f64>,
-    /// Drag to this point, CSS pixels from the top (with --to-x).
-    #[arg(long, requires = "to_x", allow_negative_numbers = true)]
-    pub to_y: Option<f64>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
 }
 
-impl ActCommand {
-    /// The `browser_act` call these words stand for: positional words are
-    /// placed by action.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
+impl CommandLine for ActCommand {
+    fn to_call(&self, _: Stdin<'_>) -> Result<(&'static str, Value)> {
+        let mut args = self.args.clone();
+        let action = args.action.name();
         let mut words: Vec<&str> = Vec::new();
-        let mut reference = None;
         match self.target.as_deref() {
-            Some(word) if is_ref(word) => reference = Some(word),
+            Some(word) if is_ref(word) => args.reference = Some(word.to_owned()),
             Some(word) => words.push(word),
             None => {}
         }
         words.extend(self.values.iter().map(String::as_str));
-        if reference.is_some() && self.role.is_some() {
+        if args.reference.is_some() && args.role.is_some() {
             return Err(BrowserError::invalid(
                 "ref",
                 "give a ref or --role/--name, not both",
             ));
         }
-        let one = |what: &str| -> Result<Option<String>, BrowserError> {
+        let one = |what: &str| -> Result<Option<String>> {
             match words.as_slice() {
                 [] => Ok(None),
                 [word] => Ok(Some((*word).to_owned())),
                 _ => Err(BrowserError::invalid(
                     what,
-                    format!("{} takes one {what}; quote text with spaces", self.action),
+                    format!("{action} takes one {what}; quote text with spaces"),
                 )),
             }
         };
-        let none = || -> Result<(), BrowserError> {
+        let none = || -> Result<()> {
             match words.first() {
                 None => Ok(()),
-                Some(word) if !is_ref(word) && reference.is_none() => Err(BrowserError::invalid(
-                    "ref",
-                    format!("{word:?} is not a ref (refs look like e12)"),
-                )),
+                Some(word) if !is_ref(word) && args.reference.is_none() => {
+                    Err(BrowserError::invalid(
+                        "ref",
+                        format!("{word:?} is not a ref (refs look like e12)"),
+                    ))
+                }
                 Some(word) => Err(BrowserError::invalid(
                     "values",
-                    format!("{} takes no value, got {word:?}", self.action),
+                    format!("{action} takes no value, got {word:?}"),
                 )),
             }
         };
-        let mut arguments = json!({
-            "action": self.action,
-            "ref": reference,
-            "role": self.role,
-            "name": self.name,
-            "x": self.x,
-            "y": self.y,
-            "tab": self.tab,
-        });
-        let extra = match self.action.as_str() {
-            "type" | "fill" if self.secret.is_some() => {
-                none()?;
-                json!({ "secret": self.secret, "submit": self.submit })
+        match args.action {
+            ActionName::Type | ActionName::Fill if args.secret.is_some() => none()?,
+            ActionName::Type | ActionName::Fill => args.text = one("text")?,
+            ActionName::Press => args.key = one("key")?,
+            ActionName::Select => {
+                args.values = Some(words.iter().map(|w| (*w).to_owned()).collect())
             }
-            "type" | "fill" => json!({ "text": one("text")?, "submit": self.submit }),
-            "press" => json!({ "key": one("key")? }),
-            "select" => json!({ "values": words }),
-            "drag" => {
+            ActionName::Drag => {
                 let to = one("drop ref")?;
                 if let Some(to) = &to
                     && !is_ref(to)
@@ -537,35 +506,18 @@ impl ActCommand {
                         format!("{to:?} is not a ref (refs look like e12)"),
                     ));
                 }
-                json!({
-                    "toRef": to,
-                    "toRole": self.to_role,
-                    "toName": self.to_name,
-                    "toX": self.to_x,
-                    "toY": self.to_y,
-                })
+                args.to_ref = to;
             }
-            "click" => {
-                none()?;
-                json!({
-                    "button": self.button,
-                    "clickCount": self.count,
-                    "modifiers": (!self.modifiers.is_empty()).then_some(&self.modifiers),
-                })
-            }
-            "scroll" => {
-                none()?;
-                json!({ "dx": self.dx, "dy": self.dy })
-            }
-            _ => {
-                none()?;
-                json!({})
-            }
-        };
-        if let (Value::Object(all), Value::Object(extra)) = (&mut arguments, extra) {
-            all.extend(extra);
+            _ => none()?,
         }
-        Ok((ACT.name, without_nulls(arguments)))
+        Ok((ACT.name, arguments_of(&args)))
+    }
+}
+
+impl ActionName {
+    /// Its name, as a call gives it (`click`, `type`, …).
+    fn name(self) -> String {
+        format!("{self:?}").to_lowercase()
     }
 }
 
@@ -576,6 +528,9 @@ fn is_ref(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::super::parse;
     use super::*;
 
     #[test]

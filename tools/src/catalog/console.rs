@@ -1,14 +1,12 @@
 //! `browser_console`: console messages and exceptions, read by cursor.
 
-use browser_provider::BrowserError;
 use browser_provider::Result;
 use browser_provider::TabHandle;
 use browser_provider::page::console::{CONSOLE_CAP, ConsoleRead, Level};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
-use super::{Call, Effect, Offered, ToolSpec, is_zero, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec, is_zero};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -22,13 +20,18 @@ pub const CONSOLE: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "reading the console",
+    tab: true,
+    summary: &["tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<ConsoleArgs>,
     output: Some(super::schema::output_schema::<ConsoleOutput>),
     run: |call| Box::pin(browser_console(call)),
 };
 
 /// Console levels, least serious first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum LevelName {
     /// Everything.
@@ -41,30 +44,32 @@ pub enum LevelName {
     Error,
 }
 
-/// `browser_console`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_console`; on the command line `console [--level L] [--since CURSOR] …`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConsoleArgs {
     /// Only this level and more serious: debug (default, everything), info, warning, error.
+    #[arg(long)]
     pub level: Option<LevelName>,
     /// Only entries after this cursor (the "next cursor" of your last read): read only what is new.
+    #[arg(long, value_name = "CURSOR")]
     pub since: Option<u64>,
     /// At most this many entries (default 100).
     #[schemars(range(min = 1))]
+    #[arg(long)]
     pub limit: Option<usize>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_console(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        ..
-    } = call;
-    let args: ConsoleArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl ToolArgs for ConsoleArgs {
+    const TOOL: &'static ToolSpec = &CONSOLE;
+}
+
+async fn browser_console(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ConsoleArgs = call.args().await?;
+    let (browser, session) = (call.browser, call.session);
     let level = match args.level.unwrap_or(LevelName::Debug) {
         LevelName::Debug => Level::Debug,
         LevelName::Info => Level::Info,
@@ -155,45 +160,10 @@ fn console_output(tab: &TabHandle, read: &ConsoleRead) -> ToolOutput {
     })
 }
 
-/// `browser-shell console …`: the words of a browser_console call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ConsoleCommand {
-    /// Only this level and above: debug, info, warning, error.
-    #[arg(long, value_parser = ["debug", "info", "warning", "error"])]
-    pub level: Option<String>,
-    /// Only entries after this cursor (printed by the last read).
-    #[arg(long, value_name = "CURSOR")]
-    pub since: Option<u64>,
-    /// At most this many entries (default 100).
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl ConsoleCommand {
-    /// The `browser_console` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            level,
-            since,
-            limit,
-            tab,
-        } = self;
-        Ok((
-            CONSOLE.name,
-            without_nulls(json!({ "level": level, "since": since, "limit": limit, "tab": tab })),
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use browser_provider::page::console::ConsoleEntry;
+    use serde_json::json;
 
     use super::super::check_data;
     use super::*;

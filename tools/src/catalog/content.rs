@@ -2,14 +2,13 @@
 
 use std::time::Duration;
 
-use browser_provider::BrowserError;
 use browser_provider::Result;
 use browser_provider::page::content::{ContentFormat, ContentRequest, ContentResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -23,13 +22,18 @@ pub const CONTENT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: Some(CONTENT_DEFAULT_MS),
     doing: "reading the page",
+    tab: true,
+    summary: &["tab", "format", "selector"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<ContentArgs>,
     output: Some(super::schema::output_schema::<ContentOutput>),
     run: |call| Box::pin(browser_content(call)),
 };
 
 /// Content formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum FormatName {
     /// Reading view: headings, lists, links, tables, code.
@@ -42,33 +46,35 @@ pub enum FormatName {
     Json,
 }
 
-/// `browser_content`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_content`; on the command line `content [--format F] [--selector CSS] …`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ContentArgs {
     /// Output format (default markdown).
+    #[arg(long, short)]
     pub format: Option<FormatName>,
     /// Only the first element matching this CSS selector.
+    #[arg(long, short)]
     pub selector: Option<String>,
     /// Cut the content after this many characters.
+    #[arg(long, value_name = "N")]
     pub max_chars: Option<usize>,
     /// Give up after this many milliseconds (default 30000).
     #[schemars(range(min = 1))]
+    #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_content(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: ContentArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl ToolArgs for ContentArgs {
+    const TOOL: &'static ToolSpec = &CONTENT;
+}
+
+async fn browser_content(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ContentArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let format = match args.format.unwrap_or(FormatName::Markdown) {
         FormatName::Markdown => ContentFormat::Markdown,
         FormatName::Txt => ContentFormat::Txt,
@@ -121,49 +127,13 @@ fn content_output(format: ContentFormat, content: ContentResult) -> ToolOutput {
     })
 }
 
-/// `browser-shell content …`: the words of a browser_content call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ContentCommand {
-    /// markdown, txt, html or json.
-    #[arg(long, short, value_parser = ["markdown", "txt", "html", "json"])]
-    pub format: Option<String>,
-    /// Only the first element matching this CSS selector.
-    #[arg(long, short)]
-    pub selector: Option<String>,
-    /// Cut after this many characters.
-    #[arg(long, value_name = "N")]
-    pub max_chars: Option<usize>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl ContentCommand {
-    /// The `browser_content` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            format,
-            selector,
-            max_chars,
-            tab,
-        } = self;
-        Ok((
-            CONTENT.name,
-            without_nulls(json!({
-                "format": format, "selector": selector, "maxChars": max_chars, "tab": tab,
-            })),
-        ))
-    }
-}
-
 /// How long `browser_content` may take unless told otherwise.
 pub const CONTENT_DEFAULT_MS: u64 = 30_000;
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::super::check_data;
     use super::*;
 

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, CommandLine, Effect, Offered, Stdin, ToolSpec, arguments_of};
 use crate::call::{ErrorReport, ToolOutput};
 use crate::render;
 
@@ -23,17 +23,21 @@ pub const EXECUTE: ToolSpec = ToolSpec {
     offered: Offered::Execute,
     own_timeout_ms: Some(EXECUTE_DEFAULT_MS),
     doing: "running the script",
+    tab: true,
+    summary: &["tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<ExecuteArgs>,
     output: Some(super::schema::output_schema::<ExecuteOutput>),
     run: |call| Box::pin(browser_execute(call)),
 };
 
-/// `browser_execute`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `browser_execute`; on the command line `execute SCRIPT|- [--arg JSON]…`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExecuteArgs {
     /// JavaScript: an expression (`document.title`) or a function body with `return`.
     /// Promises are awaited. Prefer `browser_act` for interaction.
+    #[arg(help = "An expression or a function body with `return`; `-` reads standard input")]
     pub script: String,
     /// Values passed to the script as `arguments[0..n]` (any JSON: strings, numbers, booleans,
     /// objects, arrays).
@@ -42,24 +46,38 @@ pub struct ExecuteArgs {
         {"type": "string"}, {"type": "number"}, {"type": "boolean"},
         {"type": "object"}, {"type": "array"}
     ]}))]
+    #[arg(
+        long = "arg",
+        value_name = "JSON",
+        value_parser = parse_json,
+        help = "A JSON value passed as arguments[0], arguments[1], … (repeatable)"
+    )]
     pub args: Vec<Value>,
     /// Give up after this many milliseconds (default 30000).
     #[schemars(range(min = 1))]
+    #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_execute(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: ExecuteArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl CommandLine for ExecuteArgs {
+    /// The script `-` is read from standard input.
+    fn to_call(&self, stdin: Stdin<'_>) -> Result<(&'static str, Value)> {
+        let mut args = self.clone();
+        if args.script == "-" {
+            args.script = stdin().map_err(|e| {
+                BrowserError::invalid("script", format!("cannot read standard input: {e}"))
+            })?;
+        }
+        Ok((EXECUTE.name, arguments_of(&args)))
+    }
+}
+
+async fn browser_execute(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ExecuteArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let timeout = Some(Duration::from_millis(
         args.timeout_ms.unwrap_or(EXECUTE_DEFAULT_MS),
     ));
@@ -147,53 +165,6 @@ fn execute_output(result: ExecuteResult) -> ToolOutput {
                 structured: Some(json!({ "error": report })),
             }
         }
-    }
-}
-
-/// `browser-shell execute …`: the words of a browser_execute call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ExecuteCommand {
-    /// An expression or a function body with `return`; `-` reads standard input.
-    pub script: String,
-    /// A JSON value passed as arguments[0], arguments[1], … (repeatable).
-    #[arg(long = "arg", value_name = "JSON", value_parser = parse_json)]
-    pub args: Vec<Value>,
-    /// Give up after this many milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub timeout_ms: Option<u64>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl ExecuteCommand {
-    /// The `browser_execute` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(
-        &self,
-        stdin: impl FnOnce() -> std::io::Result<String>,
-    ) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            script,
-            args,
-            timeout_ms,
-            tab,
-        } = self;
-        let script = if script == "-" {
-            stdin().map_err(|e| {
-                BrowserError::invalid("script", format!("cannot read standard input: {e}"))
-            })?
-        } else {
-            script.clone()
-        };
-        Ok((
-            EXECUTE.name,
-            without_nulls(
-                json!({ "script": script, "args": args, "timeoutMs": timeout_ms, "tab": tab }),
-            ),
-        ))
     }
 }
 

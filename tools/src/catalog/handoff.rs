@@ -7,7 +7,7 @@ use browser_provider::{Result, TabHandle};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Effect, Offered, ToolSpec, parse};
+use super::{Call, Effect, Offered, ToolSpec};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -22,6 +22,9 @@ pub const HANDOFF: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: Some(HANDOFF_DEFAULT_MS),
     doing: "waiting for the person",
+    tab: false,
+    summary: &["reason"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<HandoffArgs>,
     output: None,
     run: |call| Box::pin(browser_handoff(call)),
@@ -38,15 +41,9 @@ pub struct HandoffArgs {
     pub timeout_ms: Option<u64>,
 }
 
-async fn browser_handoff(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: HandoffArgs = parse(arguments)?;
+async fn browser_handoff(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: HandoffArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(HANDOFF_DEFAULT_MS).max(1));
     let report = browser
         .handoff(session, &args.reason, timeout, cancel)

@@ -4,9 +4,9 @@ use browser_provider::page::inspect::{InspectOptions, InspectTarget, Inspection}
 use browser_provider::{BrowserError, Result, TabHandle};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec, ref_arg};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -22,41 +22,52 @@ pub const INSPECT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "inspecting the element",
+    tab: true,
+    summary: &["ref", "role", "name", "tab", "selector"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<InspectArgs>,
     output: Some(super::schema::output_schema::<InspectOutput>),
     run: |call| Box::pin(browser_inspect(call)),
 };
 
-/// `browser_inspect`: give exactly one of ref and selector.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_inspect`: give exactly one of ref and selector. On the command
+/// line `inspect REF`, `inspect --selector CSS` or `inspect --role R --name N`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct InspectArgs {
     /// The element's ref from the latest snapshot (such as "e12").
     #[serde(rename = "ref")]
+    #[arg(value_name = "REF", required_unless_present_any = ["selector", "role"])]
     pub reference: Option<String>,
     /// Or a CSS selector matching exactly one element of the page.
+    #[arg(long, conflicts_with = "reference")]
     pub selector: Option<String>,
     /// Or the element's role (such as "columnheader"), with `name`: as the snapshot shows it.
+    #[arg(long, requires = "name", conflicts_with_all = ["reference", "selector"])]
     pub role: Option<String>,
     /// With `role`: the element's name (or, unnamed, its text) as the snapshot shows it.
+    #[arg(long, requires = "role")]
     pub name: Option<String>,
     /// Computed style properties to report (such as ["background-color", "width"]); ["all"] for every
     /// property; default: a common set (display, visibility, colours, font, box, position …).
+    #[arg(
+        long = "style",
+        value_name = "PROPERTY",
+        help = "A computed style property to report (repeatable; \"all\" for every one)"
+    )]
     pub styles: Option<Vec<String>>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_inspect(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: InspectArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl ToolArgs for InspectArgs {
+    const TOOL: &'static ToolSpec = &INSPECT;
+}
+
+async fn browser_inspect(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: InspectArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let target = match (args.reference, args.selector, args.role, args.name) {
         (Some(reference), None, None, None) => InspectTarget::Ref(ref_arg("ref", &reference)?),
         (None, Some(selector), None, None) => InspectTarget::Selector(selector),
@@ -113,55 +124,10 @@ fn inspect_output(described: &str, tab: &TabHandle, inspection: Inspection) -> T
     })
 }
 
-/// `browser-shell inspect …`: the words of a browser_inspect call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct InspectCommand {
-    /// The element's ref from the latest snapshot.
-    #[arg(value_name = "REF", required_unless_present_any = ["selector", "role"])]
-    pub reference: Option<String>,
-    /// Or a CSS selector matching exactly one element.
-    #[arg(long, conflicts_with = "reference")]
-    pub selector: Option<String>,
-    /// Or the element's role, with --name (as the snapshot shows it).
-    #[arg(long, requires = "name", conflicts_with_all = ["reference", "selector"])]
-    pub role: Option<String>,
-    /// The element's name or shown text, with --role.
-    #[arg(long, requires = "role")]
-    pub name: Option<String>,
-    /// A computed style property to report (repeatable; "all" for every one).
-    #[arg(long = "style", value_name = "PROPERTY")]
-    pub styles: Vec<String>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl InspectCommand {
-    /// The `browser_inspect` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            reference,
-            selector,
-            role,
-            name,
-            styles,
-            tab,
-        } = self;
-        Ok((
-            INSPECT.name,
-            without_nulls(json!({
-                "ref": reference, "selector": selector, "role": role, "name": name,
-                "styles": (!styles.is_empty()).then_some(styles), "tab": tab,
-            })),
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::super::check_data;
     use super::*;
 

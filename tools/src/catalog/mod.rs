@@ -1,11 +1,18 @@
 //! Every `browser_*` tool, defined once: one module per tool or family,
-//! each holding the tool's argument type (its docs are the JSON Schema a
-//! model reads), its description and annotations, when it is offered, how
-//! it runs and how its result reads: as text, and, for a tool whose answers
-//! are data, as data its output schema describes (never larger than the
-//! text: a unit test per tool measures both). [`crate::call::call_tool`] runs them
-//! all the same way, and [`crate::agent::Agent`] wraps every call once
-//! (bound, timeline, secrets hidden, audit).
+//! each holding the tool's argument type, its [`ToolSpec`] and how it runs
+//! and reads. The argument type is one struct that is three things: the
+//! JSON Schema a model reads (its docs), the MCP arguments (`serde`), and
+//! the command-line form (`clap`: the same fields as flags or words; see
+//! [`CommandLine`]). The spec says the rest: title, description,
+//! annotations, when it is offered, its bound, whether it acts on a tab,
+//! what the timeline shows of a call. A result reads as text, and, for a
+//! tool whose answers are data, as data its output schema describes (never
+//! larger than the text: a unit test per tool measures both).
+//! [`crate::call::call_tool`] runs them all the same way, and
+//! [`crate::agent::Agent`] wraps every call once (bound, timeline, secrets
+//! hidden, audit), knowing no tool by name. Adding a tool is one module
+//! here, listed in [`ALL`] and, for its command, in
+//! [`crate::commands::ToolCommand`].
 //!
 //! Arguments are strict: unknown fields are refused, so a typo is an
 //! `INVALID_ARGUMENT` naming the field instead of an option silently
@@ -32,8 +39,7 @@ use std::sync::Arc;
 use browser_provider::snapshot::{NotARef, Ref};
 use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
 use rmcp::model::JsonObject;
-use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -157,6 +163,8 @@ impl Effect {
 /// What a tool's `run` gets: the session it acts for and the call.
 #[derive(Debug)]
 pub struct Call<'a> {
+    /// The tool called.
+    pub spec: &'static ToolSpec,
     /// The browser.
     pub browser: &'a Browser,
     /// The agent's session.
@@ -167,6 +175,30 @@ pub struct Call<'a> {
     pub settings: &'a ToolSettings,
     /// Stops the work.
     pub cancel: &'a CancellationToken,
+}
+
+impl Call<'_> {
+    /// The call's arguments, parsed strictly (the error names the field).
+    /// For a tool that acts on a tab ([`ToolSpec::tab`]), the tab they name
+    /// is made active once they are known to be good, before the tool does
+    /// anything else.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for arguments that do not fit; the browser's
+    /// error when the tab cannot be made active.
+    pub async fn args<T: DeserializeOwned>(&mut self) -> Result<T> {
+        let arguments = std::mem::take(&mut self.arguments);
+        let tab = arguments
+            .get("tab")
+            .and_then(Value::as_str)
+            .filter(|_| self.spec.tab)
+            .map(TabHandle::parse);
+        let args = parse(arguments)?;
+        if let Some(tab) = tab {
+            self.browser.switch_tab(self.session, &tab?).await?;
+        }
+        Ok(args)
+    }
 }
 
 /// How a tool runs: its arguments in, model text (or an error) out.
@@ -192,6 +224,16 @@ pub struct ToolSpec {
     /// What it is doing while it runs, in a few words, for progress
     /// notifications ("loading the page", "waiting for the person").
     pub doing: &'static str,
+    /// It acts on one of the session's tabs, named by its optional `tab`
+    /// argument (default: the active one), which [`Call::args`] makes
+    /// active before the tool runs.
+    pub tab: bool,
+    /// The arguments the activity timeline shows of a call, in this order:
+    /// what it acts on or waits for; never text the agent types.
+    pub summary: &'static [&'static str],
+    /// The argument holding text the agent types (it may be a password):
+    /// results people watching read show it replaced.
+    pub typed_text: Option<&'static str>,
     /// The JSON Schema of its arguments.
     pub schema: fn() -> Arc<JsonObject>,
     /// For a tool whose answers are data: the JSON Schema of that data (its
@@ -218,10 +260,47 @@ impl std::fmt::Debug for ToolSpec {
     }
 }
 
-/// Tools without arguments.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+/// A tool's command-line form: the words of one command
+/// (`browser-shell open …`) as the call they stand for.
+pub trait CommandLine {
+    /// The tool and the arguments these words stand for: the same an agent
+    /// would send. `stdin` reads standard input, for the words that name
+    /// it (`execute -`).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the word that does not fit.
+    fn to_call(&self, stdin: Stdin<'_>) -> Result<(&'static str, Value)>;
+}
+
+/// Reads standard input, for [`CommandLine::to_call`].
+pub type Stdin<'a> = &'a mut dyn FnMut() -> std::io::Result<String>;
+
+/// A tool's argument type that is its command line as it is, field for
+/// field: the call's arguments are it, serialized (unset options left out).
+pub trait ToolArgs: Serialize {
+    /// The tool it is the arguments of.
+    const TOOL: &'static ToolSpec;
+}
+
+impl<T: ToolArgs> CommandLine for T {
+    fn to_call(&self, _: Stdin<'_>) -> Result<(&'static str, Value)> {
+        Ok((T::TOOL.name, arguments_of(self)))
+    }
+}
+
+/// `args` as a call's arguments: serialized, with what a command line
+/// leaves unset left out: options not given (`null`) and flags not given
+/// (`false`; a command line has no other way to say false).
+fn arguments_of<T: Serialize>(args: &T) -> Value {
+    match serde_json::to_value(args).unwrap_or_default() {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null() && *v != Value::Bool(false))
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other,
+    }
+}
 
 /// Parses arguments strictly; the error names the offending field.
 fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
@@ -259,29 +338,9 @@ fn ref_arg(field: &str, text: &str) -> Result<Ref> {
         .map_err(|e: NotARef| BrowserError::invalid(field, e.to_string()))
 }
 
-async fn use_tab(browser: &Browser, session: &SessionId, tab: Option<&str>) -> Result<()> {
-    if let Some(tab) = tab {
-        browser.switch_tab(session, &TabHandle::parse(tab)?).await?;
-    }
-    Ok(())
-}
-
 /// Zero, so left out of a result's data (`skip_serializing_if`).
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
     *n == T::default()
-}
-
-/// An object without the `null` members (command-line words leave
-/// unset options out).
-fn without_nulls(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .collect::<Map<String, Value>>(),
-        ),
-        other => other,
-    }
 }
 
 /// Checks the data of `output`, a result of `spec`, as a client would: it
@@ -353,6 +412,32 @@ mod tests {
         assert!(effect("browser_close_tab").is_some_and(|e| e.destructive));
         assert!(effect("browser_reset").is_some_and(|e| e.destructive));
         assert!(effect("browser_snapshot").is_some_and(|e| e.read_only));
+    }
+
+    #[test]
+    fn what_a_spec_says_of_its_arguments_is_in_its_schema() {
+        for spec in ALL {
+            let schema = spec.input_schema();
+            let properties = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let keys = spec.summary.iter().chain(spec.typed_text.iter());
+            for key in keys {
+                assert!(properties.contains_key(*key), "{}: {key}", spec.name);
+            }
+            // A tool that acts on a tab takes `tab` as an optional string.
+            if spec.tab {
+                assert_eq!(properties["tab"]["type"], "string", "{}", spec.name);
+                let required = schema.get("required").and_then(Value::as_array);
+                assert!(
+                    !required.is_some_and(|r| r.contains(&Value::from("tab"))),
+                    "{}",
+                    spec.name
+                );
+            }
+        }
     }
 
     #[test]

@@ -5,12 +5,13 @@ use browser_provider::browser::NavigationRequest;
 use browser_provider::page::navigate::NavigationOutcome;
 use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserError, Result, SessionId, TabHandle};
+use clap::ValueEnum;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Effect, Offered, ToolSpec, parse, use_tab, without_nulls};
+use super::{Call, CommandLine, Effect, Offered, Stdin, ToolArgs, ToolSpec, arguments_of};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -23,6 +24,9 @@ pub const OPEN: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "loading the page",
+    tab: false,
+    summary: &["url"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<OpenArgs>,
     output: None,
     run: |call| Box::pin(browser_open(call)),
@@ -37,27 +41,36 @@ pub const NAVIGATE: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "loading the page",
+    tab: true,
+    summary: &["action", "url", "tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<NavigateArgs>,
     output: None,
     run: |call| Box::pin(browser_navigate(call)),
 };
 
-/// `browser_open`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `browser_open`; on the command line `open URL [--new-tab] [--keep]`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpenArgs {
     /// The http(s) URL to open.
     pub url: String,
     /// Open in a new tab instead of the active one.
     #[serde(default)]
+    #[arg(long)]
     pub new_tab: bool,
     /// Leave this tab open for the person when your session ends (a deliverable).
     #[serde(default)]
+    #[arg(long)]
     pub keep: bool,
 }
 
+impl ToolArgs for OpenArgs {
+    const TOOL: &'static ToolSpec = &OPEN;
+}
+
 /// History moves for `browser_navigate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, ValueEnum)]
 #[serde(rename_all = "camelCase")]
 pub enum HistoryMove {
     /// One page back.
@@ -68,27 +81,46 @@ pub enum HistoryMove {
     Reload,
 }
 
-/// `browser_navigate`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_navigate`; on the command line `navigate URL|back|forward|reload`
+/// (see [`NavigateCommand`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NavigateArgs {
     /// An http(s) URL to go to (give this or `action`).
+    #[arg(skip)]
     pub url: Option<String>,
     /// "back", "forward" or "reload" (give this or `url`).
+    #[arg(skip)]
     pub action: Option<HistoryMove>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_open(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: OpenArgs = parse(arguments)?;
+/// `browser-shell navigate …`: one word, a URL or a history move.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NavigateCommand {
+    /// A URL, or one of: back, forward, reload.
+    pub target: String,
+    /// The rest of the call.
+    #[command(flatten)]
+    pub args: NavigateArgs,
+}
+
+impl CommandLine for NavigateCommand {
+    fn to_call(&self, _: Stdin<'_>) -> Result<(&'static str, Value)> {
+        let mut args = self.args.clone();
+        match HistoryMove::from_str(&self.target, false) {
+            Ok(action) => args.action = Some(action),
+            Err(_) => args.url = Some(self.target.clone()),
+        }
+        Ok((NAVIGATE.name, arguments_of(&args)))
+    }
+}
+
+async fn browser_open(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: OpenArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let deadline = navigation_deadline(browser);
     let (tab, outcome) = browser
         .open(session, &args.url, args.new_tab, cancel)
@@ -106,17 +138,10 @@ async fn browser_open(call: Call<'_>) -> Result<ToolOutput> {
     .with_headline(render::navigation_headline(&outcome)))
 }
 
-async fn browser_navigate(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: NavigateArgs = parse(arguments)?;
-    let deadline = navigation_deadline(browser);
-    use_tab(browser, session, args.tab.as_deref()).await?;
+async fn browser_navigate(mut call: Call<'_>) -> Result<ToolOutput> {
+    let deadline = navigation_deadline(call.browser);
+    let args: NavigateArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let request = match (&args.url, args.action) {
         (Some(url), None) => NavigationRequest::Url(url),
         (None, Some(HistoryMove::Back)) => NavigationRequest::Back,
@@ -184,56 +209,4 @@ fn busy_page(tab: &TabHandle) -> String {
         "Tab {tab}: the page's main thread is busy (a script that does not return?); \
          no snapshot now. Try browser_snapshot later, or navigate away."
     )
-}
-
-/// `browser-shell open …`: the words of a browser_open call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct OpenCommand {
-    /// The http(s) URL.
-    pub url: String,
-    /// Open in a new tab.
-    #[arg(long)]
-    pub new_tab: bool,
-    /// Leave the tab open for the person when the session ends.
-    #[arg(long)]
-    pub keep: bool,
-}
-
-impl OpenCommand {
-    /// The `browser_open` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self { url, new_tab, keep } = self;
-        Ok((
-            OPEN.name,
-            json!({ "url": url, "newTab": new_tab, "keep": keep }),
-        ))
-    }
-}
-
-/// `browser-shell navigate …`: the words of a browser_navigate call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct NavigateCommand {
-    /// A URL, or one of: back, forward, reload.
-    pub target: String,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl NavigateCommand {
-    /// The `browser_navigate` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self { target, tab } = self;
-        let arguments = match target.as_str() {
-            "back" | "forward" | "reload" => json!({ "action": target, "tab": tab }),
-            url => json!({ "url": url, "tab": tab }),
-        };
-        Ok((NAVIGATE.name, without_nulls(arguments)))
-    }
 }

@@ -1,16 +1,14 @@
 //! `browser_network`: requests read by cursor, or one response's body.
 
-use browser_provider::BrowserError;
 use browser_provider::page::network::{
     Body, NETWORK_CAP, NetworkFilter, NetworkRead, RequestEntry, redacted_headers, redacted_url,
 };
 use browser_provider::{Browser, Result, SessionId, TabHandle};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Effect, Offered, ToolSpec, is_zero, parse, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec, is_zero};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -26,47 +24,56 @@ pub const NETWORK: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "reading the network log",
+    tab: true,
+    summary: &["url", "tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<NetworkArgs>,
     output: Some(super::schema::output_schema::<NetworkOutput>),
     run: |call| Box::pin(browser_network(call)),
 };
 
-/// `browser_network`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_network`; on the command line `network [--failed] [--url PART] …`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NetworkArgs {
     /// Only failed requests: network errors, blocked or canceled ones, and HTTP 4xx/5xx.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub failed: Option<bool>,
     /// Only requests whose URL contains this.
+    #[arg(long)]
     pub url: Option<String>,
     /// Only this resource type: document, stylesheet, script, image, font, fetch, xhr, …
     #[serde(rename = "type")]
+    #[arg(long = "type", value_name = "TYPE")]
     pub resource_type: Option<String>,
     /// Only requests after this cursor (the "next cursor" of your last read): read only what is new.
+    #[arg(long, value_name = "CURSOR")]
     pub since: Option<u64>,
     /// At most this many requests (default 50).
     #[schemars(range(min = 1))]
+    #[arg(long)]
     pub limit: Option<usize>,
     /// Include request and response headers (credentials and token-like values redacted).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub headers: Option<bool>,
     /// Show the response body of this request, by its number from a read (such as 7).
+    #[arg(long, value_name = "NUMBER")]
     pub body: Option<u64>,
     /// At most this many characters of body (default 20000).
+    #[arg(long, value_name = "N")]
     pub body_max_chars: Option<usize>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_network(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: NetworkArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl ToolArgs for NetworkArgs {
+    const TOOL: &'static ToolSpec = &NETWORK;
+}
+
+async fn browser_network(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: NetworkArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     network(browser, session, &args, cancel).await
 }
 
@@ -279,64 +286,10 @@ fn list_output(tab: &TabHandle, read: &NetworkRead, with_headers: bool) -> ToolO
     ToolOutput::text(text).with_structured(&data)
 }
 
-/// `browser-shell network …`: the words of a browser_network call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct NetworkCommand {
-    /// Only failed requests (network errors, HTTP 4xx/5xx).
-    #[arg(long)]
-    pub failed: bool,
-    /// Only URLs containing this.
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Only this resource type: document, stylesheet, script, image, fetch, xhr, …
-    #[arg(long = "type", value_name = "TYPE")]
-    pub resource_type: Option<String>,
-    /// Only requests after this cursor (printed by the last read).
-    #[arg(long, value_name = "CURSOR")]
-    pub since: Option<u64>,
-    /// At most this many requests (default 50).
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Include headers (credentials redacted).
-    #[arg(long)]
-    pub headers: bool,
-    /// Print the response body of this request (its number in a listing).
-    #[arg(long, value_name = "NUMBER")]
-    pub body: Option<u64>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl NetworkCommand {
-    /// The `browser_network` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            failed,
-            url,
-            resource_type,
-            since,
-            limit,
-            headers,
-            body,
-            tab,
-        } = self;
-        Ok((
-            NETWORK.name,
-            without_nulls(json!({
-                "failed": failed.then_some(true), "url": url, "type": resource_type,
-                "since": since, "limit": limit, "headers": headers.then_some(true),
-                "body": body, "tab": tab,
-            })),
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::super::check_data;
     use super::*;
 

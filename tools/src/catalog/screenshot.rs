@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use browser_provider::page::screenshot::{ImageKind, ScreenshotRequest};
 use browser_provider::{BrowserError, Result};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, CommandLine, Effect, Offered, Stdin, ToolSpec, arguments_of, ref_arg};
 use crate::call::ToolOutput;
 
 /// `browser_screenshot`.
@@ -20,13 +20,18 @@ pub const SCREENSHOT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "taking the screenshot",
+    tab: true,
+    summary: &["ref", "tab", "format", "selector"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<ScreenshotArgs>,
     output: None,
     run: |call| Box::pin(browser_screenshot(call)),
 };
 
 /// Image formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ImageName {
     /// Lossless.
@@ -35,38 +40,38 @@ pub enum ImageName {
     Jpeg,
 }
 
-/// `browser_screenshot`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_screenshot`; on the command line `screenshot [-o FILE] …` (see
+/// [`ScreenshotCommand`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScreenshotArgs {
     /// The whole scrollable page instead of the viewport.
     #[serde(default)]
+    #[arg(long)]
     pub full_page: bool,
     /// Only this element, by ref from the latest snapshot (such as "e12").
     #[serde(rename = "ref")]
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "selector")]
     pub reference: Option<String>,
     /// Only the element matching this CSS selector.
+    #[arg(long)]
     pub selector: Option<String>,
     /// png (default) or jpeg.
+    #[arg(long)]
     pub format: Option<ImageName>,
     /// JPEG quality 1-100 (default 80).
     #[schemars(range(min = 1, max = 100))]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub quality: Option<u8>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        settings,
-        cancel,
-        ..
-    } = call;
-    let args: ScreenshotArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+async fn browser_screenshot(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ScreenshotArgs = call.args().await?;
+    let (browser, session, settings, cancel) =
+        (call.browser, call.session, call.settings, call.cancel);
     let request = ScreenshotRequest {
         format: match args.format.unwrap_or(ImageName::Png) {
             ImageName::Png => ImageKind::Png,
@@ -122,68 +127,42 @@ async fn browser_screenshot(call: Call<'_>) -> Result<ToolOutput> {
     })
 }
 
-/// `browser-shell screenshot …`: the words of a browser_screenshot call.
+/// `browser-shell screenshot …`: the call's flags, and the file the
+/// image goes to (the command line's own).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScreenshotCommand {
     /// The file to write (default: screenshot.png or screenshot.jpg).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The whole scrollable page.
-    #[arg(long)]
-    pub full_page: bool,
-    /// Only this ref's element.
-    #[arg(long = "ref", value_name = "REF", conflicts_with = "selector")]
-    pub reference: Option<String>,
-    /// Only the element matching this CSS selector.
-    #[arg(long)]
-    pub selector: Option<String>,
-    /// png (default) or jpeg.
-    #[arg(long, value_parser = ["png", "jpeg"])]
-    pub format: Option<String>,
-    /// JPEG quality 1-100.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
-    pub quality: Option<u8>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
+    /// The call.
+    #[command(flatten)]
+    pub args: ScreenshotArgs,
+}
+
+impl CommandLine for ScreenshotCommand {
+    /// The image format is `--format`, else what the file's name says.
+    fn to_call(&self, _: Stdin<'_>) -> Result<(&'static str, Value)> {
+        let args = ScreenshotArgs {
+            format: self.image_format()?,
+            ..self.args.clone()
+        };
+        Ok((SCREENSHOT.name, arguments_of(&args)))
+    }
 }
 
 impl ScreenshotCommand {
-    /// The `browser_screenshot` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            full_page,
-            reference,
-            selector,
-            quality,
-            tab,
-            ..
-        } = self;
-        let format = self.image_format()?;
-        Ok((
-            SCREENSHOT.name,
-            without_nulls(json!({
-                "fullPage": full_page, "ref": reference, "selector": selector,
-                "format": format, "quality": quality, "tab": tab,
-            })),
-        ))
-    }
-
     /// The image format: `--format`, else what the file's extension says
     /// (`.jpg`/`.jpeg` is JPEG, `.png` PNG), so the bytes match the name.
     ///
     /// # Errors
     /// `INVALID_ARGUMENT` when `--format` and the extension disagree, or the
     /// extension names no format we write.
-    fn image_format(&self) -> Result<Option<&'static str>, BrowserError> {
+    fn image_format(&self) -> Result<Option<ImageName>> {
         let by_extension = match self.output.as_ref().and_then(|path| path.extension()) {
             None => None,
             Some(extension) => match extension.to_string_lossy().to_ascii_lowercase().as_str() {
-                "jpg" | "jpeg" => Some("jpeg"),
-                "png" => Some("png"),
+                "jpg" | "jpeg" => Some(ImageName::Jpeg),
+                "png" => Some(ImageName::Png),
                 other => {
                     return Err(BrowserError::invalid(
                         "output",
@@ -194,30 +173,37 @@ impl ScreenshotCommand {
                 }
             },
         };
-        let asked = match self.format.as_deref() {
-            Some("jpeg") => Some("jpeg"),
-            Some(_) => Some("png"),
-            None => None,
-        };
-        match (asked, by_extension) {
+        match (self.args.format, by_extension) {
             (Some(asked), Some(named)) if asked != named => Err(BrowserError::invalid(
                 "format",
-                format!("--format {asked} but the file is named for {named}"),
+                format!(
+                    "--format {} but the file is named for {}",
+                    asked.name(),
+                    named.name()
+                ),
             )),
             (Some(format), _) | (None, Some(format)) => Ok(Some(format)),
             (None, None) => Ok(None),
         }
     }
-}
 
-impl ScreenshotCommand {
     /// Where the image goes: `--output`, else `screenshot.png` (or `.jpg`).
     pub fn file(&self) -> PathBuf {
         self.output
             .clone()
-            .unwrap_or_else(|| match self.format.as_deref() {
-                Some("jpeg") => "screenshot.jpg".into(),
+            .unwrap_or_else(|| match self.args.format {
+                Some(ImageName::Jpeg) => "screenshot.jpg".into(),
                 _ => "screenshot.png".into(),
             })
+    }
+}
+
+impl ImageName {
+    /// Its name, as a call gives it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Png => "png",
+            Self::Jpeg => "jpeg",
+        }
     }
 }

@@ -1,16 +1,14 @@
 //! The session's tabs: list, switch, claim one of the person's, close,
 //! close them all.
 
-use browser_provider::BrowserError;
 use browser_provider::snapshot::Scope;
 use browser_provider::{Result, TabHandle, TabInfo};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 #[cfg(test)]
 use super::check_data;
-use super::{Call, Effect, NoArgs, Offered, ToolSpec, parse, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -23,7 +21,10 @@ pub const RESET: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: None,
     doing: "closing the tabs",
-    schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    tab: false,
+    summary: &[],
+    typed_text: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ResetArgs>,
     output: None,
     run: |call| Box::pin(browser_reset(call)),
 };
@@ -37,7 +38,10 @@ pub const LIST_TABS: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_timeout_ms: None,
     doing: "listing the tabs",
-    schema: rmcp::handler::server::common::schema_for_type::<NoArgs>,
+    tab: false,
+    summary: &[],
+    typed_text: None,
+    schema: rmcp::handler::server::common::schema_for_type::<ListTabsArgs>,
     output: Some(super::schema::output_schema::<TabsOutput>),
     run: |call| Box::pin(browser_list_tabs(call)),
 };
@@ -51,6 +55,9 @@ pub const SWITCH_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_timeout_ms: None,
     doing: "switching tabs",
+    tab: false,
+    summary: &["tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<TabArgs>,
     output: None,
     run: |call| Box::pin(browser_switch_tab(call)),
@@ -66,6 +73,9 @@ pub const CLAIM_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_timeout_ms: None,
     doing: "taking the person's tab",
+    tab: false,
+    summary: &["url", "tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<ClaimTabArgs>,
     output: None,
     run: |call| Box::pin(browser_claim_tab(call)),
@@ -80,20 +90,45 @@ pub const CLOSE_TAB: ToolSpec = ToolSpec {
     offered: Offered::TabTools,
     own_timeout_ms: None,
     doing: "closing the tab",
+    tab: false,
+    summary: &["tab"],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<CloseTabArgs>,
     output: None,
     run: |call| Box::pin(browser_close_tab(call)),
 };
 
-/// `browser_switch_tab`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `browser_reset`: no arguments.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ResetArgs {}
+
+impl ToolArgs for ResetArgs {
+    const TOOL: &'static ToolSpec = &RESET;
+}
+
+/// `browser_list_tabs`: no arguments.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ListTabsArgs {}
+
+impl ToolArgs for ListTabsArgs {
+    const TOOL: &'static ToolSpec = &LIST_TABS;
+}
+
+/// `browser_switch_tab`; on the command line `tab t2`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TabArgs {
     /// The tab handle from `browser_list_tabs`, such as "t2".
     pub tab: String,
 }
 
-/// `browser_claim_tab`.
+impl ToolArgs for TabArgs {
+    const TOOL: &'static ToolSpec = &SWITCH_TAB;
+}
+
+/// `browser_claim_tab` (no command of its own).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClaimTabArgs {
@@ -105,34 +140,28 @@ pub struct ClaimTabArgs {
     pub title: String,
 }
 
-/// `browser_close_tab`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_close_tab`; on the command line `close [t2]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloseTabArgs {
     /// The tab handle from `browser_list_tabs`, such as "t2"; default: the active tab.
     pub tab: Option<String>,
 }
 
-async fn browser_reset(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        ..
-    } = call;
-    let _: NoArgs = parse(arguments)?;
+impl ToolArgs for CloseTabArgs {
+    const TOOL: &'static ToolSpec = &CLOSE_TAB;
+}
+
+async fn browser_reset(mut call: Call<'_>) -> Result<ToolOutput> {
+    let _: ResetArgs = call.args().await?;
+    let (browser, session) = (call.browser, call.session);
     browser.reset(session).await?;
     Ok(ToolOutput::text("Closed every tab of this session.".into()))
 }
 
-async fn browser_list_tabs(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        ..
-    } = call;
-    let _: NoArgs = parse(arguments)?;
+async fn browser_list_tabs(mut call: Call<'_>) -> Result<ToolOutput> {
+    let _: ListTabsArgs = call.args().await?;
+    let (browser, session) = (call.browser, call.session);
     let tabs = browser.list_tabs(session).await?;
     let unowned = browser.unowned_tabs().await?;
     Ok(list_tabs_output(&tabs, &unowned))
@@ -226,15 +255,9 @@ fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo]) -> ToolOutput {
     ToolOutput::text(text).with_structured(&data)
 }
 
-async fn browser_switch_tab(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: TabArgs = parse(arguments)?;
+async fn browser_switch_tab(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: TabArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let tab = TabHandle::parse(&args.tab)?;
     browser.switch_tab(session, &tab).await?;
     let snapshot = browser.snapshot(session, &Scope::Page, cancel).await?;
@@ -244,15 +267,9 @@ async fn browser_switch_tab(call: Call<'_>) -> Result<ToolOutput> {
     )))
 }
 
-async fn browser_claim_tab(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: ClaimTabArgs = parse(arguments)?;
+async fn browser_claim_tab(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: ClaimTabArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let tab = TabHandle::parse(&args.tab)?;
     browser
         .claim_tab(session, &tab, &args.url, &args.title)
@@ -264,14 +281,9 @@ async fn browser_claim_tab(call: Call<'_>) -> Result<ToolOutput> {
     )))
 }
 
-async fn browser_close_tab(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        ..
-    } = call;
-    let args: CloseTabArgs = parse(arguments)?;
+async fn browser_close_tab(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: CloseTabArgs = call.args().await?;
+    let (browser, session) = (call.browser, call.session);
     let tab = match args.tab {
         Some(tab) => TabHandle::parse(&tab)?,
         None => browser.active_tab(session)?,
@@ -284,44 +296,10 @@ async fn browser_close_tab(call: Call<'_>) -> Result<ToolOutput> {
     Ok(ToolOutput::text(format!("Closed {tab}.{now}")))
 }
 
-/// `browser-shell tab …`: the words of a browser_switch_tab call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SwitchTabCommand {
-    /// The tab, such as t2.
-    pub tab: String,
-}
-
-impl SwitchTabCommand {
-    /// The `browser_switch_tab` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self { tab } = self;
-        Ok((SWITCH_TAB.name, json!({ "tab": tab })))
-    }
-}
-
-/// `browser-shell close …`: the words of a browser_close_tab call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct CloseTabCommand {
-    /// The tab, such as t2.
-    pub tab: Option<String>,
-}
-
-impl CloseTabCommand {
-    /// The `browser_close_tab` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self { tab } = self;
-        Ok((CLOSE_TAB.name, without_nulls(json!({ "tab": tab }))))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn tab(handle: &str, url: &str, title: &str, active: bool) -> TabInfo {

@@ -6,9 +6,8 @@ use browser_provider::page::wait::{Condition, ElementState, LoadState};
 use browser_provider::{BrowserError, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
-use super::{Call, Effect, Offered, ToolSpec, parse, ref_arg, use_tab, without_nulls};
+use super::{Call, Effect, Offered, ToolArgs, ToolSpec, ref_arg};
 use crate::call::ToolOutput;
 use crate::render;
 
@@ -25,13 +24,22 @@ pub const WAIT: ToolSpec = ToolSpec {
     offered: Offered::Always,
     own_timeout_ms: Some(WAIT_DEFAULT_MS),
     doing: "waiting for the condition",
+    tab: true,
+    // A wait's text is a condition on the page, not typed: it is shown.
+    summary: &[
+        "text", "textGone", "ref", "role", "name", "state", "url", "load", "request", "script",
+        "stable", "tab",
+    ],
+    typed_text: None,
     schema: rmcp::handler::server::common::schema_for_type::<WaitArgs>,
     output: Some(super::schema::output_schema::<WaitOutput>),
     run: |call| Box::pin(browser_wait(call)),
 };
 
 /// Element states for `browser_wait`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum StateName {
     /// On the page and visible (default).
@@ -43,66 +51,81 @@ pub enum StateName {
 }
 
 /// Load states for `browser_wait`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 pub enum LoadName {
     /// The `load` event.
     #[serde(rename = "load")]
     Load,
     /// The `DOMContentLoaded` event.
     #[serde(rename = "domcontentloaded")]
+    #[value(name = "domcontentloaded")]
     DomContentLoaded,
     /// `load`, then no request in flight for 500 ms.
     #[serde(rename = "networkidle")]
+    #[value(name = "networkidle")]
     NetworkIdle,
 }
 
-/// `browser_wait`: give exactly one condition.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// `browser_wait`: give exactly one condition. On the command line
+/// `wait --text …`, `wait --ref e4 --state hidden`, ….
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WaitArgs {
     /// Wait until this text is visible on the page.
+    #[arg(long)]
     pub text: Option<String>,
     /// Wait until this text is no longer on the page.
+    #[arg(long)]
     pub text_gone: Option<String>,
     /// Wait for the element with this ref to reach `state`.
     #[serde(rename = "ref")]
+    #[arg(long = "ref", value_name = "REF")]
     pub reference: Option<String>,
     /// Wait for an element with this role (and exact `name`) to reach `state`.
+    #[arg(long, requires = "name")]
     pub role: Option<String>,
     /// The exact accessible name, with `role`.
+    #[arg(long, requires = "role")]
     pub name: Option<String>,
     /// For `ref` or `role`: visible (default), hidden, or enabled.
+    #[arg(long)]
     pub state: Option<StateName>,
     /// Wait until the page URL contains this text.
+    #[arg(long)]
     pub url: Option<String>,
     /// Wait until the page has loaded this far: load, domcontentloaded, or networkidle (loaded, then no
     /// request in flight for 500 ms).
+    #[arg(long)]
     pub load: Option<LoadName>,
     /// Wait until a request whose URL contains this text has ended (finished or failed) and none like it
     /// is still in flight; see it with browser_network.
+    #[arg(long)]
     pub request: Option<String>,
     /// Wait until this JavaScript expression is truthy (it may read the page's variables).
+    #[arg(long)]
     pub script: Option<String>,
     /// Wait until the page stops changing (no DOM change for 500 ms).
     #[serde(default)]
+    #[arg(long)]
     pub stable: bool,
     /// Give up after this many milliseconds (default 10000); then TIMEOUT says what was last seen.
     #[schemars(range(min = 1))]
+    #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
     /// The tab to use (such as "t2"); default: the active tab.
+    #[arg(long)]
     pub tab: Option<String>,
 }
 
-async fn browser_wait(call: Call<'_>) -> Result<ToolOutput> {
-    let Call {
-        browser,
-        session,
-        arguments,
-        cancel,
-        ..
-    } = call;
-    let args: WaitArgs = parse(arguments)?;
-    use_tab(browser, session, args.tab.as_deref()).await?;
+impl ToolArgs for WaitArgs {
+    const TOOL: &'static ToolSpec = &WAIT;
+}
+
+async fn browser_wait(mut call: Call<'_>) -> Result<ToolOutput> {
+    let args: WaitArgs = call.args().await?;
+    let (browser, session, cancel) = (call.browser, call.session, call.cancel);
     let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(WAIT_DEFAULT_MS));
     let condition = wait_condition(args)?;
     let waited = browser.wait(session, &condition, timeout, cancel).await?;
@@ -191,86 +214,10 @@ fn wait_condition(args: WaitArgs) -> Result<Condition> {
     }
 }
 
-/// `browser-shell wait …`: the words of a browser_wait call.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WaitCommand {
-    /// Until this text is visible on the page.
-    #[arg(long)]
-    pub text: Option<String>,
-    /// Until this text is gone from the page.
-    #[arg(long)]
-    pub text_gone: Option<String>,
-    /// Until the element with this ref reaches --state.
-    #[arg(long = "ref", value_name = "REF")]
-    pub reference: Option<String>,
-    /// Until an element with this role (and --name) reaches --state.
-    #[arg(long, requires = "name")]
-    pub role: Option<String>,
-    /// The exact accessible name, with --role.
-    #[arg(long, requires = "role")]
-    pub name: Option<String>,
-    /// visible (default), hidden or enabled.
-    #[arg(long, value_parser = ["visible", "hidden", "enabled"])]
-    pub state: Option<String>,
-    /// Until the URL contains this text.
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Until the page has loaded this far: load, domcontentloaded, or
-    /// networkidle (loaded, then no request for 500 ms).
-    #[arg(long, value_parser = ["load", "domcontentloaded", "networkidle"])]
-    pub load: Option<String>,
-    /// Until a request whose URL contains this has ended (and none like it is in flight).
-    #[arg(long)]
-    pub request: Option<String>,
-    /// Until this JavaScript expression is truthy.
-    #[arg(long)]
-    pub script: Option<String>,
-    /// Until the page stops changing for 500 ms.
-    #[arg(long)]
-    pub stable: bool,
-    /// Give up after this many milliseconds (default 10000).
-    #[arg(long, value_name = "MS")]
-    pub timeout_ms: Option<u64>,
-    /// The tab (such as t2); default: the active tab.
-    #[arg(long)]
-    pub tab: Option<String>,
-}
-
-impl WaitCommand {
-    /// The `browser_wait` call these words stand for.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the word that does not fit.
-    pub fn call(&self) -> Result<(&'static str, Value), BrowserError> {
-        let Self {
-            text,
-            text_gone,
-            reference,
-            role,
-            name,
-            state,
-            url,
-            load,
-            request,
-            script,
-            stable,
-            timeout_ms,
-            tab,
-        } = self;
-        Ok((
-            WAIT.name,
-            without_nulls(json!({
-                "text": text, "textGone": text_gone, "ref": reference, "role": role,
-                "name": name, "state": state, "url": url, "load": load, "request": request,
-                "script": script,
-                "stable": stable.then_some(true), "timeoutMs": timeout_ms, "tab": tab,
-            })),
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::super::check_data;
     use super::*;
 
