@@ -55,6 +55,31 @@
   // ---- markdown ----------------------------------------------------------
   const escapeCell = (text) => text.replace(/\|/g, '\\|');
 
+  // The longest run of backticks in `text`: code must be fenced by more.
+  const longestTicks = (text) => Math.max(0, ...(text.match(/`+/g) || []).map((run) => run.length));
+  const codeSpan = (text) => {
+    const longest = longestTicks(text);
+    const ticks = '`'.repeat(longest + 1);
+    return longest ? `${ticks} ${text} ${ticks}` : ticks + text + ticks;
+  };
+
+  // Emphasis and links keep the spaces at their edges outside their marks
+  // (`<em>class </em>Owl` is `*class* Owl`, not `*class*Owl`).
+  const wrap = (raw, open, close) => {
+    const text = raw.trim();
+    if (!text) return /\s/.test(raw) ? ' ' : '';
+    return (/^\s/.test(raw) ? ' ' : '') + open + text + close + (/\s$/.test(raw) ? ' ' : '');
+  };
+
+  // Spaces and blank lines tidied; leading indentation of two or more kept.
+  const tidy = (text) =>
+    text
+      .replace(/[ \t]+\n/g, '\n')
+      .replace(/\n (?=\S)/g, '\n')
+      .replace(/(\S) {2,}/g, '$1 ')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
+
   const inline = (node) => {
     let out = '';
     for (const child of node.childNodes) {
@@ -63,7 +88,7 @@
         continue;
       }
       if (child.nodeType !== Node.ELEMENT_NODE || SKIP.has(child.tagName) || !visible(child)) continue;
-      out += element(child, 0);
+      out += element(child);
     }
     return out;
   };
@@ -73,33 +98,35 @@
     return trimmed ? '\n\n' + trimmed + '\n\n' : '';
   };
 
-  const list = (el, depth) => {
+  // An item is its blocks, indented under its marker; an item of words
+  // and nested lists stays tight, one with paragraphs or code is loose.
+  const list = (el) => {
     const ordered = el.tagName === 'OL';
     let index = Number(el.getAttribute('start') || 1);
-    let out = '';
+    const items = [];
     for (const item of el.children) {
       if (item.tagName !== 'LI' || !visible(item)) continue;
       const marker = ordered ? `${index++}. ` : '- ';
-      let text = '';
-      let nested = '';
-      for (const child of item.childNodes) {
-        if (child.nodeType === Node.ELEMENT_NODE && (child.tagName === 'UL' || child.tagName === 'OL')) {
-          nested += list(child, depth + 1);
-        } else if (child.nodeType === Node.TEXT_NODE) {
-          text += squash(child.textContent);
-        } else if (child.nodeType === Node.ELEMENT_NODE && !SKIP.has(child.tagName) && visible(child)) {
-          text += element(child, depth + 1).replace(/\n+/g, ' ');
-        }
-      }
-      out += '  '.repeat(depth) + marker + text.trim() + '\n' + nested;
+      const parts = tidy(blocks(item)).split(/\n\n+/);
+      const tight = parts.every((part, i) => i === 0 || /^([-*] |\d+\. )/.test(part));
+      const lines = parts.join(tight ? '\n' : '\n\n').split('\n');
+      const indent = ' '.repeat(marker.length);
+      items.push({ tight, text: marker + lines.map((line, i) => (i === 0 || !line ? line : indent + line)).join('\n') });
     }
-    return depth === 0 ? '\n\n' + out + '\n' : out;
+    const loose = items.some((item) => !item.tight);
+    return block(items.map((item) => item.text).join(loose ? '\n\n' : '\n'));
   };
+
+  // A cell is one line: its paragraphs joined, its code inline.
+  const cell = (el) =>
+    tidy(blocks(el))
+      .replace(/\u0000(\d+)\u0000/g, (_, i) => codeSpan(preformatted[Number(i)].body.replace(/\n/g, ' ')))
+      .replace(/\s*\n\s*/g, ' ');
 
   const table = (el) => {
     const rows = [...el.rows].filter(visible);
     if (rows.length === 0) return '';
-    const cells = (row) => [...row.cells].map((cell) => escapeCell(inline(cell).trim()));
+    const cells = (row) => [...row.cells].map((c) => escapeCell(cell(c)));
     const headerRow = el.tHead && el.tHead.rows[0] ? el.tHead.rows[0] : rows[0];
     const header = cells(headerRow);
     const bodyRows = rows.filter((row) => row !== headerRow).map(cells);
@@ -110,7 +137,7 @@
     return block(caption + [line(header), line(Array(width).fill('---')), ...bodyRows.map(line)].join('\n'));
   };
 
-  const element = (el, depth) => {
+  const element = (el) => {
     const tag = el.tagName;
     switch (tag) {
       case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6':
@@ -122,33 +149,31 @@
       case 'HR':
         return block('---');
       case 'A': {
-        const text = inline(el).trim();
+        const raw = inline(el);
         const href = el.href;
-        if (!href || href.startsWith('javascript:')) return text;
-        return text ? `[${text}](${href})` : '';
+        if (!href || href.startsWith('javascript:')) return raw;
+        return wrap(raw, '[', `](${href})`);
       }
-      case 'STRONG': case 'B': {
-        const text = inline(el).trim();
-        return text ? `**${text}**` : '';
-      }
-      case 'EM': case 'I': {
-        const text = inline(el).trim();
-        return text ? `*${text}*` : '';
-      }
+      case 'STRONG': case 'B':
+        return wrap(inline(el), '**', '**');
+      case 'EM': case 'I':
+        return wrap(inline(el), '*', '*');
       case 'CODE':
-        return '`' + el.textContent + '`';
+        return codeSpan(squash(el.textContent));
       case 'PRE': {
         const code = el.querySelector('code');
         const match = ((code && code.className) || el.className || '').match(/(?:language|lang)-([\w+-]+)/);
         const body = el.textContent.replace(/\n$/, '');
-        // Code keeps its whitespace: park it until the clean-up below is done.
-        preformatted.push('```' + (match ? match[1] : '') + '\n' + body + '\n```');
+        // Code keeps its whitespace: park it until the clean-up below is done;
+        // its fence is longer than any run of backticks inside.
+        const fence = '`'.repeat(Math.max(3, longestTicks(body) + 1));
+        preformatted.push({ body, text: fence + (match ? match[1] : '') + '\n' + body + '\n' + fence });
         return block('\u0000' + (preformatted.length - 1) + '\u0000');
       }
       case 'BLOCKQUOTE':
-        return block(blocks(el).trim().split('\n').map((l) => '> ' + l).join('\n'));
+        return block(tidy(blocks(el)).split('\n').map((l) => '> ' + l).join('\n'));
       case 'UL': case 'OL':
-        return list(el, depth);
+        return list(el);
       case 'TABLE':
         return table(el);
       case 'IMG': {
@@ -170,25 +195,33 @@
       if (child.nodeType === Node.TEXT_NODE) {
         out += squash(child.textContent);
       } else if (child.nodeType === Node.ELEMENT_NODE && !SKIP.has(child.tagName) && visible(child)) {
-        out += element(child, 0);
+        out += element(child);
       }
     }
     return out;
   };
 
+  // Code blocks, each written where its placeholder line is, every line
+  // under the placeholder's indentation or quote marks (the first line after
+  // a list marker, the rest under the marker's width).
   const preformatted = [];
+  const unpark = (text) =>
+    text
+      .replace(/^([ \t>]*)([-*] |\d+\. )?\u0000(\d+)\u0000$/gm, (_, prefix, marker, i) => {
+        const under = prefix + ' '.repeat(marker ? marker.length : 0);
+        return preformatted[Number(i)].text
+          .split('\n')
+          .map((line, n) => (n === 0 ? prefix + (marker || '') + line : line ? under + line : under.trimEnd()))
+          .join('\n');
+      })
+      // One that shares its line (code inside a link or a heading) is inline code.
+      .replace(/\u0000(\d+)\u0000/g, (_, i) => codeSpan(squash(preformatted[Number(i)].body)));
   const markdown = () => {
     // The title leads the document unless the page's own first h1 says the same.
     const h1 = document.querySelector('h1');
     const titled = document.title && !(h1 && textOf(h1) === document.title.trim());
     const title = !selector && titled ? '# ' + document.title.trim() + '\n\n' : '';
-    const text = (selector ? element(body, 0) : blocks(body))
-      .replace(/[ \t]+\n/g, '\n')
-      .replace(/\n (?=\S)/g, '\n')
-      .replace(/(\S) {2,}/g, '$1 ')
-      .replace(/\n{3,}/g, '\n\n')
-      .trim()
-      .replace(/\u0000(\d+)\u0000/g, (_, i) => preformatted[Number(i)]);
+    const text = unpark(tidy(selector ? element(body) : blocks(body)));
     return title + text + '\n';
   };
 

@@ -26,6 +26,7 @@ mod navigation;
 mod network;
 mod patterns;
 mod reach;
+mod reference;
 mod screenshot;
 mod snapshot;
 mod tabs;
@@ -100,6 +101,8 @@ fn main() {
         content::json_gives_structured_facts,
         content::selector_scoping_and_errors,
         content::max_chars_truncates_and_flags,
+        reference::markdown_keeps_what_pandoc_finds_in_the_fixtures,
+        reference::markdown_keeps_what_pandoc_finds_in_the_python_docs,
         screenshot::viewport_png_matches_the_viewport,
         screenshot::jpeg_with_quality,
         screenshot::full_page_covers_the_document,
