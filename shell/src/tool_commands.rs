@@ -101,6 +101,18 @@ pub async fn run(
     {
         let _ = writeln!(std::io::stderr().lock(), "{notes}");
     }
+    // The tools' words for models, in the command line's; an error in the
+    // command line's one format (`error[CODE]: …` and `hint: …`).
+    reply.text = browser_tools::commands::in_command_line_words(&reply.text);
+    if reply.is_error
+        && let Some(code) = reply.code.as_deref()
+        && let Some(rest) = reply.text.strip_prefix(&format!("Error {code}: "))
+    {
+        reply.text = match rest.split_once("\nHint: ") {
+            Some((message, hint)) => format!("error[{code}]: {message}\nhint: {hint}"),
+            None => format!("error[{code}]: {rest}"),
+        };
+    }
     if reply.is_error {
         let code = reply.code.as_deref().unwrap_or("ERROR");
         print_out(
@@ -309,7 +321,7 @@ fn save_image(path: &Path, data: &str) -> Result<()> {
 }
 
 fn failed(error: &BrowserError, as_json: bool) -> ExitCode {
-    let text = report::render(error);
+    let text = browser_tools::commands::in_command_line_words(&report::render(error));
     print_out(
         as_json,
         &json!({ "ok": false, "code": error.code(), "text": text }),

@@ -311,8 +311,26 @@ async fn output_pipes_and_files_are_what_their_names_say() {
     let base = common::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let url = format!("{base}/article.html");
+    // The command line's words, not MCP's, from the first answer on.
+    let (code, tabs, _) = shell(&runtime, &["tabs"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        tabs.starts_with("No tabs. Open one with `browser-shell open URL`."),
+        "{tabs}"
+    );
     let (code, _, stderr) = shell(&runtime, &["open", &url]).await;
     assert_eq!(code, 0, "{stderr}");
+    let (_, console, _) = shell(&runtime, &["console"]).await;
+    assert!(console.contains("pass it as --since"), "{console}");
+    let (_, network, _) = shell(&runtime, &["network"]).await;
+    assert!(network.contains("--body NUMBER"), "{network}");
+    // One error format: the command line's, whoever raised it.
+    let (code, _, stderr) = shell(&runtime, &["act", "click", "e999"]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error[INVALID_ARGUMENT]: ") && stderr.contains("\nhint: "),
+        "{stderr}"
+    );
     let program = env!("CARGO_BIN_EXE_browser-shell");
     let piped = tokio::time::timeout(
         Duration::from_secs(60),
