@@ -187,8 +187,9 @@ pub enum BrowserError {
         /// The handle that was asked for (`t3`), or a description.
         tab: String,
     },
-    /// The tab exists but belongs to another session.
-    #[error("tab {tab} belongs to another session")]
+    /// The tab exists but is not this session's: another session's, or
+    /// the person's (until the session claims it).
+    #[error("tab {tab} is not this session's (another session's or the person's)")]
     TabNotOwned {
         /// The handle that was asked for.
         tab: String,
@@ -427,7 +428,9 @@ impl BrowserError {
             Self::TabNotFound { .. } => {
                 "list the session's tabs and use one of their handles, or open a URL first"
             }
-            Self::TabNotOwned { .. } => "use a tab this session opened; list your tabs to see them",
+            Self::TabNotOwned { .. } => {
+                "use a tab this session opened (list your tabs to see them); a tab the person opened is theirs until you claim it"
+            }
             Self::SessionNotFound { .. } => "open a new session",
             Self::NavigationBlocked { .. } => {
                 "open an http(s) URL on an allowed host; other schemes are refused by policy"

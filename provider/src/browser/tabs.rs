@@ -113,8 +113,8 @@ impl Registry {
             })
     }
 
-    /// The tab `handle` of `session`, or why not: another session's
-    /// (`TAB_NOT_OWNED`) or nobody's (`TAB_NOT_FOUND`).
+    /// The tab `handle` of `session`, or why not: another session's or the
+    /// person's (`TAB_NOT_OWNED`), or nobody's (`TAB_NOT_FOUND`).
     pub(super) fn owned_tab(&self, session: &SessionId, handle: &TabHandle) -> Result<&Tab> {
         let state = self.session(session)?;
         if let Some(tab) = state.tabs.iter().find(|t| &t.handle == handle) {
@@ -124,6 +124,13 @@ impl Registry {
             Some(owner) if owner != session => Err(BrowserError::TabNotOwned {
                 tab: handle.0.clone(),
             }),
+            // The person's (listed among the person's tabs): not this
+            // session's until it claims it.
+            _ if self.unowned.iter().any(|t| &t.handle == handle) => {
+                Err(BrowserError::TabNotOwned {
+                    tab: handle.0.clone(),
+                })
+            }
             _ => Err(BrowserError::TabNotFound {
                 tab: handle.0.clone(),
             }),

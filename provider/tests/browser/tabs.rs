@@ -292,6 +292,10 @@ pub async fn a_person_s_tab_is_claimed_exactly_and_returned_when_the_session_end
     assert_eq!(title, "Field Guide to Owls");
 
     let agent = ctx.session().await;
+    // Listed, but the person's: switching to it says so (until it is claimed).
+    let refused = browser.switch_tab(&agent, &tab).await.unwrap_err();
+    assert_eq!(refused.code(), "TAB_NOT_OWNED", "{refused}");
+    assert!(refused.to_string().contains("the person's"), "{refused}");
     assert!(browser.list_tabs(&agent).await.unwrap().is_empty());
     // Anything changed since it was listed: the claim fails and nothing moves.
     let error = browser
