@@ -21,6 +21,9 @@ use crate::call::{ToolOutput, ToolSettings, call_tool};
 use crate::catalog::{self, Offered, ToolSpec};
 use crate::secrets::Secrets;
 
+/// What a tool that takes `timeoutMs` gets beyond it to answer in.
+const ANSWER_MARGIN: Duration = Duration::from_secs(5);
+
 /// What an agent may do and how long it may take.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
@@ -246,7 +249,7 @@ impl Agent {
     /// How long a call of `tool` with `arguments` may run: the per-call
     /// bound, or for a tool that takes `timeoutMs` (a wait, a script, a
     /// handoff) what it asks for (or its default) plus a margin to answer
-    /// in, if that is longer.
+    /// in: its own bound, which progress reports as the total.
     pub fn bound_for(&self, tool: &str, arguments: &Value) -> Duration {
         let Some(default) = catalog::find(tool).and_then(|spec| spec.own_timeout_ms) else {
             return self.options.call_timeout;
@@ -255,9 +258,9 @@ impl Agent {
             .get("timeoutMs")
             .and_then(Value::as_u64)
             .unwrap_or(default);
-        self.options
-            .call_timeout
-            .max(Duration::from_millis(asked) + Duration::from_secs(5))
+        // Its own bound, whether longer or shorter than the per-call one:
+        // what it asked for, and a margin to answer in.
+        Duration::from_millis(asked) + ANSWER_MARGIN
     }
 
     /// Runs one tool call. Never fails: errors (an unknown tool, bad

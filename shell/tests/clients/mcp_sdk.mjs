@@ -139,6 +139,44 @@ findings.threw = {
   message: threw.data?.error?.message ?? null,
 };
 
+// Progress: a wait that runs out tells the client what it does, with its
+// own bound (2.5 s asked, 5 s to answer in) as the total.
+const progress = [];
+await client.callTool(
+  { name: 'browser_wait', arguments: { text: 'Never on this page', timeoutMs: 2500 } },
+  undefined,
+  { timeout: CALL_TIMEOUT_MS, onprogress: (update) => progress.push(update) },
+);
+findings.progress = {
+  count: progress.length,
+  total: progress[0]?.total ?? null,
+  message: progress[0]?.message ?? null,
+};
+
+// Cancellation reaches the page: a wait whose predicate counts its checks
+// is cancelled by the client; the count then stops.
+const cancel = new AbortController();
+const waiting = client
+  .callTool(
+    { name: 'browser_wait', arguments: { script: '(window.checks = (window.checks || 0) + 1, false)', timeoutMs: 20000 } },
+    undefined,
+    { timeout: CALL_TIMEOUT_MS, signal: cancel.signal },
+  )
+  .then(() => 'answered', (error) => (error?.name === 'AbortError' || /abort/i.test(String(error)) ? 'aborted' : String(error)));
+const checks = async () => (await call('checks', 'browser_execute', { script: 'window.checks || 0' })).data?.value ?? 0;
+const started = Date.now();
+while ((await checks()) < 3 && Date.now() - started < 10000) {
+  await new Promise((next) => setTimeout(next, 20));
+}
+cancel.abort();
+findings.cancelled = await waiting;
+// The server hears the cancellation a moment later; then nothing counts.
+const pause = (ms) => new Promise((next) => setTimeout(next, ms));
+await pause(200);
+const settled = await checks();
+await pause(400);
+findings.counterStopped = (await checks()) === settled;
+
 await client.close();
 console.log(JSON.stringify(findings));
 process.exit(0);
