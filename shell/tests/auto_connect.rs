@@ -6,9 +6,8 @@
 //! what it found or searched; an agent over MCP works in the person's
 //! browser and sees only its own tab.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
+use crate::common::stdio::Client;
 use common::bounded;
 
 use std::os::unix::process::CommandExt;
@@ -16,8 +15,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde_json::json;
 
 const DIRS_ENV: &str = "BROWSER_SHELL_AUTO_CONNECT_DIRS";
 
@@ -39,96 +37,12 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A raw MCP client on a `browser-shell mcp` child's stdio.
-struct Mcp {
-    child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    next_id: u64,
-}
-
-impl Mcp {
-    async fn start(args: &[&str], dirs: &Path) -> Self {
-        let mut child = shell(args, dirs)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut client = Self {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        let init = client
-            .request(
-                "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "test", "version": "1"}}),
-            )
-            .await;
-        assert_eq!(init["result"]["serverInfo"]["name"], "browser-shell");
-        client
-            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        client
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
-                .await
-                .expect("an answer within 60 s")
-                .unwrap()
-                .expect("the server is still running");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    /// Calls a tool; returns the text of its first block and whether it failed.
-    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
-        let answer = self
-            .request("tools/call", json!({"name": name, "arguments": arguments}))
-            .await;
-        let result = &answer["result"];
-        assert!(!result.is_null(), "{answer}");
-        (
-            result["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            result["isError"] == json!(true),
-        )
-    }
-
-    /// Closes stdin and waits (bounded) for the server to end.
-    async fn finish(self) -> std::process::ExitStatus {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        tokio::time::timeout(Duration::from_secs(30), child.wait())
-            .await
-            .expect("exits after the client leaves")
-            .unwrap()
-    }
+/// `browser-shell ARGS` (an `mcp` command) searching only `dirs`, as an
+/// initialized MCP client.
+async fn mcp(args: &[&str], dirs: &Path) -> Client {
+    let mut command = shell(args, dirs);
+    command.stderr(Stdio::null());
+    Client::start(command).await
 }
 
 /// The person's browser: a headless shell with a debugging port on
@@ -196,7 +110,7 @@ async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is
     let root = tempfile::tempdir().unwrap();
     let profile = root.path().join("chrome-profile");
     std::fs::create_dir_all(&profile).unwrap();
-    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &profile).await;
+    let mut client = mcp(&["mcp", "--browser", "auto-connect"], &profile).await;
     let (answer, is_error) = client
         .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
         .await;
@@ -250,12 +164,12 @@ async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(client.finish().await.success());
+    assert!(client.close().await.0.success());
 
     // A client that leaves while nothing is found ends the server (with the reason).
     let elsewhere = root.path().join("never");
-    let client = Mcp::start(&["mcp", "--browser", "auto-connect"], &elsewhere).await;
-    assert!(!client.finish().await.success());
+    let client = mcp(&["mcp", "--browser", "auto-connect"], &elsewhere).await;
+    assert!(!client.close().await.0.success());
 }
 
 /// The CDP endpoint would hand the person's whole browser to its
@@ -350,7 +264,7 @@ async fn doctor_finds_the_person_s_browser_and_an_agent_sees_only_its_own_tab() 
         "{report}"
     );
 
-    let mut client = Mcp::start(&["mcp", "--browser", "auto-connect"], &profile).await;
+    let mut client = mcp(&["mcp", "--browser", "auto-connect"], &profile).await;
     let (opened, is_error) = client
         .call(
             "browser_open",
@@ -366,5 +280,5 @@ async fn doctor_finds_the_person_s_browser_and_an_agent_sees_only_its_own_tab() 
         !tabs.contains("form.html"),
         "the person's tab is not listed: {tabs}"
     );
-    assert!(client.finish().await.success());
+    assert!(client.close().await.0.success());
 }

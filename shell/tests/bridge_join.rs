@@ -24,14 +24,11 @@
 //! shell runs used at once, a new one replacing it, and a stale secret
 //! refused with that reason.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-use common::bounded;
-mod bridge;
+use crate::bridge;
+use crate::common;
 use bridge::{
-    Client, PAGE, Setup, call_until, connected_within, install_native_host, person,
-    persons_chrome_with_native_host,
+    Client, PAGE, Setup, call_until, connected_within, install_native_host,
+    open_fails_not_connected, person, persons_chrome_with_native_host,
 };
 
 use std::os::unix::fs::PermissionsExt;
@@ -65,8 +62,8 @@ async fn a_second_mcp_joins_the_shell_that_holds_the_bridge() {
     assert_eq!(mode_of(&setup.record_file()), 0o600);
 
     let mut joined = setup.start_mcp().await;
-    owner.open_fails_not_connected().await;
-    joined.open_fails_not_connected().await;
+    open_fails_not_connected(&mut owner).await;
+    open_fails_not_connected(&mut joined).await;
     // Both calls ran in the owner's browser (its audit log), each in a
     // session of its own; the joined shell runs none.
     let sessions = setup.audited_sessions();
@@ -104,7 +101,7 @@ async fn a_shell_with_other_rules_does_not_join() {
         "{stderr}"
     );
     // The owner goes on, and the record is still its own.
-    owner.open_fails_not_connected().await;
+    open_fails_not_connected(&mut owner).await;
     assert_eq!(setup.record()["pid"], json!(owner.pid()));
     owner.finish().await;
 }
@@ -121,7 +118,7 @@ async fn a_stale_record_is_replaced_and_the_record_goes_with_its_owner() {
 
     let mut owner = setup.start_mcp().await;
     assert_eq!(setup.record()["pid"], json!(owner.pid()));
-    owner.open_fails_not_connected().await;
+    open_fails_not_connected(&mut owner).await;
     owner.finish().await;
     assert!(
         !setup.record_file().exists(),
@@ -135,8 +132,8 @@ async fn two_shells_started_at_the_same_moment_both_work() {
     let (mut first, mut second) = (setup.spawn_mcp(), setup.spawn_mcp());
     tokio::join!(first.initialize(), second.initialize());
     tokio::join!(
-        first.open_fails_not_connected(),
-        second.open_fails_not_connected()
+        open_fails_not_connected(&mut first),
+        open_fails_not_connected(&mut second)
     );
     let owner = setup.record()["pid"].as_u64().unwrap();
     assert!(
@@ -237,7 +234,7 @@ async fn an_mcp_joins_a_relay_that_holds_the_bridge() {
     assert_eq!(status["browser"]["personTabs"], json!(false), "{status}");
 
     let mut joined = setup.start_mcp().await;
-    joined.open_fails_not_connected().await;
+    open_fails_not_connected(&mut joined).await;
     assert_eq!(setup.audited_sessions().len(), 1);
     joined.finish().await;
     common::stop_shell(relay.into()).await;

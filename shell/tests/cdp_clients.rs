@@ -4,9 +4,7 @@
 //! they see, with `full` it is. The clients are the real npm packages
 //! (`shell/tests/clients`, installed by `.ci/setup`) run by Node.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

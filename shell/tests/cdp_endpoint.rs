@@ -3,9 +3,7 @@
 //! client sees only its own sessions; the browser and the agents' tabs
 //! stay the shell's.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,9 +2,7 @@
 //! background instance that the first command starts and that exits when
 //! unused; `--json`, exit codes, `stop`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,9 +4,7 @@
 //! asks for attention without covering the page, and the column's keys.
 //! One relay and one viewer browser serve the whole scenario.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,9 +4,7 @@
 //! a real headless Chromium viewing a relay; screenshots of the narrowest
 //! cases go to `target/` to be looked at.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,9 +8,7 @@
 //! A screenshot of the display is saved as `target/desktop-window.png`.
 
 #![cfg(feature = "desktop")]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

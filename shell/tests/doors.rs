@@ -14,9 +14,7 @@
 //! `mcp::stdio` tests it), a body shorter than its `Content-Length` over
 //! HTTP (it held the connection for good; now `408` after 5 s).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,14 +8,11 @@
 //! Screenshots of the bar and of the extension's popup after the Cancel are
 //! saved as `target/debugging-bar.png` and `target/popup-after-cancel.png`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 use common::bounded;
-/// The person's Chrome with the extension (the provider's test helper).
+// The person's Chrome with the extension (the provider's test helper).
 #[allow(dead_code)]
-#[path = "../../provider/tests/extension/person.rs"]
-mod person;
+use crate::bridge::person;
 
 use std::time::Duration;
 

@@ -3,9 +3,7 @@
 //! code and comes back on the same URL, the agent carries on) and an MCP
 //! client that vanishes in the middle of a call.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

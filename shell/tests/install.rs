@@ -1,9 +1,7 @@
 //! What an installed program offers around its work: `--version` with the
 //! commit, `doctor`, shell completions and the manual page.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::process::{Output, Stdio};
 

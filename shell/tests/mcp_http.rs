@@ -2,9 +2,7 @@
 //! bearer token; two MCP sessions are two agents that cannot touch each
 //! other's tabs. A raw HTTP/1.1 client keeps the test honest about headers.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use common::{Agent, Endpoint, post};
 

@@ -4,8 +4,6 @@
 //! `.ci/setup`) run by Node against `browser-shell mcp` on stdio; and the
 //! metadata a host shows and decides by (titles, annotations, server info).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -224,7 +222,7 @@ async fn protocol_errors_are_the_spec_s_on_stdio() {
     assert_eq!(answer(&answers, 6.into())["result"], serde_json::json!({}));
 }
 
-mod common;
+use crate::common;
 
 /// Sends a request without a body (`GET`, `DELETE`) and returns its status.
 async fn bodiless(

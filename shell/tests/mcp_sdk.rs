@@ -4,9 +4,7 @@
 //! exact tool set with valid JSON Schemas, open → snapshot → act → diff →
 //! content → screenshot → execute → tabs → errors → a cancelled long wait.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

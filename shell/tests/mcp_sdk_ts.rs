@@ -7,9 +7,7 @@
 //! carry `{code, message, hint}` with `isError` still true; and the data is
 //! never larger than the text beside it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

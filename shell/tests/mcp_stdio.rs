@@ -2,148 +2,30 @@
 //! real Chromium behind it, and fixtures served on 127.0.0.1. Every read is
 //! bounded, so a hang fails the test instead of stalling the suite.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use axum::Router;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tower_http::services::ServeDir;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next_id: u64,
+use crate::common::serve_fixtures;
+use crate::common::stdio::Client;
+
+/// `browser-shell mcp EXTRA_ARGS` logging at `log_level`, initialized.
+async fn mcp_with(extra_args: &[&str], log_level: &str, stderr: Stdio) -> Client {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_browser-shell"));
+    command
+        .arg("mcp")
+        .args(extra_args)
+        .env("RUST_LOG", log_level)
+        .stderr(stderr);
+    Client::start(command).await
 }
 
-impl Client {
-    async fn start() -> Self {
-        Self::start_with(&[], "warn", Stdio::inherit()).await
-    }
-
-    async fn start_with(extra_args: &[&str], log_level: &str, stderr: Stdio) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_browser-shell"))
-            .arg("mcp")
-            .args(extra_args)
-            .env("RUST_LOG", log_level)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start browser-shell mcp");
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut client = Self {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        let init = client
-            .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}))
-            .await;
-        assert_eq!(
-            init["result"]["serverInfo"]["name"], "browser-shell",
-            "{init}"
-        );
-        client.notify("notifications/initialized", json!({})).await;
-        client
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    /// Writes one raw line, valid JSON-RPC or not.
-    async fn send_raw(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.write_all(b"\n").await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    /// The next message on stdout, read within a bound.
-    async fn next_message(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
-            .await
-            .expect("a message within 30 s")
-            .unwrap()
-            .expect("the server is still running");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await;
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
-                .await
-                .expect("an answer within 60 s")
-                .unwrap()
-                .expect("the server is still running");
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    /// Ends the session the way a client does (closing stdin) and waits
-    /// (bounded) for the server to shut down cleanly.
-    async fn finish(self) {
-        let Client {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-            .await
-            .expect("exits after the client leaves")
-            .unwrap();
-        assert!(status.success(), "{status}");
-    }
-
-    /// Calls a tool; returns (text of the first block, is_error, the whole result).
-    async fn call(&mut self, name: &str, arguments: Value) -> (String, bool, Value) {
-        let answer = self
-            .request("tools/call", json!({"name": name, "arguments": arguments}))
-            .await;
-        let result = answer["result"].clone();
-        assert!(
-            !result.is_null(),
-            "tools/call answered with a protocol error: {answer}"
-        );
-        let text = result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        (text, result["isError"] == json!(true), result)
-    }
-}
-
-async fn serve_fixtures() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
-    });
-    format!("http://{address}")
+/// `browser-shell mcp`, initialized.
+async fn mcp() -> Client {
+    mcp_with(&[], "warn", Stdio::inherit()).await
 }
 
 fn ref_of(text: &str, needle: &str) -> String {
@@ -158,7 +40,7 @@ fn ref_of(text: &str, needle: &str) -> String {
 #[tokio::test]
 async fn an_agent_works_a_page_through_the_tools() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
 
     let tools = client.request("tools/list", json!({})).await;
     let names: Vec<&str> = tools["result"]["tools"]
@@ -195,7 +77,7 @@ async fn an_agent_works_a_page_through_the_tools() {
 
     // Open: a snapshot with refs, page text fenced as untrusted.
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
     assert!(!error, "{text}");
     assert!(
@@ -212,16 +94,16 @@ async fn an_agent_works_a_page_through_the_tools() {
     // Act: a diff that keeps refs.
     let add = ref_of(&text, "button \"Add one\"");
     let (text, error, _) = client
-        .call("browser_act", json!({"action": "click", "ref": add}))
+        .call_result("browser_act", json!({"action": "click", "ref": add}))
         .await;
     assert!(!error, "{text}");
     assert!(text.contains("Changes since generation"), "{text}");
     let name = ref_of(
-        &client.call("browser_snapshot", json!({})).await.0,
+        &client.call_result("browser_snapshot", json!({})).await.0,
         "textbox \"Full name\"",
     );
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_act",
             json!({"action": "fill", "ref": name, "text": "Ada"}),
         )
@@ -229,7 +111,9 @@ async fn an_agent_works_a_page_through_the_tools() {
     assert!(!error && text.contains("Ada"), "{text}");
 
     // Bad arguments and blocked URLs are tool errors with a code, a hint, and the field.
-    let (text, error, _) = client.call("browser_open", json!({"newTab": true})).await;
+    let (text, error, _) = client
+        .call_result("browser_open", json!({"newTab": true}))
+        .await;
     assert!(
         error
             && text.starts_with("Error INVALID_ARGUMENT")
@@ -238,14 +122,14 @@ async fn an_agent_works_a_page_through_the_tools() {
         "{text}"
     );
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_act",
             json!({"action": "click", "ref": add, "colour": "red"}),
         )
         .await;
     assert!(error && text.contains("colour"), "{text}");
     let (text, error, _) = client
-        .call("browser_open", json!({"url": "file:///etc/passwd"}))
+        .call_result("browser_open", json!({"url": "file:///etc/passwd"}))
         .await;
     assert!(
         error && text.starts_with("Error NAVIGATION_BLOCKED"),
@@ -254,49 +138,49 @@ async fn an_agent_works_a_page_through_the_tools() {
 
     // Content, execute, screenshot.
     let (text, error, _) = client
-        .call("browser_content", json!({"format": "json"}))
+        .call_result("browser_content", json!({"format": "json"}))
         .await;
     assert!(
         !error && text.contains("\"title\": \"Sign-up form\""),
         "{text}"
     );
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_execute",
             json!({"script": "arguments[0] * 2", "args": [21]}),
         )
         .await;
     assert!(!error && text.contains("42"), "{text}");
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_execute",
             json!({"script": "throw new Error('nope')"}),
         )
         .await;
     assert!(error && text.contains("Error: nope"), "{text}");
-    let (text, error, result) = client.call("browser_screenshot", json!({})).await;
+    let (text, error, result) = client.call_result("browser_screenshot", json!({})).await;
     assert!(!error, "{text}");
     assert_eq!(result["content"][1]["type"], "image");
     assert_eq!(result["content"][1]["mimeType"], "image/png");
 
     // Tabs.
     let (text, _, _) = client
-        .call(
+        .call_result(
             "browser_open",
             json!({"url": format!("{base}/article.html"), "newTab": true}),
         )
         .await;
     assert!(text.contains("Field Guide to Owls"), "{text}");
-    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    let (text, _, _) = client.call_result("browser_list_tabs", json!({})).await;
     let own = text.split("The person's tabs").next().unwrap();
     assert_eq!(own.matches("\nt").count(), 2, "{text}");
     let (text, error, _) = client
-        .call("browser_switch_tab", json!({"tab": "t999"}))
+        .call_result("browser_switch_tab", json!({"tab": "t999"}))
         .await;
     assert!(error && text.starts_with("Error TAB_NOT_FOUND"), "{text}");
-    let (text, error, _) = client.call("browser_reset", json!({})).await;
+    let (text, error, _) = client.call_result("browser_reset", json!({})).await;
     assert!(!error, "{text}");
-    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    let (text, _, _) = client.call_result("browser_list_tabs", json!({})).await;
     assert!(text.starts_with("No tabs"), "{text}");
 
     // Closing stdin ends the session and the server exits by itself.
@@ -306,15 +190,14 @@ async fn an_agent_works_a_page_through_the_tools() {
 #[tokio::test]
 async fn cancelling_a_call_stops_the_work_in_the_page() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/index.html")}))
         .await;
     assert!(!error, "{text}");
 
     // A runaway script blocks the page until it is stopped.
-    let runaway = client.next_id;
-    client.next_id += 1;
+    let runaway = client.take_id();
     client
         .send(json!({"jsonrpc": "2.0", "id": runaway, "method": "tools/call", "params": {"name": "browser_execute", "arguments": {"script": "while (true) {}", "timeoutMs": 600000}}}))
         .await;
@@ -331,7 +214,7 @@ async fn cancelling_a_call_stops_the_work_in_the_page() {
     // The page answers again only if the cancelled script was terminated.
     let started = std::time::Instant::now();
     let (text, error, _) = client
-        .call("browser_execute", json!({"script": "1 + 1"}))
+        .call_result("browser_execute", json!({"script": "1 + 1"}))
         .await;
     assert!(!error && text.contains('2'), "{text}");
     assert!(
@@ -365,20 +248,20 @@ async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
         ),
     )
     .unwrap();
-    let mut client = Client::start_with(
+    let mut client = mcp_with(
         &["--config", config.to_str().unwrap()],
         "warn",
         Stdio::inherit(),
     )
     .await;
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/index.html")}))
         .await;
     assert!(!error, "{text}");
 
     let started = std::time::Instant::now();
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_open",
             json!({"url": format!("{base}/dialog-loop.html")}),
         )
@@ -396,7 +279,7 @@ async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
     // The next calls on the tab: a look ends (with what it saw or in
     // TIMEOUT) within its bound, and navigating away works, in the same tab.
     let started = std::time::Instant::now();
-    let (text, error, _) = client.call("browser_snapshot", json!({})).await;
+    let (text, error, _) = client.call_result("browser_snapshot", json!({})).await;
     let took = started.elapsed();
     assert!(
         took < call_bound + Duration::from_secs(1),
@@ -404,7 +287,7 @@ async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
     );
     assert!(!error || text.starts_with("Error TIMEOUT"), "{text}");
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/index.html")}))
         .await;
     assert!(!error, "{text}");
     assert!(text.contains("in tab t1 (HTTP 200)"), "{text}");
@@ -419,22 +302,22 @@ async fn a_page_that_alerts_forever_keeps_browser_open_s_bound() {
 #[tokio::test]
 async fn an_agent_sorts_a_real_data_grid_through_the_tools() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_open",
             json!({"url": format!("{base}/widgets/aggrid.html")}),
         )
         .await;
     assert!(!error, "{text}");
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_wait",
             json!({"role": "columnheader", "name": "Weight (t)"}),
         )
         .await;
     assert!(!error, "{text}");
-    let (text, error, _) = client.call("browser_snapshot", json!({})).await;
+    let (text, error, _) = client.call_result("browser_snapshot", json!({})).await;
     assert!(!error, "{text}");
     assert!(text.contains(" of 5001]"), "{text}");
     assert!(
@@ -443,7 +326,7 @@ async fn an_agent_sorts_a_real_data_grid_through_the_tools() {
     );
 
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_act",
             json!({"action": "click", "role": "columnheader", "name": "Weight (t)"}),
         )
@@ -451,14 +334,14 @@ async fn an_agent_sorts_a_real_data_grid_through_the_tools() {
     assert!(!error, "{text}");
     assert!(text.contains("[sort=ascending]"), "{text}");
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_act",
             json!({"action": "click", "role": "gridcell", "name": "INV-04321"}),
         )
         .await;
     assert!(!error, "{text}");
     let (text, error, _) = client
-        .call(
+        .call_result(
             "browser_execute",
             json!({"script": "return [sortState()[0].colId, gridApi.getDisplayedRowAtIndex(gridApi.getFocusedCell().rowIndex).data.id]"}),
         )
@@ -474,11 +357,10 @@ async fn an_agent_sorts_a_real_data_grid_through_the_tools() {
 #[tokio::test]
 async fn an_idle_session_ends_after_its_lease() {
     let base = serve_fixtures().await;
-    let mut client =
-        Client::start_with(&["--lease-ms", "400"], "browser_tools=info", Stdio::piped()).await;
+    let mut client = mcp_with(&["--lease-ms", "400"], "browser_tools=info", Stdio::piped()).await;
     let mut log = BufReader::new(client.child.stderr.take().unwrap()).lines();
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/index.html")}))
         .await;
     assert!(!error, "{text}");
     // Wait (bounded) for the server to say the lease ended the session.
@@ -494,14 +376,14 @@ async fn an_idle_session_ends_after_its_lease() {
     .unwrap_or(false);
     assert!(ended, "the lease ended the session");
     // The next call starts a fresh session: the old tabs are gone.
-    let (text, _, _) = client.call("browser_list_tabs", json!({})).await;
+    let (text, _, _) = client.call_result("browser_list_tabs", json!({})).await;
     assert!(text.starts_with("No tabs"), "{text}");
     client.finish().await;
 }
 
 #[tokio::test]
 async fn malformed_input_gets_an_error_and_the_server_keeps_serving() {
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     // JSON that is not a valid JSON-RPC message gets an Invalid Request error.
     for garbage in [
         "[1, 2]",
@@ -522,7 +404,7 @@ async fn malformed_input_gets_an_error_and_the_server_keeps_serving() {
     let answer = client.request("no/such/method", json!({})).await;
     assert_eq!(answer["error"]["code"], -32601, "{answer}");
     // And the server still serves.
-    let (text, error, _) = client.call("browser_list_tabs", json!({})).await;
+    let (text, error, _) = client.call_result("browser_list_tabs", json!({})).await;
     assert!(!error && text.starts_with("No tabs"), "{text}");
     client.finish().await;
 }
@@ -530,14 +412,13 @@ async fn malformed_input_gets_an_error_and_the_server_keeps_serving() {
 #[tokio::test]
 async fn a_long_wait_reports_progress() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     let (text, error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/index.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/index.html")}))
         .await;
     assert!(!error, "{text}");
     // Nobody is watching: the handoff waits out its bound, telling the client it waits.
-    let id = client.next_id;
-    client.next_id += 1;
+    let id = client.take_id();
     client
         .send(
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -590,10 +471,10 @@ fn browser_of(shell: u32) -> Option<i32> {
 #[tokio::test]
 async fn the_server_outlives_a_killed_browser() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     let shell = client.child.id().unwrap();
     let (text, is_error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
     assert!(!is_error, "{text}");
 
@@ -637,7 +518,7 @@ async fn the_server_outlives_a_killed_browser() {
     );
 
     // The next call runs normally on the reopened tab and says what happened, once.
-    let (text, is_error, _) = client.call("browser_snapshot", json!({})).await;
+    let (text, is_error, _) = client.call_result("browser_snapshot", json!({})).await;
     assert!(!is_error, "{text}");
     assert!(
         text.contains("the browser stopped (killed by signal 9"),
@@ -645,7 +526,7 @@ async fn the_server_outlives_a_killed_browser() {
     );
     assert!(text.contains("your tab t1 was reopened"), "{text}");
     assert!(text.contains("/form.html"), "{text}");
-    let (text, is_error, _) = client.call("browser_snapshot", json!({})).await;
+    let (text, is_error, _) = client.call_result("browser_snapshot", json!({})).await;
     assert!(!is_error, "{text}");
     assert!(!text.contains("restarted"), "the notice comes once: {text}");
     assert_ne!(browser_of(shell), Some(browser), "a new browser runs");
@@ -655,10 +536,10 @@ async fn the_server_outlives_a_killed_browser() {
 #[tokio::test]
 async fn a_client_that_vanishes_mid_call_ends_the_server_cleanly() {
     let base = serve_fixtures().await;
-    let mut client = Client::start().await;
+    let mut client = mcp().await;
     let shell = client.child.id().unwrap();
     let (text, is_error, _) = client
-        .call("browser_open", json!({"url": format!("{base}/form.html")}))
+        .call_result("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
     assert!(!is_error, "{text}");
     client
@@ -677,14 +558,7 @@ async fn a_client_that_vanishes_mid_call_ends_the_server_cleanly() {
     }
     let browser = browser_of(shell).expect("the shell's browser");
     // The client goes away: both pipes close, mid-call.
-    let Client {
-        mut child,
-        stdin,
-        lines,
-        ..
-    } = client;
-    drop(stdin);
-    drop(lines);
+    let mut child = client.hang_up();
     let started = std::time::Instant::now();
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
@@ -703,7 +577,7 @@ async fn a_client_that_vanishes_mid_call_ends_the_server_cleanly() {
 /// when the client leaves.
 #[tokio::test]
 async fn a_browser_that_cannot_start_is_the_answer_to_every_call() {
-    let mut client = Client::start_with(
+    let mut client = mcp_with(
         &["--browser", "/nonexistent/chromium"],
         "warn",
         Stdio::null(),
@@ -718,7 +592,7 @@ async fn a_browser_that_cannot_start_is_the_answer_to_every_call() {
     );
     for _ in 0..2 {
         let (text, is_error, _) = client
-            .call("browser_open", json!({"url": "http://127.0.0.1:9/"}))
+            .call_result("browser_open", json!({"url": "http://127.0.0.1:9/"}))
             .await;
         assert!(is_error, "{text}");
         assert!(
@@ -726,13 +600,6 @@ async fn a_browser_that_cannot_start_is_the_answer_to_every_call() {
             "{text}"
         );
     }
-    let Client {
-        mut child, stdin, ..
-    } = client;
-    drop(stdin);
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("exits after the client leaves")
-        .unwrap();
+    let (status, _) = client.close().await;
     assert!(!status.success(), "{status}");
 }

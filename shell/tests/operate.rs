@@ -3,9 +3,7 @@
 //! text format, and SIGTERM draining: readiness 503 at once, no new
 //! session, the call under way finishing within its own bound, then exit.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

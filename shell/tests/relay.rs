@@ -4,9 +4,7 @@
 //! over, and returns control. Screenshots of the viewer are saved under
 //! `target/` for people to look at.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

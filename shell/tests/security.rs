@@ -5,9 +5,7 @@
 //! refused elsewhere; the audit log has a line for every call and every
 //! takeover and return.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;

@@ -3,9 +3,7 @@
 //! frames that decode to the page's size, typing through the live view,
 //! and `/mcp` on the relay's port refusing strangers.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -10,6 +10,16 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cycles;
+
+pub use crate::common::stdio::Client;
+
+/// Opens a page, which fails as nothing is connected: the answer of the
+/// owner's browser.
+pub async fn open_fails_not_connected(client: &mut Client) {
+    let (text, is_error) = client.call("browser_open", json!({"url": PAGE})).await;
+    assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
+    assert!(text.contains("Chrome is not connected"), "{text}");
+}
 /// The person's Chrome with the extension (the provider's test helper).
 #[path = "../../../provider/tests/extension/person.rs"]
 pub mod person;
@@ -19,8 +29,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::Command;
 
 /// A URL no call gets to load (nothing is connected), on loopback anyway.
 pub const PAGE: &str = "http://127.0.0.1:9/";
@@ -147,21 +156,9 @@ impl Setup {
             audit.to_str().unwrap(),
         ];
         args.extend_from_slice(more);
-        let mut child = self
-            .command(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Client {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        }
+        let mut command = self.command(&args);
+        command.stderr(Stdio::piped());
+        Client::spawn(command)
     }
 
     /// [`Self::spawn_mcp`], initialized.
@@ -181,111 +178,6 @@ impl Setup {
             .map(|event| event["session"].as_str().unwrap().to_owned())
             .collect()
     }
-}
-
-/// A stdio MCP client of a `browser-shell mcp` child, raw JSON-RPC.
-pub struct Client {
-    pub child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next_id: u64,
-}
-
-impl Client {
-    pub fn pid(&self) -> u32 {
-        self.child.id().unwrap()
-    }
-
-    pub async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
-                .await
-                .expect("an answer within 60 s")
-                .unwrap()
-                .expect("the server is still running");
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    pub async fn initialize(&mut self) {
-        let init = self
-            .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}))
-            .await;
-        assert_eq!(
-            init["result"]["serverInfo"]["name"], "browser-shell",
-            "{init}"
-        );
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-    }
-
-    /// Calls a tool; returns (text, is_error).
-    pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
-        let answer = self
-            .request("tools/call", json!({"name": name, "arguments": arguments}))
-            .await;
-        let result = &answer["result"];
-        (
-            result["content"][0]["text"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no text in {answer}"))
-                .to_owned(),
-            result["isError"] == json!(true),
-        )
-    }
-
-    /// Opens a page, which fails as nothing is connected: the answer of the
-    /// owner's browser.
-    pub async fn open_fails_not_connected(&mut self) {
-        let (text, is_error) = self.call("browser_open", json!({"url": PAGE})).await;
-        assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
-        assert!(text.contains("Chrome is not connected"), "{text}");
-    }
-
-    /// Waits (bounded) for the process to exit, its stdin still open;
-    /// returns its status and stderr.
-    pub async fn exit(self) -> (std::process::ExitStatus, String) {
-        let Client { child, stdin, .. } = self;
-        let exited = exit_of(child).await;
-        drop(stdin);
-        exited
-    }
-
-    /// Ends the session as a client does (closing stdin); waits for a clean exit.
-    pub async fn finish(self) -> String {
-        let Client { child, stdin, .. } = self;
-        drop(stdin);
-        let (status, stderr) = exit_of(child).await;
-        assert!(status.success(), "{status}\n{stderr}");
-        stderr
-    }
-}
-
-/// Waits (bounded) for `child` to exit; returns its status and stderr.
-pub async fn exit_of(mut child: Child) -> (std::process::ExitStatus, String) {
-    let mut stderr = child.stderr.take().unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("exits within 30 s")
-        .unwrap();
-    let mut text = String::new();
-    stderr.read_to_string(&mut text).await.unwrap();
-    (status, text)
 }
 
 /// `browser-shell extension install --user-data-dir DIR` in this setup.

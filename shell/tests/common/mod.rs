@@ -8,6 +8,7 @@
 #[path = "../../../provider/tests/support/bounded.rs"]
 pub mod bounded;
 pub mod display;
+pub mod stdio;
 
 use std::path::Path;
 use std::time::Duration;

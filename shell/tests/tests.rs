@@ -1,0 +1,39 @@
+//! The shell's integration tests: one binary whose modules say what they
+//! cover. `common` holds what they share (the shell and relay started as
+//! the real binary, an MCP client, a fixture server, a virtual display);
+//! `bridge` sets up the extension bridge for the tests that need it.
+//!
+//! The tests run in parallel threads of this one process, so each starts
+//! its own processes with its own runtime directory and ports and display:
+//! none sets a process-wide environment variable.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bridge;
+mod common;
+
+// The provider's helpers included here (`bridge::person`) find the bounded
+// wait at the root, as in the provider's own test binaries.
+use common::bounded;
+
+mod auto_connect;
+mod bridge_join;
+mod cdp_clients;
+mod cdp_endpoint;
+mod cli;
+mod column;
+mod column_fits;
+mod desktop;
+mod doors;
+mod extension_cancel;
+mod faults;
+mod install;
+mod mcp_http;
+mod mcp_portable;
+mod mcp_sdk;
+mod mcp_sdk_ts;
+mod mcp_stdio;
+mod operate;
+mod relay;
+mod security;
+mod viewers;
