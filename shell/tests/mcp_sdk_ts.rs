@@ -121,6 +121,21 @@ fn check(findings: &Value) {
         "{threw}"
     );
 
+    // Progress in the tool's own words, with its own bound as the total
+    // (2.5 s asked, 5 s to answer in).
+    let progress = &findings["progress"];
+    assert!(progress["count"].as_u64() >= Some(1), "{progress}");
+    assert_eq!(progress["total"], 7, "{progress}");
+    assert!(
+        progress["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("waiting for the condition")),
+        "{progress}"
+    );
+    // The SDK's cancellation reaches the page: the predicate stops counting.
+    assert_eq!(findings["cancelled"], "aborted", "{findings}");
+    assert_eq!(findings["counterStopped"], true, "{findings}");
+
     // The data never outweighs the text; an error's only by its keys.
     for (label, sizes) in findings["sizes"].as_object().unwrap() {
         let (text, data) = (sizes["text"].as_u64(), sizes["structured"].as_u64());
