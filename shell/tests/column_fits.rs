@@ -155,14 +155,14 @@ async fn the_column_follows_the_agent_to_the_tab_it_acts_on() {
         .call("browser_open", json!({"url": format!("{base}/form.html")}))
         .await;
     assert!(!error, "{text}");
-    let first = text
-        .split("in tab ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_owned();
+    let tab_of = |text: &str| {
+        text.split("in tab ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap()
+            .to_owned()
+    };
+    let first = tab_of(&text);
     let (text, error) = agent
         .call(
             "browser_open",
@@ -170,45 +170,13 @@ async fn the_column_follows_the_agent_to_the_tab_it_acts_on() {
         )
         .await;
     assert!(!error, "{text}");
-    let second = text
-        .split("in tab ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_owned();
-    let auth = format!("Bearer {}", endpoint.token);
-    let status = || async {
-        let (code, body) =
-            common::get(&endpoint.host, "/status", &[("Authorization", &auth)]).await;
-        assert_eq!(code, 200, "{body}");
-        // (The body may come in chunks: the JSON is between its braces.)
-        let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
-        serde_json::from_str::<Value>(json).unwrap()
-    };
-    let shows = |tab: String| {
-        let status = &status;
-        async move {
-            // (Polled: the relay's status has no change feed for tests.)
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-            loop {
-                let now = status().await;
-                if now["shown"] == tab.as_str() && now["pictured"] == tab.as_str() {
-                    return true;
-                }
-                if tokio::time::Instant::now() > deadline {
-                    return false;
-                }
-                tokio::task::yield_now().await;
-            }
-        }
-    };
-    assert!(
-        shows(second.clone()).await,
-        "the newest tab is shown: {}",
-        status().await
-    );
+    let second = tab_of(&text);
+    // Shown, and pictured (the live frames are of it): waited on through
+    // the relay's status, which answers when something changed.
+    let shows = |tab: &str, status: &Value| status["shown"] == tab && status["pictured"] == tab;
+    common::try_status_until(endpoint, |status| shows(&second, status))
+        .await
+        .unwrap_or_else(|last| panic!("the newest tab is shown: {last}"));
     let (text, error) = agent
         .call(
             "browser_act",
@@ -216,11 +184,9 @@ async fn the_column_follows_the_agent_to_the_tab_it_acts_on() {
         )
         .await;
     assert!(!error, "{text}");
-    assert!(
-        shows(first.clone()).await,
-        "the column follows to {first}: {}",
-        status().await
-    );
+    common::try_status_until(endpoint, |status| shows(&first, status))
+        .await
+        .unwrap_or_else(|last| panic!("the column follows to {first}: {last}"));
     drop(agent);
     common::stop_shell(relay).await;
 }

@@ -263,11 +263,12 @@ pub async fn kept_tabs_outlive_their_session(ctx: Ctx) {
         !views.iter().any(|v| v.url.ends_with("dropped-tab")),
         "the others close"
     );
-    // It is nobody's now: a new session cannot reach it by handle.
+    // It is the person's now: a new session cannot reach it by handle
+    // (it is told whose it is, and may claim it).
     let other = ctx.session().await;
     assert_eq!(
         browser.switch_tab(&other, &kept).await.unwrap_err().code(),
-        "TAB_NOT_FOUND"
+        "TAB_NOT_OWNED"
     );
     let view = views
         .iter()

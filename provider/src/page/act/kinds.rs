@@ -142,17 +142,8 @@ impl Action {
                 ..
             } => "right-click",
             Self::Click { count, .. } if *count >= 2 => "double-click",
-            Self::Click { .. } => "click",
-            Self::Hover => "hover",
-            Self::Focus => "focus",
-            Self::Type { .. } => "type",
-            Self::Fill { .. } => "fill",
-            Self::Press { .. } => "press",
-            Self::Select { .. } => "select",
-            Self::Check => "check",
-            Self::Uncheck => "uncheck",
-            Self::ScrollIntoView | Self::Scroll { .. } => "scroll",
-            Self::Drag { .. } => "drag",
+            // Every other gesture is the action's own name.
+            other => other.name(),
         }
     }
 }

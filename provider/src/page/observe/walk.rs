@@ -166,18 +166,8 @@ async fn adopt_listened_lists(
     let context = page.world(frame).context_id(page, budget).await?;
     let mut adopted = 0;
     for index in 0..lists {
-        let list = page
-            .call_in(
-                frame,
-                budget,
-                &RuntimeEvaluate {
-                    expression: format!("__browserShell.pendingList({index})"),
-                    context_id: Some(context),
-                    ..RuntimeEvaluate::default()
-                },
-            )
-            .await?;
-        let Some(list) = list.result.object_id else {
+        let pending = format!("__browserShell.pendingList({index})");
+        let Some(list) = flagged(page, frame, context, pending, budget).await? else {
             continue;
         };
         // Listeners are reported for the world the object lives in: ask
@@ -223,24 +213,60 @@ async fn adopt_listened_lists(
         {
             continue;
         }
-        let taken = page
-            .call_in(
-                frame,
-                budget,
-                &RuntimeCallFunctionOn {
-                    object_id: list,
-                    function_declaration:
-                        "function() { return __browserShell.adoptListening(this); }".into(),
-                    return_by_value: true,
-                    await_promise: false,
-                },
-            )
-            .await?;
-        if taken.result.value == Some(serde_json::Value::Bool(true)) {
+        if hand_over(page, frame, list, "adoptListening", budget).await? {
             adopted += 1;
         }
     }
     Ok(adopted)
+}
+
+/// The element the walker flagged that `pending` (a call into our world)
+/// names, as an object of our world; `None` when it is gone.
+async fn flagged(
+    page: &Page,
+    frame: Option<&str>,
+    context: i64,
+    pending: String,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    let found = page
+        .call_in(
+            frame,
+            budget,
+            &RuntimeEvaluate {
+                expression: pending,
+                context_id: Some(context),
+                ..RuntimeEvaluate::default()
+            },
+        )
+        .await?;
+    Ok(found.result.object_id)
+}
+
+/// Hands `object` (of our world) to the agent library's `adopt` function
+/// (`adoptClosedRoot`, `adoptListening`); true if it took it.
+async fn hand_over(
+    page: &Page,
+    frame: Option<&str>,
+    object: String,
+    adopt: &str,
+    budget: &Budget,
+) -> Result<bool> {
+    let taken = page
+        .call_in(
+            frame,
+            budget,
+            &RuntimeCallFunctionOn {
+                object_id: object,
+                function_declaration: format!(
+                    "function() {{ return __browserShell.{adopt}(this); }}"
+                ),
+                return_by_value: true,
+                await_promise: false,
+            },
+        )
+        .await?;
+    Ok(taken.result.value == Some(serde_json::Value::Bool(true)))
 }
 
 /// Finds closed shadow roots of the hosts the walker flagged and hands
@@ -254,18 +280,8 @@ async fn adopt_closed_roots(
     let context = page.world(frame).context_id(page, budget).await?;
     let mut adopted = 0;
     for index in 0..hosts {
-        let host = page
-            .call_in(
-                frame,
-                budget,
-                &RuntimeEvaluate {
-                    expression: format!("__browserShell.pendingHost({index})"),
-                    context_id: Some(context),
-                    ..RuntimeEvaluate::default()
-                },
-            )
-            .await?;
-        let Some(host) = host.result.object_id else {
+        let pending = format!("__browserShell.pendingHost({index})");
+        let Some(host) = flagged(page, frame, context, pending, budget).await? else {
             continue;
         };
         let described = page
@@ -293,20 +309,7 @@ async fn adopt_closed_roots(
             let Some(root) = resolved.object.object_id else {
                 continue;
             };
-            let taken = page
-                .call_in(
-                    frame,
-                    budget,
-                    &RuntimeCallFunctionOn {
-                        object_id: root,
-                        function_declaration:
-                            "function() { return __browserShell.adoptClosedRoot(this); }".into(),
-                        return_by_value: true,
-                        await_promise: false,
-                    },
-                )
-                .await?;
-            if taken.result.value == Some(serde_json::Value::Bool(true)) {
+            if hand_over(page, frame, root, "adoptClosedRoot", budget).await? {
                 adopted += 1;
             }
         }
