@@ -5,7 +5,9 @@
 //!
 //! The tests run in parallel threads of this one process, so each starts
 //! its own processes with its own runtime directory and ports and display:
-//! none sets a process-wide environment variable.
+//! none sets a process-wide environment variable. The extension bridge's
+//! tests (`bridge_join`) have a binary of their own: they time how soon the
+//! person's Chrome connects, which the others' load would skew.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,7 +19,6 @@ mod common;
 use common::bounded;
 
 mod auto_connect;
-mod bridge_join;
 mod cdp_clients;
 mod cdp_endpoint;
 mod cli;

@@ -1,0 +1,15 @@
+//! The extension bridge's tests (`bridge_join`), in a binary of their own:
+//! they time how soon the person's Chrome (a real Chromium with the
+//! extension) connects, so they run beside each other only, not beside the
+//! load of every other test of the shell (see `tests.rs`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bridge;
+mod common;
+
+// The provider's helpers included here (`bridge::person`) find the bounded
+// wait at the root, as in the provider's own test binaries.
+use common::bounded;
+
+mod bridge_join;
