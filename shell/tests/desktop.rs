@@ -492,3 +492,93 @@ async fn the_window_keeps_its_profile_and_a_second_one_raises_the_first() {
     );
     close_window(&x, window, &mut shell).await;
 }
+
+/// With the window running and a relay started after it, the tool commands
+/// go to the window a person watches (and say so), `status` lists both,
+/// and stopping the relay hides nothing of the window (issue 40).
+#[tokio::test]
+async fn tool_commands_go_to_the_window_a_person_watches() {
+    let display = VirtualDisplay::start();
+    let base = serve_fixtures().await;
+    let runtime = common::runtime_dir();
+    let (window, _) = start_shell_on_display(
+        &runtime,
+        Some(&display.name),
+        &["--temporary-profile", &format!("{base}/form.html")],
+        3,
+    )
+    .await;
+    let (relay, _) = common::start_shell_in(&runtime, &["relay", "--temporary-profile"], 3).await;
+    let (window_pid, relay_pid) = (window.id().unwrap(), relay.id().unwrap());
+    let run = |args: Vec<String>| {
+        let runtime = runtime.clone();
+        async move {
+            let output = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
+                    .args(&args)
+                    .env("BROWSER_SHELL_RUNTIME_DIR", &runtime)
+                    .env_remove("DISPLAY")
+                    .output(),
+            )
+            .await
+            .expect("a command ends within 60 s")
+            .unwrap();
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        }
+    };
+    let (code, status, _) = run(vec!["status".into(), "--json".into()]).await;
+    assert_eq!(code, Some(0));
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["kind"], "desktop", "the window first: {status}");
+    assert_eq!(
+        status["instances"].as_array().map(Vec::len),
+        Some(2),
+        "{status}"
+    );
+
+    let (code, opened, stderr) = run(vec!["open".into(), format!("{base}/article.html")]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(opened.contains("article.html"), "{opened}");
+    assert!(
+        stderr.contains(&format!(
+            "Using the window (pid {window_pid}); also running: the relay (pid {relay_pid})"
+        )),
+        "{stderr}"
+    );
+    // The page is in the window's browser, where the person looks.
+    let window_record = common::instance_records(&runtime)
+        .into_iter()
+        .find(|record| record["kind"] == "desktop")
+        .unwrap();
+    let endpoint = Endpoint {
+        host: window_record["url"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("http://")
+            .to_owned(),
+        path: "/mcp".into(),
+        token: window_record["token"].as_str().unwrap().to_owned(),
+    };
+    status_until(&endpoint, |now| now["tabs"].as_u64() >= Some(2)).await;
+
+    // Stopping the relay hides nothing: the window is still found and used.
+    common::stop_shell(relay).await;
+    let (code, status, _) = run(vec!["status".into(), "--json".into()]).await;
+    assert_eq!(code, Some(0));
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["pid"], u64::from(window_pid), "{status}");
+    assert_eq!(
+        status["instances"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
+    let (code, _, stderr) = run(vec!["snapshot".into()]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("also running"), "{stderr}");
+    common::stop_shell(window).await;
+}
