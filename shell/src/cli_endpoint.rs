@@ -39,6 +39,21 @@ pub struct CliReply {
     pub is_error: bool,
     /// The error's stable code.
     pub code: Option<String>,
+    /// The error as data (code, message, hint), so the command line writes
+    /// it in its own format.
+    #[serde(default)]
+    pub error: Option<CliError>,
+}
+
+/// A failed call's error, as the tool reported it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CliError {
+    /// The stable code, such as `STALE_REF`.
+    pub code: String,
+    /// What happened.
+    pub message: String,
+    /// The one thing to do about it.
+    pub hint: String,
 }
 
 /// An image in a reply.
@@ -61,6 +76,9 @@ impl From<ToolOutput> for CliReply {
             }),
             is_error: output.is_error,
             code: output.code.map(str::to_owned),
+            error: output
+                .structured
+                .and_then(|data| serde_json::from_value(data.get("error")?.clone()).ok()),
         }
     }
 }

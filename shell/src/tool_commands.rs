@@ -103,16 +103,13 @@ pub async fn run(
     }
     // The tools' words for models, in the command line's; an error in the
     // command line's one format (`error[CODE]: …` and `hint: …`).
-    reply.text = browser_tools::commands::in_command_line_words(&reply.text);
-    if reply.is_error
-        && let Some(code) = reply.code.as_deref()
-        && let Some(rest) = reply.text.strip_prefix(&format!("Error {code}: "))
-    {
-        reply.text = match rest.split_once("\nHint: ") {
-            Some((message, hint)) => format!("error[{code}]: {message}\nhint: {hint}"),
-            None => format!("error[{code}]: {rest}"),
-        };
+    if let Some(error) = reply.error.as_ref().filter(|_| reply.is_error) {
+        reply.text = format!(
+            "error[{}]: {}\nhint: {}",
+            error.code, error.message, error.hint
+        );
     }
+    reply.text = browser_tools::commands::in_command_line_words(&reply.text);
     if reply.is_error {
         let code = reply.code.as_deref().unwrap_or("ERROR");
         print_out(

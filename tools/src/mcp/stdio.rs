@@ -84,19 +84,30 @@ async fn read_client<I: AsyncRead + Unpin>(
 /// The answer the guard gives to `line` itself, if any. Marks the session
 /// initialized when `initialize` passes.
 fn answer_here(line: &str, initialized: &mut bool) -> Option<Value> {
-    let message: Value = match serde_json::from_str(line) {
-        Ok(message) => message,
-        Err(error) => {
-            return Some(json!({
-                "jsonrpc": "2.0",
-                "id": null,
-                "error": {"code": -32700, "message": format!("Parse error: {error}")},
-            }));
+    // Only what the guard looks at is read into values; the rest of the
+    // message (a tool call's arguments) is only checked, and rmcp reads it.
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        #[serde(default)]
+        method: Option<String>,
+        #[serde(default)]
+        id: Option<Value>,
+    }
+    let envelope = match serde_json::from_str::<Envelope>(line) {
+        Ok(envelope) => envelope,
+        // Not one message object: valid JSON (a batch) is rmcp's to answer.
+        Err(_) => {
+            return match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+                Ok(_) => None,
+                Err(error) => Some(json!({
+                    "jsonrpc": "2.0",
+                    "id": null,
+                    "error": {"code": -32700, "message": format!("Parse error: {error}")},
+                })),
+            };
         }
     };
-    let method = message.get("method").and_then(Value::as_str);
-    let id = message.get("id");
-    match (method, id) {
+    match (envelope.method.as_deref(), envelope.id) {
         (Some("initialize"), _) => {
             *initialized = true;
             None

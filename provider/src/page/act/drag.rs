@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use super::kinds::{Action, Ready, Target, world_call};
-use super::pointer::mouse_with_buttons;
+use super::pointer::mouse;
 use super::resolve::{element_at, prepare, resolve_target};
 use crate::cdp::EventStream;
 use crate::cdp::protocol::{DragData, InputDispatchDragEvent, InputSetInterceptDrags};
@@ -73,8 +73,8 @@ pub(super) async fn drag(
         _ => Drop::On(resolve_target(page, to, limits, budget).await?),
     };
     let mut events = page.events().await?;
-    mouse_with_buttons(page, "mouseMoved", x, y, "none", 0, budget).await?;
-    mouse_with_buttons(page, "mousePressed", x, y, "left", LEFT_HELD, budget).await?;
+    mouse(page, "mouseMoved", x, y, "none", 0, budget).await?;
+    mouse(page, "mousePressed", x, y, "left", LEFT_HELD, budget).await?;
     world_call(page, None, budget, "__browserShell.watchDragStart()").await?;
     page.call(budget, &InputSetInterceptDrags { enabled: true })
         .await?;
@@ -136,7 +136,7 @@ pub(super) async fn drag(
         None => {
             for step in 1..=STEPS {
                 let (step_x, step_y) = along(step);
-                mouse_with_buttons(
+                mouse(
                     page,
                     "mouseMoved",
                     step_x,
@@ -149,11 +149,10 @@ pub(super) async fn drag(
                 next_frame(page, budget).await?;
             }
             for _ in 0..HOLD_FRAMES {
-                mouse_with_buttons(page, "mouseMoved", to_x, to_y, "left", LEFT_HELD, budget)
-                    .await?;
+                mouse(page, "mouseMoved", to_x, to_y, "left", LEFT_HELD, budget).await?;
                 next_frame(page, budget).await?;
             }
-            mouse_with_buttons(page, "mouseReleased", to_x, to_y, "left", 0, budget).await
+            mouse(page, "mouseReleased", to_x, to_y, "left", 0, budget).await
         }
     }
 }
@@ -176,7 +175,7 @@ async fn threshold_moves(
     budget: &Budget,
 ) -> Result<Option<DragData>> {
     for distance in THRESHOLD_MOVES {
-        mouse_with_buttons(
+        mouse(
             page,
             "mouseMoved",
             x + distance,

@@ -66,7 +66,7 @@ pub(super) async fn click_action(
 
 /// Moves the mouse onto the action point.
 pub(super) async fn hover(page: &Page, x: f64, y: f64, budget: &Budget) -> Result<()> {
-    mouse(page, "mouseMoved", x, y, "none", 0, 0, budget).await
+    mouse(page, "mouseMoved", x, y, "none", 0, budget).await
 }
 
 fn modifier_bits(names: &[String]) -> Result<u8> {
@@ -88,36 +88,9 @@ fn modifier_bits(names: &[String]) -> Result<u8> {
     Ok(bits)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn mouse(
-    page: &Page,
-    kind: &'static str,
-    x: f64,
-    y: f64,
-    button: &'static str,
-    click_count: u32,
-    modifiers: u8,
-    budget: &Budget,
-) -> Result<()> {
-    page.call(
-        budget,
-        &InputDispatchMouseEvent {
-            kind,
-            x,
-            y,
-            button,
-            click_count,
-            modifiers,
-            ..InputDispatchMouseEvent::default()
-        },
-    )
-    .await?;
-    Ok(())
-}
-
 /// One mouse event with the buttons held during it (a drag's moves say the
-/// left button is down, as a person's do).
-pub(super) async fn mouse_with_buttons(
+/// left button is down, as a person's do; a hover holds none).
+pub(super) async fn mouse(
     page: &Page,
     kind: &'static str,
     x: f64,
