@@ -161,6 +161,16 @@ pub enum BrowserError {
         /// Why it stopped ("killed by signal 9 (SIGKILL)").
         cause: String,
     },
+    /// A browser pool had no browser free for this session within the
+    /// wait it was given (`--pool`): every browser is in use by other
+    /// sessions. Nothing of the call happened.
+    #[error("the browser pool has no free browser ({detail}){}", retry_after_secs.map(|s| format!("; try again in {s} s")).unwrap_or_default())]
+    Busy {
+        /// What the pool said (its refusal, or how long we waited in its queue).
+        detail: String,
+        /// When the pool suggests trying again, in seconds, if it said.
+        retry_after_secs: Option<u64>,
+    },
     /// The tab's page crashed (its renderer died or was killed).
     #[error("the page in tab {tab} crashed{}", if *in_flight { " during this call" } else { "" })]
     PageCrashed {
@@ -367,6 +377,7 @@ impl BrowserError {
             | Self::CallCut { .. } => "NOT_CONNECTED",
             Self::BrowserCrashed { .. } => "BROWSER_CRASHED",
             Self::BrowserRestarted { .. } => "BROWSER_RESTARTED",
+            Self::Busy { .. } => "BUSY",
             Self::PageCrashed { .. } => "PAGE_CRASHED",
             Self::BrowserNotFound { .. } => "BROWSER_NOT_FOUND",
             Self::LaunchFailed { .. } => "LAUNCH_FAILED",
@@ -415,6 +426,9 @@ impl BrowserError {
             }
             Self::BrowserRestarted { .. } => {
                 "your tabs were reopened at their last URLs; take a snapshot (old refs are gone), then redo the step if it is still needed"
+            }
+            Self::Busy { .. } => {
+                "every browser of the pool is in use by other sessions: nothing of this call happened; call again after the time the message says (or a few seconds)"
             }
             Self::PageCrashed { .. } => {
                 "reload the tab (browser_navigate reload) or open a URL in it; other tabs are fine"

@@ -80,6 +80,14 @@ pub struct Config {
     pub device_scale_factor: Option<f64>,
     /// Use a running browser at this endpoint instead of launching one.
     pub connect: Option<String>,
+    /// A browser pool (`ws://…`, with its token if it takes one) that hands
+    /// out a fresh browser per connection, such as browserless: each agent
+    /// session gets a browser of its own from it, taken on the session's
+    /// first call and given back when the session ends.
+    pub pool: Option<String>,
+    /// How long a session waits for a free browser from a full pool before
+    /// its call answers `BUSY` (at most the call's bound less 5 s).
+    pub pool_wait_ms: u64,
     /// `launch` (default), `extension` (the person's own Chrome through
     /// the extension) or `auto-connect` (the person's running browser with
     /// remote debugging on).
@@ -115,6 +123,8 @@ impl Default for Config {
             profile_dir: None,
             device_scale_factor: None,
             connect: None,
+            pool: None,
+            pool_wait_ms: 30_000,
             browser: BrowserKind::Launch,
             extension_port: browser_provider::host::extension::pairing::DEFAULT_PORT,
             secrets_file: None,
@@ -146,6 +156,7 @@ impl Config {
             ("timeoutMs", self.timeout_ms == 0),
             ("navigationTimeoutMs", self.navigation_timeout_ms == 0),
             ("sessionLeaseMs", self.session_lease_ms == 0),
+            ("poolWaitMs", self.pool_wait_ms == 0),
             ("contentMaxChars", self.content_max_chars == 0),
             ("snapshotMaxElements", self.snapshot_max_elements == 0),
             ("snapshotMaxBytes", self.snapshot_max_bytes < 1024),
@@ -166,6 +177,20 @@ impl Config {
                 return Err(BrowserError::invalid(
                     "isolated",
                     "the person's own Chrome has no isolated contexts: every agent session shares its cookies; leave isolated off with the extension",
+                ));
+            }
+        }
+        if let Some(pool) = &self.pool {
+            if self.connect.is_some() || self.browser != BrowserKind::Launch {
+                return Err(BrowserError::invalid(
+                    "pool",
+                    "a pool gives each session a browser of its own; it excludes connect, extension and auto-connect",
+                ));
+            }
+            if !(pool.starts_with("ws://") || pool.starts_with("wss://")) {
+                return Err(BrowserError::invalid(
+                    "pool",
+                    format!("{:?} is not a WebSocket URL: give the pool's ws://… or wss://… endpoint (browserless: ws://HOST:PORT/chromium?token=…)", pool.split('?').next().unwrap_or(pool)),
                 ));
             }
         }
@@ -219,7 +244,8 @@ impl Config {
     /// The tool options a configuration asks for.
     pub fn agent_options(&self) -> AgentOptions {
         AgentOptions {
-            isolated: self.isolated,
+            // A pool's sessions each have a browser of their own.
+            isolated: self.isolated || self.pool.is_some(),
             call_timeout: self.call_timeout(),
             tab_tools: self.tab_tools,
             execute_enabled: self.execute_enabled,
@@ -232,6 +258,21 @@ impl Config {
                 BrowserKind::Launch => None,
             },
         }
+    }
+
+    /// The pool to take sessions' browsers from, if one is set: how long a
+    /// session waits is kept inside the call's bound, so that a full pool
+    /// answers `BUSY` rather than `TIMEOUT`.
+    pub fn pool_options(&self) -> Option<browser_provider::host::PoolOptions> {
+        let endpoint = self.pool.clone()?;
+        let inside_call = self.call_timeout().saturating_sub(Duration::from_secs(5));
+        Some(browser_provider::host::PoolOptions {
+            endpoint,
+            wait: Duration::from_millis(self.pool_wait_ms)
+                .min(inside_call)
+                .max(Duration::from_secs(1)),
+            command_timeout: Duration::from_secs(30),
+        })
     }
 
     /// The per-call bound for tools.

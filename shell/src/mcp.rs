@@ -258,7 +258,11 @@ pub async fn run_http(
     match started {
         Ok(started) => {
             starting.started(started.browser.clone());
-            crate::operate::process_operations().serve(started.browser.clone(), cancel.clone());
+            let operations = crate::operate::process_operations();
+            operations.serve(started.browser.clone(), cancel.clone());
+            if let Some(pool) = started.pool() {
+                operations.watch_pool(Arc::clone(pool));
+            }
             tracing::info!("the browser runs; serving MCP over HTTP");
             let offered = crate::browser::extension::bridge::offer(
                 &started,

@@ -17,6 +17,7 @@ use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use browser_provider::Browser;
+use browser_provider::host::{PoolHost, PoolStats};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -30,6 +31,9 @@ use tokio_util::sync::CancellationToken;
 /// (below the systemd unit's `TimeoutStopSec`, 45 s, so the unit never has
 /// to kill it).
 pub const DRAIN_BOUND: Duration = Duration::from_secs(30);
+
+/// How long readiness waits for the browser pool to take a connection.
+const POOL_PROBE_BOUND: Duration = Duration::from_secs(1);
 
 /// A tool call's labels: which tool, and how it ended (`OK` or its code).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -50,6 +54,15 @@ struct ToolLabel {
 pub struct Operations {
     /// The browser, once it runs.
     browser: OnceLock<Browser>,
+    /// The pool sessions take their browsers from, if there is one.
+    pool: OnceLock<Arc<PoolHost>>,
+    /// The pool's counts when the metrics were last read.
+    pool_seen: Mutex<PoolStats>,
+    pool_held: Gauge,
+    pool_taken: Counter,
+    pool_waited: Counter,
+    pool_refused: Counter,
+    pool_lost: Counter,
     /// Set when a drain starts: no new session, readiness 503.
     draining: watch::Sender<bool>,
     /// Tool calls under way (by call number).
@@ -105,8 +118,47 @@ impl Default for Operations {
             "Tool calls under way",
             calls_in_flight.clone(),
         );
+        let pool_held = Gauge::default();
+        let (pool_taken, pool_waited, pool_refused, pool_lost) = (
+            Counter::default(),
+            Counter::default(),
+            Counter::default(),
+            Counter::default(),
+        );
+        registry.register(
+            "pool_browsers_held",
+            "Browsers taken from the pool and held by sessions now",
+            pool_held.clone(),
+        );
+        registry.register(
+            "pool_browsers_taken",
+            "Browsers taken from the pool since the start",
+            pool_taken.clone(),
+        );
+        registry.register(
+            "pool_waits",
+            "Sessions that found the pool full and waited for a browser",
+            pool_waited.clone(),
+        );
+        registry.register(
+            "pool_refusals",
+            "Sessions told BUSY: no browser from the pool within their wait",
+            pool_refused.clone(),
+        );
+        registry.register(
+            "pool_browsers_lost",
+            "Pool browsers that died while a session held them",
+            pool_lost.clone(),
+        );
         Self {
             browser: OnceLock::new(),
+            pool: OnceLock::new(),
+            pool_seen: Mutex::default(),
+            pool_held,
+            pool_taken,
+            pool_waited,
+            pool_refused,
+            pool_lost,
             draining: watch::Sender::new(false),
             in_flight: watch::Sender::new(HashSet::new()),
             answering: watch::Sender::new(0),
@@ -152,6 +204,12 @@ impl Operations {
                 }
             }
         });
+    }
+
+    /// Sessions take their browsers from `pool`: its counts join the
+    /// metrics, and readiness asks whether it answers.
+    pub fn watch_pool(&self, pool: Arc<PoolHost>) {
+        let _ = self.pool.set(pool);
     }
 
     /// Notes one call's start (no outcome yet) or end.
@@ -260,6 +318,30 @@ impl Operations {
         None
     }
 
+    /// Why the pool cannot be reached, if there is one and it cannot: a
+    /// TCP connection to it within [`POOL_PROBE_BOUND`] (asking for a
+    /// browser would take one; a pool such as browserless even starts a
+    /// browser to answer `/json/version`).
+    async fn pool_unreachable(&self) -> Option<String> {
+        let pool = self.pool.get()?;
+        let url = url::Url::parse(pool.endpoint_shown()).ok()?;
+        let address = format!(
+            "{}:{}",
+            url.host_str()?,
+            url.port_or_known_default().unwrap_or(80)
+        );
+        match tokio::time::timeout(POOL_PROBE_BOUND, tokio::net::TcpStream::connect(&address))
+            .await
+        {
+            Ok(Ok(_)) => None,
+            Ok(Err(error)) => Some(format!("its browser pool at {address} refuses ({error})")),
+            Err(_) => Some(format!(
+                "its browser pool at {address} did not answer within {} ms",
+                POOL_PROBE_BOUND.as_millis()
+            )),
+        }
+    }
+
     /// The metrics now, in the Prometheus text format.
     fn encode(&self) -> String {
         if let Some(browser) = self.browser.get() {
@@ -276,6 +358,17 @@ impl Operations {
         }
         self.calls_in_flight
             .set(self.in_flight.borrow().len() as i64);
+        if let Some(pool) = self.pool.get() {
+            let now = pool.stats();
+            let mut seen = self.pool_seen.lock().unwrap_or_else(|p| p.into_inner());
+            self.pool_held.set(i64::try_from(now.held).unwrap_or(i64::MAX));
+            self.pool_taken.inc_by(now.taken.saturating_sub(seen.taken));
+            self.pool_waited.inc_by(now.waited.saturating_sub(seen.waited));
+            self.pool_refused
+                .inc_by(now.refused.saturating_sub(seen.refused));
+            self.pool_lost.inc_by(now.lost.saturating_sub(seen.lost));
+            *seen = now;
+        }
         let mut text = String::new();
         let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &registry) {
@@ -294,7 +387,11 @@ impl Operations {
                 axum::routing::get(move || {
                     let ready = Arc::clone(&ready);
                     async move {
-                        match ready.not_ready() {
+                        let why = match ready.not_ready() {
+                            Some(why) => Some(why.to_owned()),
+                            None => ready.pool_unreachable().await,
+                        };
+                        match why {
                             None => (StatusCode::OK, "ready\n".to_owned()),
                             Some(why) => (
                                 StatusCode::SERVICE_UNAVAILABLE,

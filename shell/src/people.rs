@@ -34,10 +34,12 @@ pub async fn serve(
 ) -> browser_provider::Result<()> {
     if people.cdp_endpoint {
         let supervisor = started.supervisor().ok_or_else(|| {
-            browser_provider::BrowserError::invalid(
-                "cdp-endpoint",
-                "the CDP endpoint is not offered in the person's own Chrome: it would reach past the tabs they share",
-            )
+            let why = if started.pool().is_some() {
+                "the CDP endpoint is not offered with a pool: each session has a browser of its own, and a CDP client would have none; connect the client to the pool itself"
+            } else {
+                "the CDP endpoint is not offered in the person's own Chrome: it would reach past the tabs they share"
+            };
+            browser_provider::BrowserError::invalid("cdp-endpoint", why)
         })?;
         let endpoint = cdp_endpoint::start(
             Arc::clone(supervisor),
@@ -57,6 +59,9 @@ pub async fn serve(
         listening.offer_extension_bridge(port);
     }
     let relay = listening.attach(started.browser.clone(), config.agent_options(), cancel)?;
+    if let Some(pool) = started.pool() {
+        crate::operate::process_operations().watch_pool(Arc::clone(pool));
+    }
     // Holding the person's Chrome, it lets other shells' agents join it
     // through its `/mcp` (see `bridge`), until it stops; recorded before
     // the links are printed, so whoever reads them finds the record.

@@ -148,10 +148,30 @@ impl Inner {
                 .collect()
         };
         plan.sort_by_key(|tab| tab.handle.number());
+        self.reopen(&host, plan).await;
+
+        let when = clock(restart.at);
+        let mut registry = self.lock();
+        for state in registry.sessions.values_mut() {
+            let reopened = reopened_words(state);
+            state.notices.push(format!(
+                "Note: the browser stopped ({}) and was restarted at {when}; {reopened}.",
+                restart.cause
+            ));
+        }
+        drop(registry);
+        self.tabs_changed.send_modify(|generation| *generation += 1);
+        tracing::info!(cause = %restart.cause, "tabs reopened after the browser restarted");
+    }
+
+    /// Gives each tab of `plan` a new page in `host` (in its context) and
+    /// loads its last URL, waiting at most [`REOPEN_WAIT`] for the loads.
+    /// A tab that cannot get a page is removed.
+    async fn reopen(self: &Arc<Self>, host: &Arc<dyn ViewHost>, plan: Vec<Reopening>) {
 
         let mut loads = tokio::task::JoinSet::new();
         for tab in plan {
-            let page = match self.new_page(&host, tab.context, tab.owner).await {
+            let page = match self.new_page(host, tab.context, tab.owner).await {
                 Ok(page) => page,
                 Err(error) => {
                     tracing::warn!(tab = %tab.handle, %error, "cannot reopen a tab");
@@ -188,28 +208,55 @@ impl Inner {
         .await;
         loads.detach_all();
 
-        let when = clock(restart.at);
+    }
+
+    /// A browser of an isolated context went away by itself (a pool
+    /// browser that died): the sessions in that context, and only they,
+    /// hear `BROWSER_RESTARTED` in calls running now, get their tabs back
+    /// in a new browser for the same context (the host takes one), and a
+    /// notice with their next call. Nobody else notices.
+    pub(super) async fn recover_context(self: &Arc<Self>, context: &ContextId, cause: &str) {
+        let (sessions, plan) = {
+            let registry = self.lock();
+            let sessions: Vec<SessionId> = registry
+                .sessions
+                .iter()
+                .filter(|(_, state)| state.context.as_ref() == Some(context))
+                .map(|(id, _)| id.clone())
+                .collect();
+            let mut plan: Vec<Reopening> = Vec::new();
+            for id in &sessions {
+                let Ok(state) = registry.session(id) else { continue };
+                for tab in &state.tabs {
+                    tab.page.mark_browser_gone(cause);
+                    plan.push(Reopening {
+                        handle: tab.handle.clone(),
+                        context: Some(context.clone()),
+                        owner: Some(id.to_string()),
+                        url: tab.last_url.clone(),
+                    });
+                }
+            }
+            (sessions, plan)
+        };
+        if sessions.is_empty() {
+            return;
+        }
+        tracing::warn!(context = context.as_str(), %cause, ?sessions, "a session's browser went away; reopening its tabs in a new one");
+        let host = self.host();
+        self.reopen(&host, plan).await;
+        let when = clock(SystemTime::now());
         let mut registry = self.lock();
-        for state in registry.sessions.values_mut() {
-            let tabs: Vec<&str> = state.tabs.iter().map(|t| t.handle.as_str()).collect();
-            let reopened = match tabs.as_slice() {
-                [] => "you had no open tabs".to_owned(),
-                [one] => format!(
-                    "your tab {one} was reopened at its last URL; refs from before no longer work: take a snapshot"
-                ),
-                many => format!(
-                    "your tabs {} were reopened at their last URLs; refs from before no longer work: take a snapshot",
-                    many.join(", ")
-                ),
-            };
-            state.notices.push(format!(
-                "Note: the browser stopped ({}) and was restarted at {when}; {reopened}.",
-                restart.cause
-            ));
+        for id in &sessions {
+            if let Ok(state) = registry.session_mut(id) {
+                let reopened = reopened_words(state);
+                state.notices.push(format!(
+                    "Note: your browser stopped ({cause}) and a new one took its place at {when}; {reopened}."
+                ));
+            }
         }
         drop(registry);
         self.tabs_changed.send_modify(|generation| *generation += 1);
-        tracing::info!(cause = %restart.cause, "tabs reopened after the browser restarted");
     }
 
     /// A blank page in `host`, prepared for operations.
@@ -233,6 +280,21 @@ impl Inner {
                 Err(error)
             }
         }
+    }
+}
+
+/// What a notice says of a session's tabs after they were reopened.
+fn reopened_words(state: &super::tabs::SessionState) -> String {
+    let tabs: Vec<&str> = state.tabs.iter().map(|t| t.handle.as_str()).collect();
+    match tabs.as_slice() {
+        [] => "you had no open tabs".to_owned(),
+        [one] => format!(
+            "your tab {one} was reopened at its last URL; refs from before no longer work: take a snapshot"
+        ),
+        many => format!(
+            "your tabs {} were reopened at their last URLs; refs from before no longer work: take a snapshot",
+            many.join(", ")
+        ),
     }
 }
 

@@ -497,6 +497,11 @@ async fn follow_tab_events(
             // Handled at once by `follow_views`.
             ViewEvent::PersonStopped { .. } | ViewEvent::PersonResumed => {}
             ViewEvent::DownloadRefused { .. } => {}
+            // Reopening takes a while (a new browser, the tabs' loads):
+            // other tabs' events go on meanwhile.
+            ViewEvent::ContextLost { context, cause } => {
+                tokio::spawn(async move { inner.recover_context(&context, &cause).await });
+            }
         }
     }
 }

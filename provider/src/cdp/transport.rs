@@ -161,10 +161,41 @@ pub async fn websocket(url: &str) -> Result<Transport> {
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     let (stream, _response) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
-        .map_err(|e| BrowserError::NotConnected {
-            reason: format!("cannot connect to {url}: {e}"),
-        })?;
+        .map_err(|e| refused(url, e))?;
     Ok(over_websocket(stream))
+}
+
+/// Why a WebSocket could not be opened: `BUSY` when the endpoint is a pool
+/// that answered "too many" (429) or "unavailable" (503), with its words
+/// and its `Retry-After`; `NOT_CONNECTED` otherwise. The URL is named
+/// without its query, which may carry a pool's token.
+fn refused(url: &str, error: tokio_tungstenite::tungstenite::Error) -> BrowserError {
+    use tokio_tungstenite::tungstenite::Error;
+    let shown = url.split('?').next().unwrap_or(url);
+    match error {
+        Error::Http(response)
+            if matches!(response.status().as_u16(), 429 | 503) =>
+        {
+            let retry_after_secs = response
+                .headers()
+                .get("retry-after")
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.trim().parse::<u64>().ok());
+            let said = response
+                .body()
+                .as_deref()
+                .map(|body| String::from_utf8_lossy(body).trim().chars().take(200).collect())
+                .filter(|words: &String| !words.is_empty())
+                .unwrap_or_else(|| response.status().to_string());
+            BrowserError::Busy {
+                detail: format!("{shown} answered {}: {said}", response.status().as_u16()),
+                retry_after_secs,
+            }
+        }
+        other => BrowserError::NotConnected {
+            reason: format!("cannot connect to {shown}: {other}"),
+        },
+    }
 }
 
 /// Runs a transport over an open WebSocket (ours as a client, or one a

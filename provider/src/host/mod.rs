@@ -14,6 +14,7 @@ mod endpoint;
 pub mod extension;
 mod frames;
 mod launch;
+pub mod pool;
 mod supervisor;
 
 use std::fmt;
@@ -27,6 +28,7 @@ use tokio::sync::mpsc;
 pub use chromium::ChromiumHost;
 pub use endpoint::resolve_endpoint;
 pub use extension::{ExtensionHost, ExtensionOptions};
+pub use pool::{PoolHost, PoolOptions, PoolStats};
 pub use launch::{BROWSER_ENV, LaunchOptions, ProfileDir, find_browser, is_headless_shell};
 pub use supervisor::{BrowserState, Launcher, Restart, RestartPolicy, Supervisor};
 
@@ -133,6 +135,15 @@ pub enum ViewEvent {
     },
     /// The person let the agents go on from the host's own controls.
     PersonResumed,
+    /// An isolated context's browser went away by itself (a pool browser
+    /// that died, see [`pool`]): its views are gone, and the sessions in it
+    /// start again in a new context.
+    ContextLost {
+        /// The context that is gone.
+        context: ContextId,
+        /// Why, as the connection or process ended.
+        cause: String,
+    },
     /// A page tried to download a file; downloads are refused.
     DownloadRefused {
         /// The frame that started it (a view's main frame id is the view id).

@@ -7,8 +7,8 @@ use std::time::Duration;
 use browser_provider::browser::NavigationRequest;
 use browser_provider::cdp::protocol::PageSetDocumentContent;
 use browser_provider::host::{
-    ChromiumHost, CreateViewOptions, LaunchOptions, Launcher, ProfileDir, RestartPolicy,
-    Supervisor, ViewHost, ViewHostExt,
+    ChromiumHost, CreateViewOptions, LaunchOptions, Launcher, PoolHost, PoolOptions, ProfileDir,
+    RestartPolicy, Supervisor, ViewHost, ViewHostExt,
 };
 use browser_provider::{Browser, Result};
 
@@ -65,6 +65,25 @@ pub struct BrowserOptions {
         conflicts_with = "browser"
     )]
     pub connect: Option<String>,
+    /// Take each agent session's browser from this pool instead of
+    /// launching one: a CDP endpoint that hands out a fresh browser per
+    /// connection (browserless: ws://HOST:PORT/chromium?token=…). A session
+    /// takes its browser on its first call and gives it back when it ends;
+    /// while the pool is full a call waits (--pool-wait-ms) and then answers
+    /// BUSY. A pool browser that dies is replaced for its session alone
+    /// (BROWSER_RESTARTED).
+    #[arg(
+        long,
+        value_name = "WS_URL",
+        global = true,
+        hide_short_help = true,
+        conflicts_with_all = ["connect", "browser"]
+    )]
+    pub pool: Option<String>,
+    /// How long a session waits for a free browser from a full pool before
+    /// BUSY (default 30000; kept 5 s inside the call's bound).
+    #[arg(long, value_name = "MS", global = true, hide_short_help = true)]
+    pub pool_wait_ms: Option<u64>,
     /// Show the browser window (default: headless).
     #[arg(long, global = true, hide_short_help = true)]
     pub headed: bool,
@@ -163,6 +182,8 @@ enum Engine {
     /// A supervisor relaunches (or reconnects to) the browser when it goes
     /// away; kept to shut it down in order.
     Supervised(Arc<Supervisor>),
+    /// Each session's browser from a pool: given back on shutdown.
+    Pool(Arc<PoolHost>),
     /// The person's Chrome through the extension: nothing of ours to stop
     /// but the bridge (and its lock, let go of with it).
     Extension(crate::browser::extension::bridge::Held),
@@ -174,7 +195,7 @@ impl Started {
     pub fn supervisor(&self) -> Option<&Arc<Supervisor>> {
         match &self.engine {
             Engine::Supervised(supervisor) => Some(supervisor),
-            Engine::Extension(_) => None,
+            Engine::Pool(_) | Engine::Extension(_) => None,
         }
     }
 
@@ -183,7 +204,7 @@ impl Started {
     pub fn extension_host(&self) -> Option<&Arc<browser_provider::host::ExtensionHost>> {
         match &self.engine {
             Engine::Extension(held) => Some(&held.host),
-            Engine::Supervised(_) => None,
+            Engine::Supervised(_) | Engine::Pool(_) => None,
         }
     }
 
@@ -192,6 +213,7 @@ impl Started {
     pub async fn shutdown(self) {
         match self.engine {
             Engine::Supervised(supervisor) => supervisor.shutdown().await,
+            Engine::Pool(pool) => pool.shutdown().await,
             Engine::Extension(held) => drop(held),
         }
     }
@@ -213,6 +235,12 @@ impl BrowserOptions {
         }
         if let Some(endpoint) = &self.connect {
             args.extend(["--connect".into(), endpoint.into()]);
+        }
+        if let Some(pool) = &self.pool {
+            args.extend(["--pool".into(), pool.into()]);
+        }
+        if let Some(wait) = self.pool_wait_ms {
+            args.extend(["--pool-wait-ms".into(), wait.to_string().into()]);
         }
         if self.headed {
             args.push("--headed".into());
@@ -263,6 +291,12 @@ impl BrowserOptions {
         if let Some(endpoint) = &self.connect {
             config.connect = Some(endpoint.clone());
         }
+        if let Some(pool) = &self.pool {
+            config.pool = Some(pool.clone());
+        }
+        if let Some(wait) = self.pool_wait_ms {
+            config.pool_wait_ms = wait;
+        }
         if self.headed {
             config.headless = false;
         }
@@ -296,6 +330,9 @@ impl Started {
     pub async fn start(config: &Config, audience: Audience) -> Result<Self> {
         if config.browser == crate::config::BrowserKind::Extension {
             return Self::in_persons_chrome(config).await;
+        }
+        if let Some(options) = config.pool_options() {
+            return Ok(Self::from_pool(options, config));
         }
         let policy = config.browser_config().policy;
         let launcher = match &config.connect {
@@ -404,6 +441,33 @@ impl Started {
                 }
                 started => return started,
             }
+        }
+    }
+
+    /// Sessions' browsers from a pool: nothing is taken until a session
+    /// needs it, so the shell serves at once.
+    fn from_pool(options: PoolOptions, config: &Config) -> Self {
+        if let Some(rules) = config.browser_config().policy.host_resolver_rules() {
+            tracing::warn!(
+                "the host lists are checked for navigations agents start, but the pool's \
+                 browsers are not launched by the shell: start them with \
+                 --host-resolver-rules=\"{rules}\" to enforce the lists on their network too"
+            );
+        }
+        let pool = Arc::new(PoolHost::new(options));
+        tracing::info!(pool = pool.endpoint_shown(), "sessions take their browsers from a pool");
+        let browser = Browser::new(Arc::clone(&pool) as Arc<dyn ViewHost>, config.browser_config());
+        Self {
+            browser,
+            engine: Engine::Pool(pool),
+        }
+    }
+
+    /// The pool sessions take their browsers from, when there is one.
+    pub fn pool(&self) -> Option<&Arc<PoolHost>> {
+        match &self.engine {
+            Engine::Pool(pool) => Some(pool),
+            Engine::Supervised(_) | Engine::Extension(_) => None,
         }
     }
 
