@@ -22,6 +22,47 @@ pub fn random_token() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// The environment variable that sets the full-access token of every
+/// shell of a team (several shells behind one balancer let the same
+/// clients in); unset: a random token per launch.
+pub const TOKEN_ENV: &str = "BROWSER_SHELL_TOKEN";
+
+/// The environment variable that sets the relay's view-only token the
+/// same way (see [`TOKEN_ENV`]).
+pub const VIEW_TOKEN_ENV: &str = "BROWSER_SHELL_VIEW_TOKEN";
+
+/// The shortest token a team may configure: as hard to guess as a
+/// random one should be.
+const SHORTEST_TOKEN: usize = 32;
+
+/// The token in `variable` when one is set, else a random one.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a configured token shorter than 32 characters,
+/// or with characters other than printable ASCII (it travels in headers
+/// and URLs); as [`random_token`].
+pub fn configured_or_random(variable: &str) -> Result<String> {
+    let Some(given) = std::env::var_os(variable) else {
+        return random_token();
+    };
+    let given = given.into_string().map_err(|_| {
+        BrowserError::invalid(variable, "is not Unicode; use letters, digits and - _ .")
+    })?;
+    let usable = given
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b));
+    if given.len() < SHORTEST_TOKEN || !usable {
+        return Err(BrowserError::invalid(
+            variable,
+            format!(
+                "needs at least {SHORTEST_TOKEN} characters of letters, digits and - _ . ~ \
+                 (for example the output of `openssl rand -hex 32`)"
+            ),
+        ));
+    }
+    Ok(given)
+}
+
 /// Compares two secrets in constant time.
 pub fn same_secret(given: &str, expected: &str) -> bool {
     given.len() == expected.len()

@@ -190,7 +190,10 @@ impl Config {
             if !(pool.starts_with("ws://") || pool.starts_with("wss://")) {
                 return Err(BrowserError::invalid(
                     "pool",
-                    format!("{:?} is not a WebSocket URL: give the pool's ws://… or wss://… endpoint (browserless: ws://HOST:PORT/chromium?token=…)", pool.split('?').next().unwrap_or(pool)),
+                    format!(
+                        "{:?} is not a WebSocket URL: give the pool's ws://… or wss://… endpoint (browserless: ws://HOST:PORT/chromium?token=…)",
+                        pool.split('?').next().unwrap_or(pool)
+                    ),
                 ));
             }
         }

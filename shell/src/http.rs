@@ -145,15 +145,15 @@ impl Listening {
     }
 }
 
-/// Binds `address` (loopback only) with a new token and prints the
-/// endpoint and the token on stdout, for the person or program that started
+/// Binds `address` (loopback only) with a new token (or the team's, from
+/// `BROWSER_SHELL_TOKEN`) and prints the endpoint and the token on stdout, for the person or program that started
 /// us; never to the logs. Requests wait in the listener's queue until
 /// [`serve`] runs.
 ///
 /// # Errors
 /// As [`bind`].
 pub async fn listen(address: SocketAddr) -> Result<Listening> {
-    let listening = bind(address).await?;
+    let listening = bind_with(address, auth::configured_or_random(auth::TOKEN_ENV)?).await?;
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -171,6 +171,11 @@ pub async fn listen(address: SocketAddr) -> Result<Listening> {
 /// # Errors
 /// `INVALID_ARGUMENT` for an address that is not loopback or cannot be bound.
 pub async fn bind(address: SocketAddr) -> Result<Listening> {
+    bind_with(address, auth::random_token()?).await
+}
+
+/// Binds `address` (loopback only) with `token`.
+async fn bind_with(address: SocketAddr, token: String) -> Result<Listening> {
     if !address.ip().is_loopback() {
         return Err(BrowserError::invalid(
             "http",
@@ -179,7 +184,7 @@ pub async fn bind(address: SocketAddr) -> Result<Listening> {
             ),
         ));
     }
-    let token: Arc<str> = auth::random_token()?.into();
+    let token: Arc<str> = token.into();
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("http", format!("cannot listen on {address}: {e}")))?;

@@ -300,6 +300,14 @@ enum Command {
         /// the column in a frame; by default no page may frame it.
         #[arg(long, value_name = "ORIGIN", value_parser = parse_origin)]
         embed_origin: Option<String>,
+        /// This shell's name among several behind one balancer (HAProxy's
+        /// server name): viewer links carry node=NAME and answers set the
+        /// browser_shell_node cookie, so a person's viewer reaches the shell
+        /// that holds its sessions. Give every shell of a team the same
+        /// BROWSER_SHELL_TOKEN (and BROWSER_SHELL_VIEW_TOKEN) in its
+        /// environment so one token lets a client in on any of them.
+        #[arg(long, value_name = "NAME", env = "BROWSER_SHELL_NODE")]
+        node: Option<String>,
         #[command(flatten)]
         agents: mcp::AgentArgs,
     },
@@ -520,6 +528,7 @@ async fn run(cli: Cli) -> ExitCode {
             url,
             cdp_endpoint,
             embed_origin,
+            node,
             agents,
         } => Job::Relay(
             relay::RelaySetup {
@@ -533,6 +542,7 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: None,
                 cdp_endpoint: None,
                 embed_origin: embed_origin.clone(),
+                node: node.clone(),
             },
             agents,
             people::ForPeople {
@@ -550,6 +560,7 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: Some(Duration::from_millis(*exit_when_idle_ms)),
                 cdp_endpoint: None,
                 embed_origin: None,
+                node: None,
             },
             &DEFAULT_AGENT_ARGS,
             people::ForPeople::default(),
@@ -654,6 +665,7 @@ async fn run(cli: Cli) -> ExitCode {
                 exit_when_idle: None,
                 cdp_endpoint: None,
                 embed_origin: None,
+                node: None,
             },
             *people,
         )),
@@ -729,6 +741,7 @@ fn default_command(url: Option<String>, cdp_endpoint: bool) -> Command {
         url,
         cdp_endpoint,
         embed_origin: None,
+        node: None,
         agents: mcp::AgentArgs::default(),
     }
 }

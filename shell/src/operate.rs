@@ -330,8 +330,7 @@ impl Operations {
             url.host_str()?,
             url.port_or_known_default().unwrap_or(80)
         );
-        match tokio::time::timeout(POOL_PROBE_BOUND, tokio::net::TcpStream::connect(&address))
-            .await
+        match tokio::time::timeout(POOL_PROBE_BOUND, tokio::net::TcpStream::connect(&address)).await
         {
             Ok(Ok(_)) => None,
             Ok(Err(error)) => Some(format!("its browser pool at {address} refuses ({error})")),
@@ -361,9 +360,11 @@ impl Operations {
         if let Some(pool) = self.pool.get() {
             let now = pool.stats();
             let mut seen = self.pool_seen.lock().unwrap_or_else(|p| p.into_inner());
-            self.pool_held.set(i64::try_from(now.held).unwrap_or(i64::MAX));
+            self.pool_held
+                .set(i64::try_from(now.held).unwrap_or(i64::MAX));
             self.pool_taken.inc_by(now.taken.saturating_sub(seen.taken));
-            self.pool_waited.inc_by(now.waited.saturating_sub(seen.waited));
+            self.pool_waited
+                .inc_by(now.waited.saturating_sub(seen.waited));
             self.pool_refused
                 .inc_by(now.refused.saturating_sub(seen.refused));
             self.pool_lost.inc_by(now.lost.saturating_sub(seen.lost));

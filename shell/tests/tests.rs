@@ -37,4 +37,5 @@ mod mcp_stdio;
 mod operate;
 mod relay;
 mod security;
+mod team;
 mod viewers;

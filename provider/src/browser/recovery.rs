@@ -168,7 +168,6 @@ impl Inner {
     /// loads its last URL, waiting at most [`REOPEN_WAIT`] for the loads.
     /// A tab that cannot get a page is removed.
     async fn reopen(self: &Arc<Self>, host: &Arc<dyn ViewHost>, plan: Vec<Reopening>) {
-
         let mut loads = tokio::task::JoinSet::new();
         for tab in plan {
             let page = match self.new_page(host, tab.context, tab.owner).await {
@@ -207,7 +206,6 @@ impl Inner {
         })
         .await;
         loads.detach_all();
-
     }
 
     /// A browser of an isolated context went away by itself (a pool
@@ -226,7 +224,9 @@ impl Inner {
                 .collect();
             let mut plan: Vec<Reopening> = Vec::new();
             for id in &sessions {
-                let Ok(state) = registry.session(id) else { continue };
+                let Ok(state) = registry.session(id) else {
+                    continue;
+                };
                 for tab in &state.tabs {
                     tab.page.mark_browser_gone(cause);
                     plan.push(Reopening {

@@ -173,9 +173,7 @@ fn refused(url: &str, error: tokio_tungstenite::tungstenite::Error) -> BrowserEr
     use tokio_tungstenite::tungstenite::Error;
     let shown = url.split('?').next().unwrap_or(url);
     match error {
-        Error::Http(response)
-            if matches!(response.status().as_u16(), 429 | 503) =>
-        {
+        Error::Http(response) if matches!(response.status().as_u16(), 429 | 503) => {
             let retry_after_secs = response
                 .headers()
                 .get("retry-after")
@@ -184,7 +182,13 @@ fn refused(url: &str, error: tokio_tungstenite::tungstenite::Error) -> BrowserEr
             let said = response
                 .body()
                 .as_deref()
-                .map(|body| String::from_utf8_lossy(body).trim().chars().take(200).collect())
+                .map(|body| {
+                    String::from_utf8_lossy(body)
+                        .trim()
+                        .chars()
+                        .take(200)
+                        .collect()
+                })
                 .filter(|words: &String| !words.is_empty())
                 .unwrap_or_else(|| response.status().to_string());
             BrowserError::Busy {

@@ -28,8 +28,8 @@ use tokio::sync::mpsc;
 pub use chromium::ChromiumHost;
 pub use endpoint::resolve_endpoint;
 pub use extension::{ExtensionHost, ExtensionOptions};
-pub use pool::{PoolHost, PoolOptions, PoolStats};
 pub use launch::{BROWSER_ENV, LaunchOptions, ProfileDir, find_browser, is_headless_shell};
+pub use pool::{PoolHost, PoolOptions, PoolStats};
 pub use supervisor::{BrowserState, Launcher, Restart, RestartPolicy, Supervisor};
 
 use crate::cdp::{Command, EventStream};

@@ -27,8 +27,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ChromiumHost, ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent, ViewHost,
-    ViewId, ViewInfo,
+    ChromiumHost, ContextId, CreateViewOptions, FrameInfo, HostCensus, ViewEvent, ViewHost, ViewId,
+    ViewInfo,
 };
 use crate::cdp::EventStream;
 use crate::error::{BrowserError, Result};
@@ -38,6 +38,9 @@ use crate::error::{BrowserError, Result};
 const FIRST_PAUSE: Duration = Duration::from_millis(200);
 /// See [`FIRST_PAUSE`].
 const LONGEST_PAUSE: Duration = Duration::from_secs(2);
+
+/// How long before a session's wait ends the pool is asked a last time.
+const LAST_TRY: Duration = Duration::from_millis(250);
 
 /// Where the pool is and how long a session waits for a browser from it.
 #[derive(Debug, Clone)]
@@ -79,6 +82,9 @@ struct PoolState {
     leases: Mutex<HashMap<ContextId, Arc<Lease>>>,
     /// Which lease each view lives in.
     views: Mutex<HashMap<ViewId, ContextId>>,
+    /// Views whose browser died, with why: a command for one answers
+    /// `BROWSER_RESTARTED` (its session's tabs are being reopened).
+    lost_views: Mutex<HashMap<ViewId, (ContextId, String)>>,
     /// The lease of views that belong to no session, once one was made.
     shared: tokio::sync::Mutex<Option<ContextId>>,
     /// Held while a lost context takes its new browser.
@@ -115,6 +121,7 @@ impl PoolHost {
                 options,
                 leases: Mutex::default(),
                 views: Mutex::default(),
+                lost_views: Mutex::default(),
                 shared: tokio::sync::Mutex::default(),
                 retaking: tokio::sync::Mutex::default(),
                 given_back: Mutex::default(),
@@ -155,7 +162,8 @@ impl PoolHost {
         }
     }
 
-    /// The lease a view lives in.
+    /// The lease a view lives in; `BROWSER_RESTARTED` for a view whose
+    /// browser died.
     fn lease_of(&self, view: &ViewId) -> Result<Arc<Lease>> {
         let context = self
             .state
@@ -164,11 +172,41 @@ impl PoolHost {
             .unwrap_or_else(|p| p.into_inner())
             .get(view)
             .cloned();
-        context
-            .and_then(|context| self.state.leases().get(&context).cloned())
-            .ok_or_else(|| BrowserError::TabNotFound {
+        if let Some(lease) = context.and_then(|context| self.state.leases().get(&context).cloned())
+        {
+            return Ok(lease);
+        }
+        let lost = self
+            .state
+            .lost_views
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(view)
+            .map(|(_, cause)| cause.clone());
+        Err(match lost {
+            Some(cause) => BrowserError::BrowserRestarted { cause },
+            None => BrowserError::TabNotFound {
                 tab: view.as_str().to_owned(),
-            })
+            },
+        })
+    }
+
+    /// A command's failure, as the session should hear it: when the
+    /// lease's browser died under it, `BROWSER_RESTARTED` (the session
+    /// gets a new one), not a crash that nothing brings back.
+    fn explained(lease: &Lease, error: BrowserError) -> BrowserError {
+        let lost = matches!(
+            error,
+            BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. }
+        ) && !lease.host.connection().is_open()
+            && !lease.released.is_cancelled();
+        if lost {
+            BrowserError::BrowserRestarted {
+                cause: error.to_string(),
+            }
+        } else {
+            error
+        }
     }
 
     /// The lease of views that belong to no session, taken on first use.
@@ -209,7 +247,10 @@ impl PoolHost {
                 context.as_str()
             )));
         }
-        tracing::info!(context = context.as_str(), "taking a new browser for a session whose browser went away");
+        tracing::info!(
+            context = context.as_str(),
+            "taking a new browser for a session whose browser went away"
+        );
         self.take(false, Some(context.clone())).await
     }
 
@@ -219,7 +260,7 @@ impl PoolHost {
         let options = &self.state.options;
         let deadline = tokio::time::Instant::now() + options.wait;
         let mut pause = FIRST_PAUSE;
-        let mut waited = false;
+        let mut refused: Option<BrowserError> = None;
         loop {
             let attempt = tokio::time::timeout_at(
                 deadline,
@@ -228,7 +269,7 @@ impl PoolHost {
             .await;
             let refusal = match attempt {
                 Ok(Ok(host)) => {
-                    if waited {
+                    if refused.is_some() {
                         self.state.waited.fetch_add(1, Ordering::Relaxed);
                     }
                     return Ok(self.hold(host, shared, id));
@@ -237,27 +278,32 @@ impl PoolHost {
                     detail,
                     retry_after_secs,
                 })) => BrowserError::Busy {
-                    detail,
+                    detail: format!("{detail}; asked for {} ms", options.wait.as_millis()),
                     retry_after_secs,
                 },
                 Ok(Err(other)) => return Err(other),
-                Err(_) => BrowserError::Busy {
+                // The wait ended during a try: the pool's last refusal is
+                // the answer, else it held this session in its queue.
+                Err(_) => refused.take().unwrap_or_else(|| BrowserError::Busy {
                     detail: format!(
                         "{} kept this session in its queue for {} ms",
                         self.endpoint_shown(),
                         options.wait.as_millis()
                     ),
                     retry_after_secs: None,
-                },
+                }),
             };
-            waited = true;
-            if tokio::time::Instant::now() + pause >= deadline {
+            let last_try = deadline.checked_sub(LAST_TRY).unwrap_or(deadline);
+            let now = tokio::time::Instant::now();
+            if now >= last_try {
                 self.state.refused.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(error = %refusal, "the browser pool is full");
                 return Err(refusal);
             }
-            // A pool that refused is asked again after a pause, not at once.
-            tokio::time::sleep(pause).await;
+            refused = Some(refusal);
+            // A pool that refused is asked again after a pause, not at
+            // once; the last time just before the wait ends.
+            tokio::time::sleep_until((now + pause).min(last_try)).await;
             pause = (pause * 2).min(LONGEST_PAUSE);
         }
     }
@@ -286,7 +332,10 @@ impl PoolHost {
             .leases()
             .insert(lease.id.clone(), Arc::clone(&lease));
         tracing::info!(lease = %lease.id.as_str(), "took a browser from the pool");
-        tokio::spawn(follow_lease(Arc::downgrade(&self.state), Arc::clone(&lease)));
+        tokio::spawn(follow_lease(
+            Arc::downgrade(&self.state),
+            Arc::clone(&lease),
+        ));
         lease
     }
 }
@@ -368,6 +417,12 @@ async fn follow_lease(state: std::sync::Weak<PoolState>, lease: Arc<Lease>) {
         }
         gone
     };
+    if !lease.shared {
+        let mut lost = state.lost_views.lock().unwrap_or_else(|p| p.into_inner());
+        for view in &gone {
+            lost.insert(view.clone(), (lease.id.clone(), cause.clone()));
+        }
+    }
     tracing::warn!(lease = %lease.id.as_str(), %cause, "a pool browser went away");
     if lease.shared {
         for view in gone {
@@ -404,6 +459,11 @@ impl ViewHost for PoolHost {
     }
 
     async fn destroy_view(&self, view: &ViewId) -> Result<()> {
+        self.state
+            .lost_views
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(view);
         let Ok(lease) = self.lease_of(view) else {
             return Ok(());
         };
@@ -411,7 +471,12 @@ impl ViewHost for PoolHost {
     }
 
     async fn show_view(&self, view: &ViewId) -> Result<()> {
-        self.lease_of(view)?.host.show_view(view).await
+        let lease = self.lease_of(view)?;
+        lease
+            .host
+            .show_view(view)
+            .await
+            .map_err(|e| Self::explained(&lease, e))
     }
 
     async fn send_command(
@@ -421,18 +486,30 @@ impl ViewHost for PoolHost {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        self.lease_of(view)?
+        let lease = self.lease_of(view)?;
+        lease
             .host
             .send_command(view, method, params, timeout)
             .await
+            .map_err(|e| Self::explained(&lease, e))
     }
 
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
-        self.lease_of(view)?.host.subscribe(view).await
+        let lease = self.lease_of(view)?;
+        lease
+            .host
+            .subscribe(view)
+            .await
+            .map_err(|e| Self::explained(&lease, e))
     }
 
     async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
-        self.lease_of(view)?.host.frames(view).await
+        let lease = self.lease_of(view)?;
+        lease
+            .host
+            .frames(view)
+            .await
+            .map_err(|e| Self::explained(&lease, e))
     }
 
     async fn send_frame_command(
@@ -443,10 +520,12 @@ impl ViewHost for PoolHost {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        self.lease_of(view)?
+        let lease = self.lease_of(view)?;
+        lease
             .host
             .send_frame_command(view, frame, method, params, timeout)
             .await
+            .map_err(|e| Self::explained(&lease, e))
     }
 
     async fn list_views(&self) -> Result<Vec<ViewInfo>> {
@@ -455,7 +534,12 @@ impl ViewHost for PoolHost {
         for lease in leases {
             // Only the views made or followed here: a pool browser's own
             // first tab belongs to nobody.
-            let known = self.state.views.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let known = self
+                .state
+                .views
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             match lease.host.list_views().await {
                 Ok(views) => all.extend(
                     views
@@ -499,6 +583,13 @@ impl ViewHost for PoolHost {
                 .unwrap_or_else(|p| p.into_inner())
                 .retain(|_, held_in| held_in != context);
             lease.release().await;
+        }
+        {
+            self.state
+                .lost_views
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|_, (held_in, _)| held_in != context);
         }
         Ok(())
     }

@@ -71,10 +71,13 @@ pub struct BrowserOptions {
     /// takes its browser on its first call and gives it back when it ends;
     /// while the pool is full a call waits (--pool-wait-ms) and then answers
     /// BUSY. A pool browser that dies is replaced for its session alone
-    /// (BROWSER_RESTARTED).
+    /// (BROWSER_RESTARTED). Set it in the environment rather than on the
+    /// command line when the URL carries the pool's token.
     #[arg(
         long,
         value_name = "WS_URL",
+        env = "BROWSER_SHELL_POOL",
+        hide_env_values = true,
         global = true,
         hide_short_help = true,
         conflicts_with_all = ["connect", "browser"]
@@ -455,8 +458,14 @@ impl Started {
             );
         }
         let pool = Arc::new(PoolHost::new(options));
-        tracing::info!(pool = pool.endpoint_shown(), "sessions take their browsers from a pool");
-        let browser = Browser::new(Arc::clone(&pool) as Arc<dyn ViewHost>, config.browser_config());
+        tracing::info!(
+            pool = pool.endpoint_shown(),
+            "sessions take their browsers from a pool"
+        );
+        let browser = Browser::new(
+            Arc::clone(&pool) as Arc<dyn ViewHost>,
+            config.browser_config(),
+        );
         Self {
             browser,
             engine: Engine::Pool(pool),

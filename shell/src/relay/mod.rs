@@ -325,7 +325,16 @@ pub struct RelaySetup {
     /// The one origin (`https://harness.example`) allowed to show the
     /// column in a frame; none by default.
     pub embed_origin: Option<String>,
+    /// This shell's name among several behind one balancer: its viewer
+    /// links carry `node=NAME` and its answers set the cookie
+    /// [`NODE_COOKIE`], so that a balancer sends a person's viewer to the
+    /// shell that holds the sessions it shows.
+    pub node: Option<String>,
 }
+
+/// The cookie that names the shell a viewer belongs to (see
+/// [`RelaySetup::node`]); the shipped HAProxy configuration routes by it.
+pub const NODE_COOKIE: &str = "browser_shell_node";
 
 impl RelaySetup {
     /// Refuses plain HTTP where others can listen in, unless asked for.
@@ -334,6 +343,9 @@ impl RelaySetup {
     /// `INVALID_ARGUMENT` for a non-loopback address without TLS or the
     /// explicit insecure flag.
     pub fn check(&self) -> Result<()> {
+        if let Some(node) = &self.node {
+            check_node(node)?;
+        }
         let address = self.listen;
         if !address.ip().is_loopback() && self.tls.is_none() && !self.insecure_no_tls {
             return Err(BrowserError::invalid(
@@ -411,8 +423,8 @@ pub async fn listen(setup: RelaySetup) -> Result<Listening> {
         None => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let token: Arc<str> = auth::random_token()?.into();
-    let view_token: Arc<str> = auth::random_token()?.into();
+    let token: Arc<str> = auth::configured_or_random(auth::TOKEN_ENV)?.into();
+    let view_token: Arc<str> = auth::configured_or_random(auth::VIEW_TOKEN_ENV)?.into();
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| BrowserError::invalid("listen", format!("cannot listen on {address}: {e}")))?;
@@ -545,7 +557,13 @@ impl Listening {
                     .with_state(bridge),
             );
         }
+        let node: Option<Arc<str>> = setup.node.as_deref().map(Arc::from);
         let app = app
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: axum::middleware::Next| {
+                    name_the_node(node.clone(), request, next)
+                },
+            ))
             .layer(axum::middleware::from_fn(
                 move |request: Request, next: axum::middleware::Next| {
                     let usage = in_use.clone();
@@ -604,7 +622,13 @@ impl Listening {
 impl BoundRelay {
     /// The browser column's address with the full-access token.
     pub fn viewer_url(&self) -> String {
-        format!("{}://{}/?token={}", self.scheme, self.bound, self.token)
+        format!(
+            "{}://{}/?token={}{}",
+            self.scheme,
+            self.bound,
+            self.token,
+            node_parameter(self.setup.node.as_deref())
+        )
     }
 
     /// Where local shells reach this relay's `/mcp`, with its token: its
@@ -634,8 +658,9 @@ impl BoundRelay {
         let _ = writeln!(out, "{}", self.viewer_url());
         let _ = writeln!(
             out,
-            "View only: {scheme}://{bound}/?token={}",
-            self.view_token
+            "View only: {scheme}://{bound}/?token={}{}",
+            self.view_token,
+            node_parameter(self.setup.node.as_deref())
         );
         let _ = writeln!(
             out,
@@ -692,6 +717,50 @@ impl BoundRelay {
         command_line.close().await;
         drop(published);
         served
+    }
+}
+
+/// `&node=NAME` for a viewer link of a named shell; nothing otherwise.
+fn node_parameter(node: Option<&str>) -> String {
+    node.map(|node| format!("&node={node}")).unwrap_or_default()
+}
+
+/// Adds the cookie that names this shell to every answer (see
+/// [`RelaySetup::node`]).
+async fn name_the_node(
+    node: Option<Arc<str>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    if let Some(node) = node
+        && let Ok(cookie) = axum::http::HeaderValue::from_str(&format!(
+            "{NODE_COOKIE}={node}; Path=/; HttpOnly; SameSite=Lax"
+        ))
+    {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// Checks a shell's name: a balancer's server name and a cookie value.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` unless it is 1 to 32 letters, digits, `-` or `_`.
+pub fn check_node(node: &str) -> Result<()> {
+    let fits = (1..=32).contains(&node.len())
+        && node
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if fits {
+        Ok(())
+    } else {
+        Err(BrowserError::invalid(
+            "node",
+            format!(
+                "{node:?} is not a usable name: give 1 to 32 letters, digits, - or _ (the balancer's server name)"
+            ),
+        ))
     }
 }
 

@@ -135,9 +135,22 @@ pub async fn start_shell_on_display(
     args: &[&str],
     lines: usize,
 ) -> (Shell, Vec<String>) {
+    start_shell_with_env(runtime, display, &[], args, lines).await
+}
+
+/// [`start_shell_on_display`] with `env` added to its environment (a
+/// team's shared token, say).
+pub async fn start_shell_with_env(
+    runtime: &Path,
+    display: Option<&str>,
+    env: &[(&str, &str)],
+    args: &[&str],
+    lines: usize,
+) -> (Shell, Vec<String>) {
     use tokio::io::AsyncBufReadExt;
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
     command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    command.envs(env.iter().copied());
     if let Some(display) = display {
         command
             .env("DISPLAY", display)
