@@ -263,6 +263,9 @@ pub async fn run_http(
             if let Some(pool) = started.pool() {
                 operations.watch_pool(Arc::clone(pool));
             }
+            if let Some(host) = started.extension_host() {
+                operations.watch_extension(Arc::clone(host));
+            }
             tracing::info!("the browser runs; serving MCP over HTTP");
             let offered = crate::browser::extension::bridge::offer(
                 &started,

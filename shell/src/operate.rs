@@ -32,6 +32,16 @@ use tokio_util::sync::CancellationToken;
 /// to kill it).
 pub const DRAIN_BOUND: Duration = Duration::from_secs(30);
 
+/// A person watching the column, counted in the metrics while it lives.
+#[derive(Debug)]
+pub struct Watching(Arc<Operations>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.viewers.dec();
+    }
+}
+
 /// How long readiness waits for the browser pool to take a connection.
 const POOL_PROBE_BOUND: Duration = Duration::from_secs(1);
 
@@ -63,6 +73,10 @@ pub struct Operations {
     pool_waited: Counter,
     pool_refused: Counter,
     pool_lost: Counter,
+    /// The person's Chrome through the extension, when that is the browser.
+    extension: OnceLock<Arc<browser_provider::host::ExtensionHost>>,
+    extension_connected: Gauge,
+    viewers: Gauge,
     /// Set when a drain starts: no new session, readiness 503.
     draining: watch::Sender<bool>,
     /// Tool calls under way (by call number).
@@ -150,9 +164,23 @@ impl Default for Operations {
             "Pool browsers that died while a session held them",
             pool_lost.clone(),
         );
+        let (extension_connected, viewers) = (Gauge::default(), Gauge::default());
+        registry.register(
+            "extension_connected",
+            "1 while the person's Chrome is connected through the extension (with --browser extension)",
+            extension_connected.clone(),
+        );
+        registry.register(
+            "viewers",
+            "People watching the browser column (the relay's viewers)",
+            viewers.clone(),
+        );
         Self {
             browser: OnceLock::new(),
             pool: OnceLock::new(),
+            extension: OnceLock::new(),
+            extension_connected,
+            viewers,
             pool_seen: Mutex::default(),
             pool_held,
             pool_taken,
@@ -210,6 +238,18 @@ impl Operations {
     /// metrics, and readiness asks whether it answers.
     pub fn watch_pool(&self, pool: Arc<PoolHost>) {
         let _ = self.pool.set(pool);
+    }
+
+    /// The browser is the person's Chrome through `host`: whether it is
+    /// connected joins the metrics.
+    pub fn watch_extension(&self, host: Arc<browser_provider::host::ExtensionHost>) {
+        let _ = self.extension.set(host);
+    }
+
+    /// A person starts watching the column; counted until the guard drops.
+    pub fn viewer(self: &Arc<Self>) -> Watching {
+        self.viewers.inc();
+        Watching(Arc::clone(self))
     }
 
     /// Notes one call's start (no outcome yet) or end.
@@ -357,6 +397,10 @@ impl Operations {
         }
         self.calls_in_flight
             .set(self.in_flight.borrow().len() as i64);
+        if let Some(extension) = self.extension.get() {
+            self.extension_connected
+                .set(i64::from(extension.connected_via().is_some()));
+        }
         if let Some(pool) = self.pool.get() {
             let now = pool.stats();
             let mut seen = self.pool_seen.lock().unwrap_or_else(|p| p.into_inner());

@@ -62,6 +62,9 @@ pub async fn serve(
     if let Some(pool) = started.pool() {
         crate::operate::process_operations().watch_pool(Arc::clone(pool));
     }
+    if let Some(host) = started.extension_host() {
+        crate::operate::process_operations().watch_extension(Arc::clone(host));
+    }
     // Holding the person's Chrome, it lets other shells' agents join it
     // through its `/mcp` (see `bridge`), until it stops; recorded before
     // the links are printed, so whoever reads them finds the record.

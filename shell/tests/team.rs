@@ -542,6 +542,19 @@ async fn two_shells_behind_haproxy_share_one_token_keep_their_sessions_and_hand_
         head.contains("set-cookie: browser_shell_node=shell2"),
         "{head}"
     );
+    let (viewer, _) = tokio_tungstenite::connect_async(format!(
+        "ws://{front_host}/ws?token={view_token}&node=shell2"
+    ))
+    .await
+    .expect("the viewer's WebSocket through the balancer");
+    let second_host = format!("127.0.0.1:{}", ports[1]);
+    bounded::first_some(Duration::from_secs(10), || async {
+        let (_, metrics) = common::get(&second_host, "/metrics", &[("Authorization", &auth)]).await;
+        (metric(&metrics, "browser_shell_viewers") == 1.0).then_some(())
+    })
+    .await
+    .expect("shell2 counts the viewer");
+    drop(viewer);
 
     // shell1 dies: its agents hear 404 (the spec's unknown session) from
     // the other shell and start again there; the others see nothing.
@@ -587,7 +600,6 @@ async fn two_shells_behind_haproxy_share_one_token_keep_their_sessions_and_hand_
     // shell2 drains on SIGTERM: not ready at once, the call under way
     // finishes, then it exits and gives its browsers back.
     let second_shell = shells.remove(0);
-    let second_host = format!("127.0.0.1:{}", ports[1]);
     let waiting_agent = &mut agents[0];
     let pid = second_shell.id().unwrap();
     let drain = async {

@@ -207,9 +207,10 @@ async fn socket(
             let live = Arc::clone(&relay.live);
             let timeline = Arc::clone(&relay.timeline);
             let watching = relay.usage.begin();
+            let counted = crate::operate::process_operations().viewer();
             upgrade.on_upgrade(move |socket| async move {
                 viewer::run(socket, live, timeline, access == Access::ViewOnly).await;
-                drop(watching);
+                drop((watching, counted));
             })
         }
         Err(status) => refuse(status),
