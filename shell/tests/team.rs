@@ -425,13 +425,16 @@ fn haproxy_config(front: u16, ports: [u16; 2]) -> String {
         + "\n"
 }
 
-/// HAProxy, stopped when dropped.
-struct Haproxy(std::process::Child, TempDir);
+/// HAProxy, stopped when dropped (with the directory of its configuration).
+struct Haproxy {
+    process: std::process::Child,
+    _config: TempDir,
+}
 
 impl Drop for Haproxy {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.process.kill();
+        let _ = self.process.wait();
     }
 }
 
@@ -470,16 +473,16 @@ async fn two_shells_behind_haproxy_share_one_token_keep_their_sessions_and_hand_
     let dir = TempDir(common::runtime_dir());
     let config = dir.0.join("haproxy.cfg");
     std::fs::write(&config, haproxy_config(front, ports)).unwrap();
-    let haproxy = Haproxy(
-        std::process::Command::new("haproxy")
+    let haproxy = Haproxy {
+        process: std::process::Command::new("haproxy")
             .args(["-db", "-f"])
             .arg(&config)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("haproxy is installed (.ci/setup)"),
-        dir,
-    );
+        _config: dir,
+    };
     let front_host = format!("127.0.0.1:{front}");
     let endpoint = Endpoint {
         host: front_host.clone(),
