@@ -166,7 +166,10 @@ impl Inner {
 
     /// Gives each tab of `plan` a new page in `host` (in its context) and
     /// loads its last URL, waiting at most [`REOPEN_WAIT`] for the loads.
-    /// A tab that cannot get a page is removed.
+    /// A tab keeps its old (gone) page, whose calls answer
+    /// `BROWSER_RESTARTED`, until the new one has loaded: a call never
+    /// lands on a page still on its way back. A tab that cannot get a page
+    /// is removed.
     async fn reopen(self: &Arc<Self>, host: &Arc<dyn ViewHost>, plan: Vec<Reopening>) {
         let mut loads = tokio::task::JoinSet::new();
         for tab in plan {
@@ -178,26 +181,29 @@ impl Inner {
                     continue;
                 }
             };
-            if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle) {
-                slot.page = Arc::clone(&page);
-            }
             if self.people_watch.load(std::sync::atomic::Ordering::Relaxed) {
                 self.follow_loads(&page);
             }
-            let Ok(target) = self.config.policy.check(&tab.url) else {
-                continue;
-            };
-            if target.as_str() == "about:blank" {
-                continue;
-            }
+            let target = self
+                .config
+                .policy
+                .check(&tab.url)
+                .ok()
+                .filter(|target| target.as_str() != "about:blank");
             let bound = self.config.navigation_timeout.min(REOPEN_WAIT);
+            let inner = Arc::clone(self);
             loads.spawn(async move {
-                let budget =
-                    Budget::new("reopen", bound, tokio_util::sync::CancellationToken::new());
-                if let Err(error) =
-                    navigate::navigate(&page, NavigationTarget::Url(target), &budget).await
-                {
-                    tracing::debug!(%error, "a reopened tab did not load");
+                if let Some(target) = target {
+                    let budget =
+                        Budget::new("reopen", bound, tokio_util::sync::CancellationToken::new());
+                    if let Err(error) =
+                        navigate::navigate(&page, NavigationTarget::Url(target), &budget).await
+                    {
+                        tracing::debug!(%error, "a reopened tab did not load");
+                    }
+                }
+                if let Some(slot) = inner.lock().all_tabs_mut().find(|t| t.handle == tab.handle) {
+                    slot.page = page;
                 }
             });
         }

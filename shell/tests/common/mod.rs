@@ -9,6 +9,7 @@
 pub mod bounded;
 pub mod display;
 pub mod stdio;
+pub mod team;
 
 use std::path::Path;
 use std::time::Duration;
