@@ -112,6 +112,11 @@ impl Browserless {
         }
     }
 
+    /// Its process (the root of its browsers' processes).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The endpoint shells take browsers from.
     pub fn endpoint(&self) -> String {
         format!("ws://127.0.0.1:{}/chromium?token={POOL_TOKEN}", self.port)
