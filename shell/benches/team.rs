@@ -104,6 +104,16 @@ struct Seen {
     sessions: AtomicU64,
 }
 
+/// Makes `dir`, readable by this user only (a runtime directory must be).
+fn private_dir(dir: &std::path::Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .unwrap();
+}
+
 /// A relay of the team, with its port.
 struct Shell {
     process: tokio::process::Child,
@@ -113,7 +123,7 @@ struct Shell {
 async fn start_shell(number: usize, pool: &str, runtime: &std::path::Path) -> Shell {
     let port = free_port();
     let dir = runtime.join(format!("shell{number}"));
-    std::fs::create_dir_all(&dir).unwrap();
+    private_dir(&dir);
     let mut process = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))
         .args([
             "relay",
@@ -150,7 +160,7 @@ async fn main() {
     let settings = settings();
     let base = serve_fixtures().await;
     let runtime = std::env::temp_dir().join(format!("browser-shell-team-{}", std::process::id()));
-    std::fs::create_dir_all(&runtime).unwrap();
+    private_dir(&runtime);
     let pool_port = free_port();
     let mut pool = Some(
         Browserless::start(
@@ -352,6 +362,18 @@ async fn agent(number: usize, endpoint: &str, base: &str, deadline: Instant, see
     }
 }
 
+/// Prints the first few different transport errors, so that a run says
+/// what the agents were told (the SDK's words) when a shell went away.
+fn note_transport_error(words: &str) {
+    static SHOWN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut shown = SHOWN.lock().unwrap();
+    let short: String = words.chars().take(160).collect();
+    if shown.len() < 5 && !shown.contains(&short) {
+        println!("  (the SDK said: {short})");
+        shown.push(short);
+    }
+}
+
 /// Calls `tool` and records how it ended.
 async fn call(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
@@ -371,16 +393,17 @@ async fn call(
     let took = started.elapsed();
     let (outcome, answer) = match result {
         Err(_) => ("LOST".to_owned(), Answer::Error("LOST".to_owned())),
+        // The session's transport failed (its shell died, or the balancer
+        // answered for none): like any agent, start a new session.
         Ok(Err(error)) => {
             let words = error.to_string();
-            if words.contains("404") || words.to_ascii_lowercase().contains("session") {
-                ("SESSION_GONE".to_owned(), Answer::SessionGone)
+            note_transport_error(&words);
+            let outcome = if words.contains("404") {
+                "SESSION_GONE"
             } else {
-                (
-                    "MCP_ERROR".to_owned(),
-                    Answer::Error("MCP_ERROR".to_owned()),
-                )
-            }
+                "MCP_ERROR"
+            };
+            (outcome.to_owned(), Answer::SessionGone)
         }
         Ok(Ok(result)) => {
             let result = serde_json::to_value(result).unwrap();
@@ -389,10 +412,14 @@ async fn call(
                 .unwrap_or("")
                 .to_owned();
             if result["isError"].as_bool().unwrap_or(false) {
-                let code = result["structuredContent"]["code"]
+                let code = result["structuredContent"]["error"]["code"]
                     .as_str()
-                    .unwrap_or("UNKNOWN")
-                    .to_owned();
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| {
+                        static SHOWN: std::sync::Once = std::sync::Once::new();
+                        SHOWN.call_once(|| println!("  (an error without a code: {result})"));
+                        "UNKNOWN".to_owned()
+                    });
                 (code.clone(), Answer::Error(code))
             } else {
                 ("OK".to_owned(), Answer::Text(text))

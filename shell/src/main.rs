@@ -683,9 +683,13 @@ async fn run(cli: Cli) -> ExitCode {
         let column = format!("{}&fit=1", listened.viewer_url());
         window = Some(desktop::open(&column, cancel.clone(), raise_requests));
     }
+    // A background instance (started for tool commands) is watched only
+    // if someone opens its link: no start page nobody would see.
+    let background =
+        matches!(&outcome, Job::Relay(setup, ..) if setup.kind == InstanceKind::Background);
     let audience = match listening {
-        Some(_) => options::Audience::People,
-        None => options::Audience::AgentsOnly,
+        Some(_) if !background => options::Audience::People,
+        _ => options::Audience::AgentsOnly,
     };
     let started = match browser::start(&config, audience).await {
         Ok(started) => started,

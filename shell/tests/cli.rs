@@ -79,6 +79,16 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
     assert_eq!(code, 0, "{stderr}");
     assert!(opened.contains("Opened"), "{opened}");
     let pid = instance_pid(&runtime);
+    // Nobody watches a background instance: the opened page is its only
+    // tab (no start page for nobody).
+    let record = common::instance_records(&runtime).remove(0);
+    let endpoint = common::Endpoint::of_viewer_link(&format!(
+        "{}/?token={}",
+        record["url"].as_str().unwrap(),
+        record["token"].as_str().unwrap()
+    ));
+    let status = common::status_until(&endpoint, |_| true).await;
+    assert_eq!(status["tabs"], 1, "{status}");
     let file_mode = std::os::unix::fs::PermissionsExt::mode(
         &std::fs::metadata(runtime.join(format!("instances/{pid}.json")))
             .unwrap()

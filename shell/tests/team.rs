@@ -128,6 +128,42 @@ async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_o
     assert!(!text.contains("Note:"), "the first noticed nothing: {text}");
     assert!(text.contains("who=first"), "{text}");
 
+    // The pool restarts (a deployment, or its crash): each session hears
+    // BROWSER_RESTARTED (or a note with its next answer) and works again
+    // at its page in a browser of the new pool.
+    let port = pool.port();
+    drop(pool);
+    let pool = Browserless::start(common::runtime_dir(), port, 2, 0).await;
+    for (agent, who) in [(&mut first, "first"), (&mut second, "second")] {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut told = false;
+        let text = loop {
+            let (text, is_error) = agent.call("browser_snapshot", json!({})).await;
+            if !is_error {
+                break text;
+            }
+            assert!(
+                text.contains("BROWSER_RESTARTED"),
+                "{who}, while the pool restarts: {text}"
+            );
+            told = true;
+            assert!(
+                Instant::now() < deadline,
+                "{who} works again within 30 s of the pool's restart: {text}"
+            );
+        };
+        assert!(
+            told || text.contains("Note: your browser stopped"),
+            "{who} is told: {text}"
+        );
+        assert!(text.contains(&format!("who={who}")), "{who}: {text}");
+    }
+    assert_eq!(
+        pool.running().await,
+        2,
+        "one browser each from the new pool"
+    );
+
     // A session that ends gives its browser back; the third then gets one.
     assert_eq!(first.disconnect().await, 204);
     bounded::first_some(Duration::from_secs(10), || async {

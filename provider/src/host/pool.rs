@@ -9,7 +9,9 @@
 //! full pool either refuses a connection (HTTP 429 or 503, which
 //! [`crate::cdp::transport::websocket`] turns into `BUSY`) or holds it in
 //! its queue; either way a session waits within [`PoolOptions::wait`] and
-//! then hears `BUSY` with the pool's words. A lease whose browser dies is
+//! then hears `BUSY` with the pool's words. A pool that handed out
+//! browsers before and cannot be reached now (it restarts) is waited for
+//! the same way, and then answers `NOT_CONNECTED`. A lease whose browser dies is
 //! reported as [`ViewEvent::ContextLost`], so that only the sessions in it
 //! start again in a new one; nobody else notices.
 //!
@@ -281,6 +283,14 @@ impl PoolHost {
                     detail: format!("{detail}; asked for {} ms", options.wait.as_millis()),
                     retry_after_secs,
                 },
+                // A pool that handed out browsers before and now cannot
+                // be reached is restarting: wait for it as for a full one.
+                // A pool never reached is misconfigured: say so at once.
+                Ok(Err(unreachable @ BrowserError::NotConnected { .. }))
+                    if self.state.taken.load(Ordering::Relaxed) > 0 =>
+                {
+                    unreachable
+                }
                 Ok(Err(other)) => return Err(other),
                 // The wait ended during a try: the pool's last refusal is
                 // the answer, else it held this session in its queue.
@@ -296,8 +306,12 @@ impl PoolHost {
             let last_try = deadline.checked_sub(LAST_TRY).unwrap_or(deadline);
             let now = tokio::time::Instant::now();
             if now >= last_try {
-                self.state.refused.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(error = %refusal, "the browser pool is full");
+                if matches!(refusal, BrowserError::Busy { .. }) {
+                    self.state.refused.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(error = %refusal, "the browser pool is full");
+                } else {
+                    tracing::warn!(error = %refusal, "the browser pool did not come back");
+                }
                 return Err(refusal);
             }
             refused = Some(refusal);
@@ -370,16 +384,34 @@ impl Lease {
     }
 }
 
+/// How long a view a pool browser closed by itself is held back before
+/// its sessions hear of it: a browser that is being shut down (its pool
+/// restarting) closes every page before its connection ends, and those
+/// pages are the session's to get back in a new browser, not pages that
+/// closed. A page that closes itself (`window.close()`) leaves its
+/// session's tabs this much later; tabs closed by an agent leave at once.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
 /// Passes a lease's view events on as views of its context, until the
 /// lease is given back or its browser ends; an end we did not ask for is
 /// a [`ViewEvent::ContextLost`] (or, for the shared lease, its views
-/// closing).
+/// closing). Closed views are held back for [`CLOSE_GRACE`] (see there).
 async fn follow_lease(state: std::sync::Weak<PoolState>, lease: Arc<Lease>) {
     let mut events = lease.host.watch_views();
+    let mut closing: std::collections::VecDeque<(ViewId, tokio::time::Instant)> =
+        std::collections::VecDeque::new();
     let cause = loop {
+        let next_close = closing.front().map(|(_, at)| *at);
         tokio::select! {
             () = lease.released.cancelled() => return,
             cause = lease.host.ended() => break cause,
+            () = sleep_until_some(next_close) => {
+                let Some(state) = state.upgrade() else { return };
+                while let Some((view, _)) = closing.pop_front_if(|(_, at)| *at <= tokio::time::Instant::now()) {
+                    state.views.lock().unwrap_or_else(|p| p.into_inner()).remove(&view);
+                    state.tell(&ViewEvent::Closed(view));
+                }
+            }
             event = events.recv() => {
                 let Some(event) = event else { break lease.host.ended().await };
                 let Some(state) = state.upgrade() else { return };
@@ -390,8 +422,8 @@ async fn follow_lease(state: std::sync::Weak<PoolState>, lease: Arc<Lease>) {
                     }
                     ViewEvent::Changed(info) => ViewEvent::Changed(PoolState::in_context(&lease, info)),
                     ViewEvent::Closed(view) => {
-                        state.views.lock().unwrap_or_else(|p| p.into_inner()).remove(&view);
-                        ViewEvent::Closed(view)
+                        closing.push_back((view, tokio::time::Instant::now() + CLOSE_GRACE));
+                        continue;
                     }
                     other => other,
                 };
@@ -433,6 +465,14 @@ async fn follow_lease(state: std::sync::Weak<PoolState>, lease: Arc<Lease>) {
             context: lease.id.clone(),
             cause,
         });
+    }
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -117,6 +117,11 @@ impl Browserless {
         self.child.id()
     }
 
+    /// The port it listens on (to start it again there).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The endpoint shells take browsers from.
     pub fn endpoint(&self) -> String {
         format!("ws://127.0.0.1:{}/chromium?token={POOL_TOKEN}", self.port)
