@@ -939,7 +939,7 @@ fn fmt_ms(value: Option<f64>) -> String {
 }
 
 /// The per-tool lines and the side-by-side table with the goals.
-fn report(results: &Results, peers: &[Peer]) {
+fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>) {
     println!("\n## Per tool: p50 / p95 ms, text bytes of the answer");
     for (&peer, steps) in results {
         println!("\n{}", peer.name());
@@ -1015,6 +1015,17 @@ fn report(results: &Results, peers: &[Peer]) {
         ),
         _ => println!("PSS ≤ 0.9× the best peer: not measured"),
     }
+    // What no tool on the same Chromium can go below: the best peer's
+    // browser alone (the median round of each).
+    if let Some((theirs, peer)) = best(11)
+        && let (Some((_, browser)), Some((own, ours_browser))) =
+            (split.get(&peer), split.get(&Peer::Shell))
+    {
+        println!(
+            "  its Chromium alone: {browser:.0} MB = {:.2}× its total; ours: {own:.0} MB of our own + {ours_browser:.0} MB of Chromium",
+            browser / theirs
+        );
+    }
     for (step, today) in TODAY {
         let Some(ours) = p50(Peer::Shell, step) else {
             continue;
@@ -1031,20 +1042,34 @@ fn report(results: &Results, peers: &[Peer]) {
     }
 }
 
-/// The median cold round's processes by kind, one line each.
-fn breakdown(peer: Peer, rounds: &mut [ByKind]) {
+/// Whether a kind of process (see `support::pss_by_kind`) is the
+/// browser's: its main process, its child processes (they have a type),
+/// Debian's wrapper script in front of it.
+fn is_browser_kind(kind: &str) -> bool {
+    !kind.ends_with("(main)") || kind.starts_with("chrom") || kind == "sh (main)"
+}
+
+/// The median cold round's processes by kind, one line each; returns the
+/// MB of the tool's own processes and of its browser's.
+fn breakdown(peer: Peer, rounds: &mut [ByKind]) -> Option<(f64, f64)> {
     if rounds.is_empty() {
-        return;
+        return None;
     }
     rounds.sort_by_key(|kinds| kinds.values().map(|(_, kb)| kb).sum::<u64>());
     let median = &rounds[rounds.len() / 2];
     println!("{}", peer.name());
+    let (mut own, mut browser) = (0.0, 0.0);
     for (kind, (count, kb)) in median {
-        println!(
-            "  {kind:<52} {count:>2} × → {:>6.1} MB",
-            *kb as f64 / 1024.0
-        );
+        let mb = *kb as f64 / 1024.0;
+        println!("  {kind:<52} {count:>2} × → {mb:>6.1} MB");
+        if is_browser_kind(kind) {
+            browser += mb;
+        } else {
+            own += mb;
+        }
     }
+    println!("  = the tool's own processes {own:.1} MB + its Chromium {browser:.1} MB");
+    Some((own, browser))
 }
 
 async fn run(options: Options) -> Result<(), String> {
@@ -1100,10 +1125,13 @@ async fn run(options: Options) -> Result<(), String> {
         }
     }
     println!("\n## PSS by kind of process, warm session (the median cold round)");
+    let mut split = BTreeMap::new();
     for (&peer, rounds) in &mut kinds {
-        breakdown(peer, rounds);
+        if let Some(parts) = breakdown(peer, rounds) {
+            split.insert(peer, parts);
+        }
     }
-    report(&results, &peers);
+    report(&results, &peers, &split);
     Ok(())
 }
 
