@@ -821,18 +821,38 @@ type Results = BTreeMap<Peer, BTreeMap<usize, Series>>;
 /// PSS (kB) and process count by kind.
 type ByKind = BTreeMap<String, (usize, u64)>;
 
+/// How many processes outside `pids` run `exe`. PSS divides a page shared
+/// by several processes between them, so other browsers of the same binary
+/// on the machine (other work's) lower every tool's PSS alike.
+fn same_binary_elsewhere(exe: &Path, pids: &[u32]) -> usize {
+    support::parents()
+        .keys()
+        .filter(|pid| !pids.contains(pid))
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe))
+        .count()
+}
+
 /// One cold round of `peer`: spawn → initialize → first page; a snapshot
-/// and a screenshot; the PSS of all it started, by kind.
-async fn cold_round(peer: Peer, browser: &Browser, url: &str) -> Result<(f64, ByKind), String> {
+/// and a screenshot; the PSS of all it started, by kind, and how many
+/// processes beside them ran the same browser binary.
+async fn cold_round(
+    peer: Peer,
+    browser: &Browser,
+    url: &str,
+) -> Result<(f64, ByKind, usize), String> {
     let started = Instant::now();
     let mut server = Server::start(peer, browser).await?;
     server.call(peer.navigate(url, true)).await?;
     let loaded = ms(started.elapsed());
     server.call(peer.snapshot()).await?;
     server.call(peer.screenshot()).await?;
-    let pss = pss_by_kind(&server.pids());
+    let pids = server.pids();
+    let pss = pss_by_kind(&pids);
+    let strangers = server
+        .browser_executable()
+        .map_or(0, |exe| same_binary_elsewhere(&exe, &pids));
     server.stop().await;
-    Ok((loaded, pss))
+    Ok((loaded, pss, strangers))
 }
 
 /// `rounds` timed calls after one untimed one; the samples and the text
@@ -1046,7 +1066,10 @@ fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>)
 /// browser's: its main process, its child processes (they have a type),
 /// Debian's wrapper script in front of it.
 fn is_browser_kind(kind: &str) -> bool {
-    !kind.ends_with("(main)") || kind.starts_with("chrom") || kind == "sh (main)"
+    !kind.ends_with("(main)")
+        || kind.starts_with("chromium")
+        || kind == "chrome (main)"
+        || kind == "sh (main)"
 }
 
 /// The median cold round's processes by kind, one line each; returns the
@@ -1091,6 +1114,7 @@ async fn run(options: Options) -> Result<(), String> {
     let mut results = Results::new();
     let mut kinds: BTreeMap<Peer, Vec<ByKind>> = BTreeMap::new();
     let mut failed = Vec::new();
+    let mut strangers = 0;
 
     // Cold starts, rounds taking turns between the tools.
     let form = format!("{base}/form.html");
@@ -1101,7 +1125,8 @@ async fn run(options: Options) -> Result<(), String> {
             }
             match cold_round(peer, &browser, &form).await {
                 Ok(_) if round == 0 => {} // warm-up: disk caches
-                Ok((loaded, pss)) => {
+                Ok((loaded, pss, others)) => {
+                    strangers = strangers.max(others);
                     let steps = results.entry(peer).or_default();
                     steps.entry(0).or_default().samples.push(loaded);
                     let mb = pss.values().map(|(_, kb)| kb).sum::<u64>() as f64 / 1024.0;
@@ -1125,6 +1150,12 @@ async fn run(options: Options) -> Result<(), String> {
         }
     }
     println!("\n## PSS by kind of process, warm session (the median cold round)");
+    if strangers > 0 {
+        println!(
+            "(up to {strangers} processes of other work ran the same browser binary meanwhile: \
+             the pages they share lower every tool's PSS; compare tools within one run)"
+        );
+    }
     let mut split = BTreeMap::new();
     for (&peer, rounds) in &mut kinds {
         if let Some(parts) = breakdown(peer, rounds) {
