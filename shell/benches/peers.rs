@@ -231,6 +231,8 @@ impl Peer {
                     &exe,
                     "--chrome-arg=--no-sandbox",
                     "--no-usage-statistics",
+                    // Only 127.0.0.1 traffic: no trace URLs to the CrUX API.
+                    "--no-performance-crux",
                 ]);
                 command.env("CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "1");
                 command
@@ -1161,6 +1163,9 @@ async fn run(options: Options) -> Result<(), String> {
         if let Some(parts) = breakdown(peer, rounds) {
             split.insert(peer, parts);
         }
+    }
+    if results.values().all(BTreeMap::is_empty) {
+        return Err("no tool could be measured: see the errors above".into());
     }
     report(&results, &peers, &split);
     Ok(())
