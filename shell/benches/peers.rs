@@ -472,6 +472,18 @@ struct Server {
     home: tempfile::TempDir,
     /// `name version` from `initialize`.
     server_info: String,
+    /// The bytes of the last answer's JSON-RPC line.
+    last_wire: usize,
+}
+
+/// A tool's answer to a call.
+struct Reply {
+    /// Its text content: what the model reads.
+    text: String,
+    /// From the request to the parsed answer.
+    ms: f64,
+    /// The bytes of its JSON-RPC line (structured content and images too).
+    wire: usize,
 }
 
 /// Numbers the servers of this run.
@@ -525,6 +537,7 @@ impl Server {
             marker,
             home,
             server_info: String::new(),
+            last_wire: 0,
         };
         let init = server
             .request(
@@ -591,6 +604,7 @@ impl Server {
                     self.write(&refusal).await?;
                 }
                 (None, Some(their_id)) if their_id == json!(id) => {
+                    self.last_wire = line.len();
                     if let Some(error) = message.error {
                         return Err(self.failure(&format!(
                             "{method} failed: {} {}",
@@ -604,9 +618,8 @@ impl Server {
         }
     }
 
-    /// Calls a tool; its text content (what the model reads) and the time
-    /// from the request to the parsed answer, in ms.
-    async fn call(&mut self, (tool, arguments): (&str, Value)) -> Result<(String, f64), String> {
+    /// Calls a tool; an answer that says the tool failed is an error.
+    async fn call(&mut self, (tool, arguments): (&str, Value)) -> Result<Reply, String> {
         let started = Instant::now();
         let result = self
             .request("tools/call", json!({"name": tool, "arguments": arguments}))
@@ -626,7 +639,11 @@ impl Server {
         if result.is_error {
             return Err(self.failure(&format!("{tool} failed: {}", cut(&text, 400))));
         }
-        Ok((text, elapsed))
+        Ok(Reply {
+            text,
+            ms: elapsed,
+            wire: self.last_wire,
+        })
     }
 
     /// An error that says which tool and shows the end of its stderr.
@@ -800,12 +817,15 @@ const TODAY: [(usize, f64); 8] = [
     (10, 239.0),
 ];
 
-/// One tool's samples of one step: ms (MB for PSS) and the text bytes of
-/// the last answer.
+/// One tool's samples of one step: ms (MB for PSS) and the bytes of the
+/// last answer.
 #[derive(Default)]
 struct Series {
     samples: Vec<f64>,
+    /// Its text content.
     bytes: usize,
+    /// Its JSON-RPC line.
+    wire: usize,
 }
 
 impl Series {
@@ -867,9 +887,10 @@ async fn repeat(
     server.call(call(0)).await?;
     let mut series = Series::default();
     for round in 1..=rounds {
-        let (text, elapsed) = server.call(call(round)).await?;
-        series.samples.push(elapsed);
-        series.bytes = text.len();
+        let reply = server.call(call(round)).await?;
+        series.samples.push(reply.ms);
+        series.bytes = reply.text.len();
+        series.wire = reply.wire;
     }
     Ok(series)
 }
@@ -908,7 +929,7 @@ async fn warm_session(
 
     // Refs from the tool's own snapshot of a freshly loaded form.
     server.call(peer.navigate(&form, false)).await?;
-    let (snapshot, _) = server.call(peer.snapshot()).await?;
+    let snapshot = server.call(peer.snapshot()).await?.text;
     let button = peer
         .find_ref(&snapshot, "button \"Add one\"")
         .ok_or_else(|| {
@@ -936,13 +957,14 @@ async fn warm_session(
     for round in 0..=rounds {
         let url = format!("{base}/large.html?round={round}");
         let started = Instant::now();
-        let (mut text, _) = server.call(peer.navigate(&url, false)).await?;
+        let mut reply = server.call(peer.navigate(&url, false)).await?;
         if !peer.navigate_snapshots() {
-            text = server.call(peer.snapshot()).await?.0;
+            reply = server.call(peer.snapshot()).await?;
         }
         if round > 0 {
             series.samples.push(ms(started.elapsed()));
-            series.bytes = text.len();
+            series.bytes = reply.text.len();
+            series.wire = reply.wire;
         }
     }
     results.insert(10, series);
@@ -962,7 +984,9 @@ fn fmt_ms(value: Option<f64>) -> String {
 
 /// The per-tool lines and the side-by-side table with the goals.
 fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>) {
-    println!("\n## Per tool: p50 / p95 ms, text bytes of the answer");
+    println!(
+        "\n## Per tool: p50 / p95 ms; bytes of the answer's text (what the model reads) / of its JSON-RPC line"
+    );
     for (&peer, steps) in results {
         println!("\n{}", peer.name());
         for (&step, series) in steps {
@@ -970,7 +994,7 @@ fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>)
             let bytes = if series.bytes == 0 {
                 String::new()
             } else {
-                format!("{:>9} B", series.bytes)
+                format!("{:>9} B / {:>9} B", series.bytes, series.wire)
             };
             println!(
                 "  {:<46} p50 {:>8} {unit}  p95 {:>8} {unit}  {bytes}",
