@@ -83,7 +83,7 @@ The peers come from shell/benches/peers (pinned in its package.json). Install th
   cd shell/benches/peers && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm ci
 (a missing peer is skipped with that hint). Every tool runs the same Chromium:
 /usr/bin/chromium-headless-shell, else /usr/bin/chromium in headless mode, or $BROWSER_SHELL_CHROMIUM.
-The browser-shell measured is target/release/browser-shell (or $BROWSER_SHELL_BIN).
+The browser-shell measured is the one cargo built with the benchmark (or $BROWSER_SHELL_BIN).
 The Sphinx page needs Debian's python3-doc (/usr/share/doc/python3/html).
 Runs one tool at a time; on 2 cores, run nothing else heavy beside it.";
 
@@ -193,15 +193,13 @@ impl Peer {
         };
         let mut command = match self {
             Self::Shell => {
+                // The binary cargo built with this benchmark, or another.
                 let binary = std::env::var_os("BROWSER_SHELL_BIN").map_or_else(
-                    || {
-                        Path::new(env!("CARGO_MANIFEST_DIR"))
-                            .join("../target/release/browser-shell")
-                    },
+                    || PathBuf::from(env!("CARGO_BIN_EXE_browser-shell")),
                     PathBuf::from,
                 );
                 let binary = installed(binary).map_err(|_| {
-                    "target/release/browser-shell is missing: run cargo build --release -p browser-shell (or set BROWSER_SHELL_BIN)".to_owned()
+                    "the browser-shell binary is missing: run cargo bench -p browser-shell --bench peers, which builds it (or set BROWSER_SHELL_BIN)".to_owned()
                 })?;
                 let mut command = tokio::process::Command::new(binary);
                 command.args(["mcp", "--browser", &exe]);
