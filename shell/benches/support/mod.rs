@@ -17,13 +17,21 @@ pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples[index]
 }
 
-/// Serves `fixtures/` on 127.0.0.1; returns the base URL.
+/// Where Debian's `python3-doc` keeps a real Sphinx site.
+pub const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
+
+/// Serves `fixtures/` on 127.0.0.1, and [`PYTHON_DOCS`] under
+/// `/python-docs/` when it is installed; returns the base URL.
 pub async fn serve_fixtures() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    let mut router = Router::new();
+    if Path::new(PYTHON_DOCS).is_dir() {
+        router = router.nest_service("/python-docs", ServeDir::new(PYTHON_DOCS));
+    }
     tokio::spawn(async move {
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
+        axum::serve(listener, router.fallback_service(ServeDir::new(dir))).await
     });
     base
 }
@@ -69,8 +77,20 @@ pub fn tree_pss_by_kind(root: u32) -> std::collections::BTreeMap<String, (usize,
             _ => return false,
         }
     };
+    let tree: Vec<u32> = parents
+        .keys()
+        .copied()
+        .filter(|&pid| in_tree(pid))
+        .collect();
+    pss_by_kind(&tree)
+}
+
+/// PSS of the processes `pids` by kind, in kB, with how many processes of
+/// each kind (see [`tree_pss_by_kind`]); processes gone meanwhile count
+/// nothing.
+pub fn pss_by_kind(pids: &[u32]) -> std::collections::BTreeMap<String, (usize, u64)> {
     let mut kinds = std::collections::BTreeMap::new();
-    for &pid in parents.keys().filter(|&&pid| in_tree(pid)) {
+    for &pid in pids {
         let Some(pss) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
             .ok()
             .and_then(|rollup| {
