@@ -248,4 +248,26 @@ mod tests {
             .expect("the user opens the pipe");
         drop(client);
     }
+
+    /// What the descriptor is for, and proof that the check above can
+    /// fail where it runs (Wine included): a pipe made without it lets
+    /// Everyone (S-1-1-0) open it.
+    #[tokio::test]
+    async fn a_pipe_made_without_it_lets_everyone_in() {
+        let name = format!(
+            r"\\.\pipe\browser-shell-test-default-{}",
+            std::process::id()
+        );
+        let server = ServerOptions::new()
+            .first_pipe_instance(true)
+            .create(&name)
+            .expect("the pipe");
+        let allowed = allowed_sids(server.as_raw_handle().cast());
+        assert!(
+            allowed
+                .as_ref()
+                .is_none_or(|sids| sids.iter().any(|sid| sid == "S-1-1-0")),
+            "{allowed:?}"
+        );
+    }
 }
