@@ -9,9 +9,15 @@
 //! owner exiting (its client starting it again); Chrome quitting and
 //! starting again; the extension's worker stopped; pairing again (over
 //! native messaging there is nothing to pair: the call just works on).
-//! Every cycle must connect (within 15 s, or the run stops).
+//! The call timed after each is a write: the agent opens a page the
+//! bench's page server counts (a new page for every attempt), then clicks
+//! its Count button. Every cycle must connect (a write done within 15 s,
+//! or the run stops), and at the end every write answered done must have
+//! been done exactly once, every one answered NOT_CONNECTED at most once.
 //!
-//! Prints p50/p95/max per kind and overall, for each bridge (goal: p95 ≤ 1 s).
+//! Prints p50/p95/max per kind and overall, for each bridge (goal: p95 ≤ 1 s),
+//! the same for the write's own call (the part of each time that is the
+//! page opening, not the connection coming back), and the writes' tally.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -54,7 +60,8 @@ fn main() {
                 let (cycle, times) = &mut by_cycle[round % Cycle::ALL.len()];
                 times.push(rig.cycle(*cycle).await);
             }
-            rig.finish().await;
+            let mut write_times = rig.write_times();
+            let tally = rig.finish().await;
             println!("\n{kind:?}");
             println!(
                 "{:<14} {:>5} {:>9} {:>9} {:>9}",
@@ -66,6 +73,21 @@ fn main() {
                 row(&format!("{cycle:?}"), times);
             }
             row("all", &mut all);
+            row("(the write)", &mut write_times);
+            println!(
+                "writes: {} answered done, {} answered NOT_CONNECTED ({} of them done all the same); \
+                 the page server counted {}; replayed or lost: {}",
+                tally.done,
+                tally.errored,
+                tally.errored_but_done,
+                tally.counted,
+                if tally.wrong.is_empty() {
+                    "none".to_owned()
+                } else {
+                    tally.wrong.join("; ")
+                }
+            );
+            tally.check();
         }
     });
 }

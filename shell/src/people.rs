@@ -50,13 +50,10 @@ pub async fn serve(
         .await?;
         listening.set_cdp_endpoint(endpoint.websocket_url);
     }
-    if let Some(port) = started
-        .extension_host()
-        .and_then(|host| host.address())
-        .map(|address| address.port())
-    {
-        // A relay on a server offers the person's Chrome its bridge over TLS.
-        listening.offer_extension_bridge(port);
+    if let Some(host) = started.extension_host() {
+        // A relay on a server offers the person's Chrome its bridge over
+        // TLS, paired now or later.
+        listening.offer_extension_bridge(Arc::clone(host));
     }
     let relay = listening.attach(started.browser.clone(), config.agent_options(), cancel)?;
     if let Some(pool) = started.pool() {

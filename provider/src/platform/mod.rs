@@ -16,8 +16,12 @@
 //! * [`privilege`] — whether the browser must run with `--no-sandbox`.
 //! * [`discovery`] — where Chrome, Chromium and Edge are installed, and
 //!   whether a file is a program.
+//! * `private_pipe` (Windows) — named pipes only the current user (and
+//!   SYSTEM) may open, for the native messaging socket.
 
 pub mod debug_pipe;
 pub mod discovery;
+#[cfg(windows)]
+pub mod private_pipe;
 pub mod privilege;
 pub mod process;

@@ -9,12 +9,22 @@
 //! bound to both nonces, the limits, refusals logged and audited). So the
 //! relay's token is not asked for here: the pairing's secret is the
 //! credential, and it never crosses the wire.
+//!
+//! The bridge's port is looked up as each socket comes, not when the
+//! relay starts: a relay started before anything was paired offers the
+//! bridge as soon as `extension pair --relay-url` has written the pairing
+//! (the shell follows the pairing file while it runs), and a pairing made
+//! again on another port is joined on its new port. Until then a socket is
+//! answered 503 with what to do.
+
+use std::sync::Arc;
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message as Incoming, WebSocket};
 use axum::extract::{State, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use browser_provider::host::ExtensionHost;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message as Outgoing;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -23,11 +33,19 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 /// for framing; the bridge refuses anything larger itself.
 const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024 + 64 * 1024;
 
-/// The bridge this relay offers: its port on 127.0.0.1.
-#[derive(Debug, Clone, Copy)]
+/// The bridge this relay offers: the extension host whose paired
+/// WebSocket (on 127.0.0.1) each socket is joined to.
+#[derive(Debug, Clone)]
 pub struct LocalBridge {
-    /// The pairing's port.
-    pub port: u16,
+    /// The relay's extension host, for as long as the relay serves.
+    pub host: Arc<ExtensionHost>,
+}
+
+impl LocalBridge {
+    /// The paired WebSocket's port now; `None` while nothing is paired.
+    fn port(&self) -> Option<u16> {
+        self.host.address().map(|address| address.port())
+    }
 }
 
 /// `GET /extension`: an extension's socket, joined to the local bridge.
@@ -46,6 +64,13 @@ pub async fn tunnel(
     else {
         return StatusCode::FORBIDDEN.into_response();
     };
+    let Some(port) = bridge.port() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this relay is not paired with a Chrome yet: run `browser-shell extension pair --relay-url wss://<this relay>` where it runs",
+        )
+            .into_response();
+    };
     let upgrade = match upgrade {
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
@@ -53,7 +78,7 @@ pub async fn tunnel(
     upgrade
         .max_message_size(MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket| async move {
-            if let Err(error) = join(socket, bridge, &origin).await {
+            if let Err(error) = join(socket, port, &origin).await {
                 tracing::info!(%error, "an extension's socket through the relay ended");
             }
         })
@@ -62,10 +87,10 @@ pub async fn tunnel(
 /// Carries messages both ways until either side closes.
 async fn join(
     extension: WebSocket,
-    bridge: LocalBridge,
+    port: u16,
     origin: &str,
 ) -> Result<(), tokio_tungstenite::tungstenite::Error> {
-    let mut request = format!("ws://127.0.0.1:{}/extension", bridge.port).into_client_request()?;
+    let mut request = format!("ws://127.0.0.1:{port}/extension").into_client_request()?;
     if let Ok(value) = origin.parse() {
         request.headers_mut().insert(header::ORIGIN, value);
     }

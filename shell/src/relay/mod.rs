@@ -455,12 +455,13 @@ impl Listening {
         self.setup.cdp_endpoint = Some(websocket_url);
     }
 
-    /// Offers the extension bridge on 127.0.0.1:`port` at `/extension`,
-    /// when this relay serves TLS (a person's Chrome elsewhere pairs with
-    /// `extension pair --relay-url`); a relay without TLS offers nothing.
-    pub fn offer_extension_bridge(&mut self, port: u16) {
+    /// Offers `host`'s paired WebSocket at `/extension`, when this relay
+    /// serves TLS (a person's Chrome elsewhere pairs with `extension pair
+    /// --relay-url`, before the relay starts or while it runs); a relay
+    /// without TLS offers nothing.
+    pub fn offer_extension_bridge(&mut self, host: Arc<browser_provider::host::ExtensionHost>) {
         if self.tls.is_some() {
-            self.extension_bridge = Some(extension_tunnel::LocalBridge { port });
+            self.extension_bridge = Some(extension_tunnel::LocalBridge { host });
         } else {
             tracing::debug!("the extension bridge is offered over TLS only");
         }

@@ -11,7 +11,7 @@
 
 pub mod cycles;
 
-pub use crate::common::stdio::Client;
+pub use crate::common::stdio::{Client, POLL};
 
 /// Opens a page, which fails as nothing is connected: the answer of the
 /// owner's browser.
@@ -95,15 +95,19 @@ impl Setup {
 
     /// `extension pair` on `port` (default: a free one); the link it printed.
     pub async fn pair(&self, port: Option<u16>) -> String {
+        self.pair_with(port, &[]).await
+    }
+
+    /// [`Self::pair`], `extension pair` given `more` flags.
+    pub async fn pair_with(&self, port: Option<u16>, more: &[&str]) -> String {
         let port = port.unwrap_or_else(|| {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             listener.local_addr().unwrap().port()
         });
-        let output = self
-            .command(&["extension", "pair", "--port", &port.to_string()])
-            .output()
-            .await
-            .unwrap();
+        let port = port.to_string();
+        let mut args = vec!["extension", "pair", "--port", &port];
+        args.extend_from_slice(more);
+        let output = self.command(&args).output().await.unwrap();
         assert!(output.status.success(), "{output:?}");
         String::from_utf8_lossy(&output.stdout)
             .lines()
@@ -210,26 +214,15 @@ pub async fn persons_chrome_with_native_host(setup: &Setup) -> person::Person {
 }
 
 /// Calls `tool` with `arguments` until `done(text, is_error)` holds
-/// (every 50 ms, `bound` at most); that answer's text.
+/// (every [`POLL`], `bound` at most); that answer's text.
 pub async fn call_until(
     client: &mut Client,
     tool: &str,
     arguments: &Value,
     bound: Duration,
-    mut done: impl FnMut(&str, bool) -> bool,
+    done: impl FnMut(&str, bool) -> bool,
 ) -> String {
-    let started = std::time::Instant::now();
-    loop {
-        let (text, is_error) = client.call(tool, arguments.clone()).await;
-        if done(&text, is_error) {
-            return text;
-        }
-        assert!(
-            started.elapsed() < bound,
-            "{tool}: not done within {bound:?}: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    client.call_until(tool, arguments, bound, done).await
 }
 
 /// Calls `browser_list_tabs` until it answers without NOT_CONNECTED (15 s

@@ -9,6 +9,17 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+/// How long a test waits between two calls that poll for a call to work
+/// ([`Client::call_until`]).
+///
+/// Not a sleep standing in for a condition: whether a call works (the
+/// browser connected, attached) can only be seen by calling, and a
+/// NOT_CONNECTED answer comes at once, so the pause keeps the poll from
+/// loading the shell it waits on (a call every 50 ms costs it next to
+/// nothing; a time measured so is late by 50 ms at most). Every poll has
+/// its bound.
+pub const POLL: Duration = Duration::from_millis(50);
+
 /// An MCP client speaking to a child over its stdin and stdout.
 pub struct Client {
     pub child: Child,
@@ -134,6 +145,29 @@ impl Client {
     pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
         let (text, is_error, _) = self.call_result(name, arguments).await;
         (text, is_error)
+    }
+
+    /// Calls `tool` with `arguments` until `done(text, is_error)` holds
+    /// (every [`POLL`], `bound` at most); that answer's text.
+    pub async fn call_until(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        bound: Duration,
+        mut done: impl FnMut(&str, bool) -> bool,
+    ) -> String {
+        let started = std::time::Instant::now();
+        loop {
+            let (text, is_error) = self.call(tool, arguments.clone()).await;
+            if done(&text, is_error) {
+                return text;
+            }
+            assert!(
+                started.elapsed() < bound,
+                "{tool}: not done within {bound:?}: {text}"
+            );
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// Waits (bounded) for the process to exit, its stdin still open;

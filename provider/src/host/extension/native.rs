@@ -274,10 +274,13 @@ mod imp {
     use tokio_util::sync::CancellationToken;
 
     use super::{Admission, Arrival};
+    use crate::platform::private_pipe::PipeSecurity;
 
     /// Creates the pipe's first instance (refused when another process
     /// has it) and accepts until `stop`, one new instance per client.
-    /// Remote clients are refused.
+    /// Remote clients are refused, and every instance lets only this user
+    /// (and SYSTEM) open it: the pipe's DACL is the credential, as the
+    /// socket's mode is on Unix.
     pub(super) fn serve(
         address: &Path,
         admission: Arc<Admission>,
@@ -285,10 +288,13 @@ mod imp {
         stop: CancellationToken,
     ) -> std::io::Result<()> {
         let name = address.as_os_str().to_owned();
-        let mut server = ServerOptions::new()
-            .first_pipe_instance(true)
-            .reject_remote_clients(true)
-            .create(&name)?;
+        let security = PipeSecurity::current_user()?;
+        let mut server = security.create(
+            ServerOptions::new()
+                .first_pipe_instance(true)
+                .reject_remote_clients(true),
+            &name,
+        )?;
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -298,9 +304,8 @@ mod imp {
                         continue;
                     },
                 }
-                let next = match ServerOptions::new()
-                    .reject_remote_clients(true)
-                    .create(&name)
+                let next = match security
+                    .create(ServerOptions::new().reject_remote_clients(true), &name)
                 {
                     Ok(next) => next,
                     Err(error) => {
@@ -417,5 +422,45 @@ mod tests {
         );
         drop(second);
         assert!(!dead.exists(), "the socket goes with its listener");
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use std::os::windows::io::AsRawHandle;
+
+    use super::*;
+    use crate::platform::private_pipe::allowed_sids;
+
+    #[tokio::test]
+    async fn the_native_pipe_lets_in_only_its_user() {
+        let (arrivals, _received) = mpsc::unbounded_channel();
+        let (_, sessions) = watch::channel(SessionList::default());
+        let name = format!(r"\\.\pipe\browser-shell-native-test-{}", std::process::id());
+        let listener = listen(
+            NativeConfig {
+                address: name.clone().into(),
+                extension_ids: vec![protocol::EXTENSION_ID.into()],
+                shell: "test-shell".into(),
+            },
+            sessions,
+            arrivals,
+        )
+        .expect("listen");
+        // The descriptor is the pipe's, whichever end asks: the client's
+        // handle (opened for reading, which includes READ_CONTROL) shows it.
+        let client = tokio::net::windows::named_pipe::ClientOptions::new()
+            .open(&name)
+            .expect("the user opens the pipe");
+        let allowed = allowed_sids(client.as_raw_handle().cast()).expect("the pipe has a DACL");
+        assert!(
+            !allowed
+                .iter()
+                .any(|sid| sid == "S-1-1-0" || sid == "S-1-5-7"),
+            "Everyone or Anonymous may open it: {allowed:?}"
+        );
+        assert!(allowed.len() <= 2, "{allowed:?}");
+        drop(client);
+        drop(listener);
     }
 }
