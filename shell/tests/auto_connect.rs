@@ -145,25 +145,18 @@ async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is
     let base = common::serve_fixtures().await;
     let _person = PersonsBrowser::start(&profile, "about:blank");
     PersonsBrowser::port(&profile).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (answer, is_error) = client
-            .call(
-                "browser_open",
-                json!({"url": format!("{base}/article.html")}),
-            )
-            .await;
-        if !is_error {
-            assert!(answer.contains("Field Guide to Owls"), "{answer}");
-            break;
-        }
-        assert!(answer.contains("NOT_CONNECTED"), "{answer}");
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "still not attached: {answer}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let answer = client
+        .call_until(
+            "browser_open",
+            &json!({"url": format!("{base}/article.html")}),
+            Duration::from_secs(20),
+            |answer, is_error| {
+                assert!(!is_error || answer.contains("NOT_CONNECTED"), "{answer}");
+                !is_error
+            },
+        )
+        .await;
+    assert!(answer.contains("Field Guide to Owls"), "{answer}");
     assert!(client.close().await.0.success());
 
     // A client that leaves while nothing is found ends the server (with the reason).

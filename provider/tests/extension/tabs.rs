@@ -769,8 +769,8 @@ pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx
 
 /// The person's hand while agents act: 50 clicks on Share, Stop sharing,
 /// Stop and Let the agents go on, each aimed where the button is and
-/// landing a moment later while an agent opens and closes tabs and its
-/// activity line changes. Every click must do what it was aimed at.
+/// landing after the popup has redrawn (the agent opens and closes tabs
+/// and its activity line changes). Every click must do what it was aimed at.
 pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
     let person = &ctx.env.person;
     let browser = ctx.env.suite.browser.clone();
@@ -819,6 +819,12 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
             .await
             == json!(true)
     };
+    let activity_line = || async {
+        ctx.env
+            .person
+            .in_popup("document.getElementById('activity').textContent")
+            .await
+    };
     let mut landed = 0;
     for click in 0..50 {
         let (selector, row) = match click % 5 {
@@ -832,8 +838,17 @@ pub async fn the_popup_s_controls_stay_still_while_agents_act(ctx: Ctx) {
         .await
         .unwrap_or_else(|| panic!("click {click}: no {selector} to aim at"));
         let was_shared = shared().await;
-        // The hand travels a moment between seeing the button and pressing it.
-        tokio::time::sleep(Duration::from_millis(40)).await;
+        // The hand travels while the popup changes under it: it presses
+        // once the popup has redrawn since it aimed (the agent's activity
+        // line says something else), not after a guessed moment.
+        let aimed_at = activity_line().await;
+        bounded::first_some(Duration::from_secs(5), || async {
+            (activity_line().await != aimed_at).then_some(())
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!("click {click}: the popup did not redraw within 5 s ({aimed_at})")
+        });
         person.click_popup_at(x, y).await;
         if selector == "#stop" {
             control_goes_to(&mut control, Holder::Human, "Stop in the popup").await;
