@@ -14,8 +14,9 @@
 //! the agent and the round, a snapshot that must show that name and no
 //! other agent's, a script, the text, a screenshot every fourth round;
 //! then it ends the session. A call the pool cannot serve yet answers
-//! `BUSY` and the agent asks again a second later; a session whose shell
-//! died answers 404 and the agent starts a new one. Printed: calls, p50 /
+//! `BUSY` and the agent asks again a second later; `BROWSER_RESTARTED`
+//! (its browser was replaced) and it asks again at once; a session whose
+//! shell died answers 404 and the agent starts a new one. Printed: calls, p50 /
 //! p95 per tool, answers by code, lost calls (no answer within the call's
 //! bound and 5 s), cross-talk (a page of another agent in a session),
 //! sessions moved after the shell died, and the memory of the shells and
@@ -39,6 +40,7 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -297,15 +299,28 @@ enum Answer {
     SessionGone,
 }
 
+/// How an agent reaches the balancer. The SDK's default resumes a broken
+/// answer stream forever (a GET with `Last-Event-ID`, answered 404 by the
+/// shell that took over); an agent of a team bounds it, as the TypeScript
+/// SDK does by default (two tries): three tries a quarter, half and one
+/// second apart, then the call fails and the agent starts a new session.
+fn agent_transport(endpoint: &str) -> StreamableHttpClientTransportConfig {
+    let mut resume = ExponentialBackoff::default();
+    resume.max_times = Some(3);
+    resume.base_duration = Duration::from_millis(250);
+    resume.max_delay = Some(Duration::from_secs(1));
+    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.to_owned())
+        .auth_header(TOKEN.to_owned());
+    config.retry_config = Arc::new(resume);
+    config
+}
+
 /// One agent: rounds of a session each until the deadline.
 async fn agent(number: usize, endpoint: &str, base: &str, deadline: Instant, seen: &Seen) {
     let mut round = 0usize;
     while Instant::now() < deadline {
         round += 1;
-        let transport = StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(endpoint.to_owned())
-                .auth_header(TOKEN.to_owned()),
-        );
+        let transport = StreamableHttpClientTransport::from_config(agent_transport(endpoint));
         let Ok(client) = ().serve(transport).await else {
             // No shell took the session (all busy, or the balancer found
             // none ready): try again shortly.
@@ -350,6 +365,9 @@ async fn agent(number: usize, endpoint: &str, base: &str, deadline: Instant, see
                     Answer::Error(code) if code == "BUSY" => {
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
+                    // The session's browser was replaced: the same call
+                    // again, as the error's hint says.
+                    Answer::Error(code) if code == "BROWSER_RESTARTED" => {}
                     Answer::Error(_) => break,
                     Answer::SessionGone => {
                         seen.moved.fetch_add(1, Ordering::Relaxed);

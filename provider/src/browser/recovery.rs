@@ -57,6 +57,16 @@ pub(super) async fn follow_browser(inner: Weak<Inner>, mut state: watch::Receive
     }
 }
 
+/// A tab that could not be brought back (no page for it in the new
+/// browser), for its session's notice.
+struct NotReopened {
+    /// The session it belonged to (`None`: the person's).
+    owner: Option<String>,
+    handle: TabHandle,
+    url: String,
+    error: String,
+}
+
 /// One tab to bring back.
 struct Reopening {
     handle: TabHandle,
@@ -148,14 +158,15 @@ impl Inner {
                 .collect()
         };
         plan.sort_by_key(|tab| tab.handle.number());
-        self.reopen(&host, plan).await;
+        let not_reopened = self.reopen(&host, plan).await;
 
         let when = clock(restart.at);
         let mut registry = self.lock();
-        for state in registry.sessions.values_mut() {
-            let reopened = reopened_words(state);
+        for (id, state) in &mut registry.sessions {
+            let lost = not_reopened_words(&not_reopened, id);
+            let reopened = reopened_words(state, !lost.is_empty());
             state.notices.push(format!(
-                "Note: the browser stopped ({}) and was restarted at {when}; {reopened}.",
+                "Note: the browser stopped ({}) and was restarted at {when}; {reopened}{lost}.",
                 restart.cause
             ));
         }
@@ -169,15 +180,26 @@ impl Inner {
     /// A tab keeps its old (gone) page, whose calls answer
     /// `BROWSER_RESTARTED`, until the new one has loaded: a call never
     /// lands on a page still on its way back. A tab that cannot get a page
-    /// is removed.
-    async fn reopen(self: &Arc<Self>, host: &Arc<dyn ViewHost>, plan: Vec<Reopening>) {
+    /// is removed, and returned so that its session hears why.
+    async fn reopen(
+        self: &Arc<Self>,
+        host: &Arc<dyn ViewHost>,
+        plan: Vec<Reopening>,
+    ) -> Vec<NotReopened> {
         let mut loads = tokio::task::JoinSet::new();
+        let mut not_reopened = Vec::new();
         for tab in plan {
-            let page = match self.new_page(host, tab.context, tab.owner).await {
+            let page = match self.new_page(host, tab.context, tab.owner.clone()).await {
                 Ok(page) => page,
                 Err(error) => {
                     tracing::warn!(tab = %tab.handle, %error, "cannot reopen a tab");
                     self.lock().remove_tab(&tab.handle);
+                    not_reopened.push(NotReopened {
+                        owner: tab.owner,
+                        handle: tab.handle,
+                        url: tab.url,
+                        error: error.to_string(),
+                    });
                     continue;
                 }
             };
@@ -212,6 +234,7 @@ impl Inner {
         })
         .await;
         loads.detach_all();
+        not_reopened
     }
 
     /// A browser of an isolated context went away by itself (a pool
@@ -250,14 +273,20 @@ impl Inner {
         }
         tracing::warn!(context = context.as_str(), %cause, ?sessions, "a session's browser went away; reopening its tabs in a new one");
         let host = self.host();
-        self.reopen(&host, plan).await;
+        let not_reopened = self.reopen(&host, plan).await;
         let when = clock(SystemTime::now());
         let mut registry = self.lock();
         for id in &sessions {
             if let Ok(state) = registry.session_mut(id) {
-                let reopened = reopened_words(state);
+                let lost = not_reopened_words(&not_reopened, id);
+                let reopened = reopened_words(state, !lost.is_empty());
+                let took_place = if lost.is_empty() {
+                    " and a new one took its place"
+                } else {
+                    ""
+                };
                 state.notices.push(format!(
-                    "Note: your browser stopped ({cause}) and a new one took its place at {when}; {reopened}."
+                    "Note: your browser stopped ({cause}){took_place} at {when}; {reopened}{lost}."
                 ));
             }
         }
@@ -289,10 +318,12 @@ impl Inner {
     }
 }
 
-/// What a notice says of a session's tabs after they were reopened.
-fn reopened_words(state: &super::tabs::SessionState) -> String {
+/// What a notice says of a session's tabs after they were reopened
+/// (`some_lost`: some could not be, and the notice says so after this).
+fn reopened_words(state: &super::tabs::SessionState, some_lost: bool) -> String {
     let tabs: Vec<&str> = state.tabs.iter().map(|t| t.handle.as_str()).collect();
     match tabs.as_slice() {
+        [] if some_lost => "no tab of yours came back".to_owned(),
         [] => "you had no open tabs".to_owned(),
         [one] => format!(
             "your tab {one} was reopened at its last URL; refs from before no longer work: take a snapshot"
@@ -302,6 +333,22 @@ fn reopened_words(state: &super::tabs::SessionState) -> String {
             many.join(", ")
         ),
     }
+}
+
+/// What a notice adds for the tabs of `session` that could not be
+/// reopened: empty when there are none.
+fn not_reopened_words(not_reopened: &[NotReopened], session: &SessionId) -> String {
+    let session = session.to_string();
+    not_reopened
+        .iter()
+        .filter(|tab| tab.owner.as_deref() == Some(session.as_str()))
+        .map(|tab| {
+            format!(
+                "; your tab {} ({}) could not be reopened ({}): open its URL again",
+                tab.handle, tab.url, tab.error
+            )
+        })
+        .collect()
 }
 
 /// `10:42:07 UTC`: a time of day as notices and banners give it.

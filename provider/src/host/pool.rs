@@ -195,19 +195,36 @@ impl PoolHost {
 
     /// A command's failure, as the session should hear it: when the
     /// lease's browser died under it, `BROWSER_RESTARTED` (the session
-    /// gets a new one), not a crash that nothing brings back.
-    fn explained(lease: &Lease, error: BrowserError) -> BrowserError {
-        let lost = matches!(
+    /// gets a new one), not a crash that nothing brings back. A browser
+    /// being shut down (its pool restarting) fails commands a moment
+    /// before its connection ends, so such a failure waits up to
+    /// [`CLOSE_GRACE`] for that end before it is taken as it is.
+    async fn explained(lease: &Lease, error: BrowserError) -> BrowserError {
+        let may_be_lost = matches!(
             error,
             BrowserError::BrowserCrashed { .. } | BrowserError::NotConnected { .. }
-        ) && !lease.host.connection().is_open()
-            && !lease.released.is_cancelled();
-        if lost {
+        ) && !lease.released.is_cancelled();
+        if !may_be_lost {
+            return error;
+        }
+        let ended = !lease.host.connection().is_open()
+            || tokio::time::timeout(CLOSE_GRACE, lease.host.connection().closed())
+                .await
+                .is_ok();
+        if ended && !lease.released.is_cancelled() {
             BrowserError::BrowserRestarted {
                 cause: error.to_string(),
             }
         } else {
             error
+        }
+    }
+
+    /// `result` of a command on `lease`, its failure [`Self::explained`].
+    async fn through<T>(lease: &Lease, result: Result<T>) -> Result<T> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(error) => Err(Self::explained(lease, error).await),
         }
     }
 
@@ -512,11 +529,8 @@ impl ViewHost for PoolHost {
 
     async fn show_view(&self, view: &ViewId) -> Result<()> {
         let lease = self.lease_of(view)?;
-        lease
-            .host
-            .show_view(view)
-            .await
-            .map_err(|e| Self::explained(&lease, e))
+        let result = lease.host.show_view(view).await;
+        Self::through(&lease, result).await
     }
 
     async fn send_command(
@@ -527,29 +541,20 @@ impl ViewHost for PoolHost {
         timeout: Duration,
     ) -> Result<Value> {
         let lease = self.lease_of(view)?;
-        lease
-            .host
-            .send_command(view, method, params, timeout)
-            .await
-            .map_err(|e| Self::explained(&lease, e))
+        let result = lease.host.send_command(view, method, params, timeout).await;
+        Self::through(&lease, result).await
     }
 
     async fn subscribe(&self, view: &ViewId) -> Result<EventStream> {
         let lease = self.lease_of(view)?;
-        lease
-            .host
-            .subscribe(view)
-            .await
-            .map_err(|e| Self::explained(&lease, e))
+        let result = lease.host.subscribe(view).await;
+        Self::through(&lease, result).await
     }
 
     async fn frames(&self, view: &ViewId) -> Result<Vec<FrameInfo>> {
         let lease = self.lease_of(view)?;
-        lease
-            .host
-            .frames(view)
-            .await
-            .map_err(|e| Self::explained(&lease, e))
+        let result = lease.host.frames(view).await;
+        Self::through(&lease, result).await
     }
 
     async fn send_frame_command(
@@ -561,11 +566,11 @@ impl ViewHost for PoolHost {
         timeout: Duration,
     ) -> Result<Value> {
         let lease = self.lease_of(view)?;
-        lease
+        let result = lease
             .host
             .send_frame_command(view, frame, method, params, timeout)
-            .await
-            .map_err(|e| Self::explained(&lease, e))
+            .await;
+        Self::through(&lease, result).await
     }
 
     async fn list_views(&self) -> Result<Vec<ViewInfo>> {
