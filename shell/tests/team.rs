@@ -1,6 +1,7 @@
 //! Serving a team: each agent session's browser from a real pool
 //! (browserless, installed by `.ci/setup` in `tests/pool`), `BUSY` when it
-//! is full, a pool browser that dies replaced for its session alone; and
+//! is full (and a session's place in the pool's queue kept for its next
+//! call), a pool browser that dies replaced for its session alone; and
 //! two relays behind HAProxy with the shipped configuration
 //! (`assets/team/haproxy.cfg`): one token for both, sessions that stick to
 //! their shell, a dead shell's sessions told 404 so their clients start
@@ -190,6 +191,107 @@ async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_o
     })
     .await
     .expect("a stopped shell gives every browser back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_queued_by_a_full_pool_keeps_its_place_after_busy() {
+    // One browser, a queue: the second session's connection waits in it.
+    let pool = Browserless::start(common::runtime_dir(), 0, 1, 4).await;
+    let fixtures = common::serve_fixtures().await;
+    let pool_endpoint = pool.endpoint();
+    let (shell, printed) = common::start_shell(
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--pool",
+            &pool_endpoint,
+            "--pool-wait-ms",
+            "3000",
+        ],
+        2,
+    )
+    .await;
+    let host = printed[0]
+        .trim_start_matches("MCP over HTTP: http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let endpoint = Endpoint {
+        host: host.clone(),
+        path: "/mcp".into(),
+        token: printed[1]
+            .trim_start_matches("Authorization: Bearer ")
+            .to_owned(),
+    };
+    let mut first = Agent::connect(&endpoint).await;
+    let mut second = Agent::connect(&endpoint).await;
+    works(
+        &mut first,
+        "browser_open",
+        json!({"url": format!("{fixtures}/form.html?who=first")}),
+    )
+    .await;
+    let (text, is_error) = second
+        .call(
+            "browser_open",
+            json!({"url": format!("{fixtures}/form.html?who=second")}),
+        )
+        .await;
+    assert!(is_error && text.contains("BUSY"), "{text}");
+    assert!(text.contains("kept this session in its queue"), "{text}");
+
+    // The first ends: the connection still queued for the second gets the
+    // browser, and the second's next call takes it at once.
+    assert_eq!(first.disconnect().await, 204);
+    bounded::first_some(Duration::from_secs(10), || async {
+        let (_, metrics) = common::get(
+            &host,
+            "/metrics",
+            &[("Authorization", &format!("Bearer {}", endpoint.token))],
+        )
+        .await;
+        (metric(&metrics, "browser_shell_pool_browsers_held") == 0.0).then_some(())
+    })
+    .await
+    .expect("the first session's browser goes back");
+    bounded::first_some(Duration::from_secs(10), || async {
+        (pool.running().await == 1).then_some(())
+    })
+    .await
+    .expect("the queued connection gets the pool's browser");
+    let asked = Instant::now();
+    let text = works(
+        &mut second,
+        "browser_open",
+        json!({"url": format!("{fixtures}/form.html?who=second")}),
+    )
+    .await;
+    assert!(text.contains("who=second"), "{text}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(2500),
+        "the browser was waiting for it: {:?}",
+        asked.elapsed()
+    );
+    let (_, metrics) = common::get(
+        &host,
+        "/metrics",
+        &[("Authorization", &format!("Bearer {}", endpoint.token))],
+    )
+    .await;
+    assert_eq!(
+        metric(&metrics, "browser_shell_pool_browsers_taken_total"),
+        2.0
+    );
+    assert!(
+        metric(&metrics, "browser_shell_pool_waits_total") >= 1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        pool.running().await,
+        1,
+        "one browser: none launched for nobody"
+    );
+    common::stop_shell(shell).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

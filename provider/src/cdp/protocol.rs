@@ -356,6 +356,10 @@ pub struct PageCaptureScreenshot {
     pub clip: Option<Viewport>,
     /// Render beyond the viewport (full page, off-screen elements).
     pub capture_beyond_viewport: bool,
+    /// Encode for speed rather than size (a PNG compressed less: quicker
+    /// to make, larger on the wire).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optimize_for_speed: bool,
 }
 command!(PageCaptureScreenshot => "Page.captureScreenshot", ScreenshotData);
 

@@ -186,6 +186,7 @@ async fn capture_viewport(
                     quality: Some(quality),
                     clip,
                     capture_beyond_viewport: false,
+                    optimize_for_speed: false,
                 },
                 CAPTURE_BOUND,
             )

@@ -268,7 +268,7 @@ pub fn haproxy_config(front: u16, ports: &[u16]) -> String {
     )
     .unwrap();
     let mut config = shipped.replace("127.0.0.1:8900", &format!("127.0.0.1:{front}"));
-    for (number, shipped_port) in ["8910", "8920", "8930"].iter().enumerate() {
+    for (number, shipped_port) in ["8911", "8921", "8931"].iter().enumerate() {
         match ports.get(number) {
             Some(port) => {
                 config = config.replace(

@@ -11,9 +11,11 @@
 //! its queue; either way a session waits within [`PoolOptions::wait`] and
 //! then hears `BUSY` with the pool's words. A pool that handed out
 //! browsers before and cannot be reached now (it restarts) is waited for
-//! the same way, and then answers `NOT_CONNECTED`. A lease whose browser dies is
-//! reported as [`ViewEvent::ContextLost`], so that only the sessions in it
-//! start again in a new one; nobody else notices.
+//! the same way, and then answers `NOT_CONNECTED`. The ask itself goes on
+//! after such a call and serves the next session that asks ([`asking`]).
+//! A lease whose browser dies is reported as [`ViewEvent::ContextLost`],
+//! so that only the sessions in it start again in a new one; nobody else
+//! notices.
 //!
 //! Views that belong to no session (a person's tab in the column) share
 //! one lease, taken when the first such view is made.
@@ -35,14 +37,9 @@ use super::{
 use crate::cdp::EventStream;
 use crate::error::{BrowserError, Result};
 
-/// The first pause before asking a pool that refused again; it doubles up
-/// to [`LONGEST_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(200);
-/// See [`FIRST_PAUSE`].
-const LONGEST_PAUSE: Duration = Duration::from_secs(2);
+mod asking;
 
-/// How long before a session's wait ends the pool is asked a last time.
-const LAST_TRY: Duration = Duration::from_millis(250);
+use asking::{Ask, Asking, Asks};
 
 /// Where the pool is and how long a session waits for a browser from it.
 #[derive(Debug, Clone)]
@@ -98,7 +95,9 @@ struct PoolState {
     next_lease: AtomicU64,
     /// The pool browsers' product string, once one was seen.
     version: Mutex<String>,
-    taken: AtomicU64,
+    /// Asks for a browser that outlasted the call that made them.
+    asks: Arc<Asks>,
+    taken: Arc<AtomicU64>,
     waited: AtomicU64,
     refused: AtomicU64,
     lost: AtomicU64,
@@ -120,6 +119,7 @@ impl PoolHost {
     pub fn new(options: PoolOptions) -> Self {
         Self {
             state: Arc::new(PoolState {
+                asks: Arc::new(Asks::new(options.wait)),
                 options,
                 leases: Mutex::default(),
                 views: Mutex::default(),
@@ -130,7 +130,7 @@ impl PoolHost {
                 watchers: Mutex::default(),
                 next_lease: AtomicU64::new(1),
                 version: Mutex::new(String::new()),
-                taken: AtomicU64::new(0),
+                taken: Arc::new(AtomicU64::new(0)),
                 waited: AtomicU64::new(0),
                 refused: AtomicU64::new(0),
                 lost: AtomicU64::new(0),
@@ -156,8 +156,9 @@ impl PoolHost {
         endpoint.split('?').next().unwrap_or(endpoint)
     }
 
-    /// Gives every browser back to the pool.
+    /// Gives every browser back to the pool (and stops asking for more).
     pub async fn shutdown(&self) {
+        self.state.asks.drop_all().await;
         let leases: Vec<Arc<Lease>> = self.state.leases().drain().map(|(_, l)| l).collect();
         for lease in leases {
             lease.release().await;
@@ -274,69 +275,65 @@ impl PoolHost {
     }
 
     /// Takes a browser from the pool, waiting within the pool's wait while
-    /// it is full (see the module docs).
+    /// it is full (see the module docs): an ask left by an earlier call
+    /// (see [`asking`]), or a new one; when the wait ends first, the ask
+    /// goes on for the next call and this one hears `BUSY`.
     async fn take(&self, shared: bool, id: Option<ContextId>) -> Result<Arc<Lease>> {
-        let options = &self.state.options;
-        let deadline = tokio::time::Instant::now() + options.wait;
-        let mut pause = FIRST_PAUSE;
-        let mut refused: Option<BrowserError> = None;
-        loop {
-            let attempt = tokio::time::timeout_at(
-                deadline,
-                ChromiumHost::connect(&options.endpoint, options.command_timeout),
-            )
-            .await;
-            let refusal = match attempt {
-                Ok(Ok(host)) => {
-                    if refused.is_some() {
-                        self.state.waited.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return Ok(self.hold(host, shared, id));
+        let state = &self.state;
+        let wait = state.options.wait;
+        let deadline = tokio::time::Instant::now() + wait;
+        let asking = Asking {
+            endpoint: state.options.endpoint.clone(),
+            command_timeout: state.options.command_timeout,
+            taken: Arc::clone(&state.taken),
+        };
+        let (ask, taken_up) = state.asks.take_up_or_start(&asking);
+        match ask.outcome_by(deadline).await {
+            Some(Ok(host)) => {
+                if taken_up || ask.last_refusal().is_some() {
+                    state.waited.fetch_add(1, Ordering::Relaxed);
                 }
-                Ok(Err(BrowserError::Busy {
-                    detail,
-                    retry_after_secs,
-                })) => BrowserError::Busy {
-                    detail: format!("{detail}; asked for {} ms", options.wait.as_millis()),
-                    retry_after_secs,
-                },
-                // A pool that handed out browsers before and now cannot
-                // be reached is restarting: wait for it as for a full one.
-                // A pool never reached is misconfigured: say so at once.
-                Ok(Err(unreachable @ BrowserError::NotConnected { .. }))
-                    if self.state.taken.load(Ordering::Relaxed) > 0 =>
-                {
-                    unreachable
-                }
-                Ok(Err(other)) => return Err(other),
-                // The wait ended during a try: the pool's last refusal is
-                // the answer, else it held this session in its queue.
-                Err(_) => refused.take().unwrap_or_else(|| BrowserError::Busy {
-                    detail: format!(
-                        "{} kept this session in its queue for {} ms",
-                        self.endpoint_shown(),
-                        options.wait.as_millis()
-                    ),
-                    retry_after_secs: None,
-                }),
-            };
-            let last_try = deadline.checked_sub(LAST_TRY).unwrap_or(deadline);
-            let now = tokio::time::Instant::now();
-            if now >= last_try {
-                if matches!(refusal, BrowserError::Busy { .. }) {
-                    self.state.refused.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(error = %refusal, "the browser pool is full");
-                } else {
-                    tracing::warn!(error = %refusal, "the browser pool did not come back");
-                }
-                return Err(refusal);
+                Ok(self.hold(host, shared, id))
             }
-            refused = Some(refusal);
-            // A pool that refused is asked again after a pause, not at
-            // once; the last time just before the wait ends.
-            tokio::time::sleep_until((now + pause).min(last_try)).await;
-            pause = (pause * 2).min(LONGEST_PAUSE);
+            Some(Err(error)) => Err(error),
+            None => Err(self.not_yet(ask)),
         }
+    }
+
+    /// Why a call that waited the pool's whole wait has no browser: the
+    /// pool's last refusal, or that it kept the session in its queue. The
+    /// ask goes on for the session's next call.
+    fn not_yet(&self, ask: Arc<Ask>) -> BrowserError {
+        let state = &self.state;
+        let wait = state.options.wait.as_millis();
+        let kept = state.asks.keep().as_secs();
+        let error = match ask.last_refusal() {
+            Some(BrowserError::Busy {
+                detail,
+                retry_after_secs,
+            }) => BrowserError::Busy {
+                detail: format!(
+                    "{detail}; asked for {wait} ms, and asking on for {kept} s for this session's next call"
+                ),
+                retry_after_secs,
+            },
+            Some(unreachable) => unreachable,
+            None => BrowserError::Busy {
+                detail: format!(
+                    "{} kept this session in its queue for {wait} ms; its place is kept for {kept} s for the next call",
+                    self.endpoint_shown()
+                ),
+                retry_after_secs: None,
+            },
+        };
+        if matches!(error, BrowserError::Busy { .. }) {
+            state.refused.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(%error, "the browser pool is full");
+        } else {
+            tracing::warn!(%error, "the browser pool did not come back");
+        }
+        state.asks.leave(ask);
+        error
     }
 
     /// Holds a browser just taken: follows its views (as views of its
