@@ -421,7 +421,9 @@ async fn follow_lease(state: std::sync::Weak<PoolState>, lease: Arc<Lease>) {
             cause = lease.host.ended() => break cause,
             () = sleep_until_some(next_close) => {
                 let Some(state) = state.upgrade() else { return };
-                while let Some((view, _)) = closing.pop_front_if(|(_, at)| *at <= tokio::time::Instant::now()) {
+                let now = tokio::time::Instant::now();
+                while closing.front().is_some_and(|(_, at)| *at <= now) {
+                    let Some((view, _)) = closing.pop_front() else { break };
                     state.views.lock().unwrap_or_else(|p| p.into_inner()).remove(&view);
                     state.tell(&ViewEvent::Closed(view));
                 }
