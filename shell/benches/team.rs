@@ -459,6 +459,8 @@ struct Memory {
     shells_kb: u64,
     pool_kb: u64,
     held: f64,
+    /// Browsers the pool runs (held ones, and ones it is starting).
+    running: u64,
 }
 
 impl Memory {
@@ -470,6 +472,7 @@ impl Memory {
 async fn memory(shells: &[Shell], pool: &Browserless) -> Memory {
     let mut memory = Memory {
         pool_kb: tree_pss_kb(pool.pid()),
+        running: pool.running().await,
         ..Memory::default()
     };
     for shell in shells {
@@ -544,11 +547,12 @@ fn report(title: &str, seen: &Seen, elapsed: Duration, peak: Option<&Memory>) {
     );
     if let Some(peak) = peak {
         println!(
-            "  peak memory: shells {:.0} MB, pool {:.0} MB with {} browsers held: {:.0} MB per session",
+            "  peak memory: shells {:.0} MB, pool {:.0} MB with {} browsers running ({} held by sessions): {:.0} MB per browser",
             peak.shells_kb as f64 / 1024.0,
             peak.pool_kb as f64 / 1024.0,
+            peak.running,
             peak.held,
-            peak.total_kb() as f64 / 1024.0 / peak.held.max(1.0)
+            peak.total_kb() as f64 / 1024.0 / (peak.running.max(1) as f64)
         );
     }
 }
