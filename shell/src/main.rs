@@ -404,6 +404,11 @@ fn main() -> ExitCode {
         return native_host(origin);
     }
     let cli = Cli::parse();
+    // The host sets up its own logging (stdout is Chrome's) and runtime:
+    // both can be set up once per process.
+    if let Some(Command::NativeHost { origin, .. }) = &cli.command {
+        return native_host(origin.clone());
+    }
     if let Err(error) = init_logging(cli.browser.audit_log.as_deref(), cli.log_format) {
         return fail(&error);
     }
@@ -479,7 +484,13 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,
         Command::Extension(command) => return extension_command(command, &cli.browser),
-        Command::NativeHost { origin, .. } => return native_host(origin.clone()),
+        // Run by `main` before logging and the runtime are set up.
+        Command::NativeHost { .. } => {
+            return fail(&browser_provider::BrowserError::invalid(
+                "command",
+                "native-host runs before the runtime starts",
+            ));
+        }
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(

@@ -481,3 +481,23 @@ async fn logs_can_be_json_lines() {
         );
     }
 }
+
+/// The native messaging host runs as Chrome starts it (the extension's
+/// origin first) and as the `native-host` command: a Chrome that closes
+/// the port before the hello ends it with a reason, nothing on stdout.
+/// (The command once set up logging and a runtime a second time, and
+/// panicked.)
+#[tokio::test]
+async fn the_native_host_runs_as_chrome_starts_it_and_as_a_command() {
+    let runtime = common::runtime_dir();
+    let origin = "chrome-extension://fmmpmjfbfbolhenibabebgogdehficei/";
+    for args in [&[origin][..], &["native-host", origin]] {
+        let (code, stdout, stderr) = shell(&runtime, args).await;
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(
+            stderr.contains("closed the port before the hello") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
