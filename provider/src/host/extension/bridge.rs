@@ -349,7 +349,7 @@ impl Shared {
         origin_id: &str,
         pairing: &Pairing,
     ) -> std::result::Result<String, String> {
-        let hello: Hello = serde_json::from_str(&next_text(socket).await?)
+        let hello: Hello = protocol::read_message(next_text(socket).await?.as_bytes(), "hello")
             .map_err(|e| format!("the first message is not a hello: {e}"))?;
         let agreed = protocol::negotiate(hello.version, hello.min_version)?;
         if hello.extension_id != origin_id {
@@ -374,7 +374,7 @@ impl Shared {
             nonce: server_nonce.clone(),
         };
         send_json(socket, &challenge).await?;
-        let proof: Proof = serde_json::from_str(&next_text(socket).await?)
+        let proof: Proof = protocol::read_message(next_text(socket).await?.as_bytes(), "proof")
             .map_err(|e| format!("expected the extension's proof: {e}"))?;
         let text = protocol::proof_text(Role::Client, origin_id, &hello.nonce, &server_nonce);
         if !protocol::verify(&secret, &text, &proof.proof) {

@@ -164,7 +164,7 @@ impl Admission {
             });
         }
         bytes.pop();
-        let hello: NativeHello = serde_json::from_slice(&bytes)
+        let hello: NativeHello = protocol::read_message(&bytes, "hello")
             .map_err(|e| format!("the first message is not a hello: {e}"))?;
         let id = hello
             .origin
@@ -383,6 +383,8 @@ mod tests {
             (r#"{"type":"hello","version":2,"origin":"https://example.org/"}"#.to_owned(), "is not a browser extension"),
             (format!(r#"{{"type":"hello","version":9,"minVersion":8,"origin":"{origin}"}}"#), "this browser-shell is older"),
             ("garbage".to_owned(), "not a hello"),
+            // Every field of a hello, but another type (it was let in).
+            (format!(r#"{{"type":"proof","version":2,"origin":"{origin}"}}"#), "not a hello"),
         ] {
             let answer = say(&listener.address, &hello).await;
             assert!(answer.contains(r#""type":"refused""#) && answer.contains(why), "{hello}: {answer}");

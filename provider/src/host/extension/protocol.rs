@@ -194,6 +194,21 @@ pub struct Chunk {
     pub last: bool,
 }
 
+/// A handshake message of type `kind` (`hello`, `proof`) read from
+/// `bytes`. Serde checks the `type` tag of a struct only as it writes one,
+/// so it is checked here: a message of another type is not taken for it.
+///
+/// # Errors
+/// Says what is wrong with the message, in one line.
+pub fn read_message<T: serde::de::DeserializeOwned>(bytes: &[u8], kind: &str) -> Result<T, String> {
+    let message: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let said = message.get("type").and_then(serde_json::Value::as_str);
+    if said != Some(kind) {
+        return Err(format!("its type is {said:?}, not {kind:?}"));
+    }
+    serde_json::from_value(message).map_err(|e| e.to_string())
+}
+
 /// The shell accepts the connection.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename = "welcome")]
@@ -364,6 +379,30 @@ mod tests {
         assert!(newer.contains("this browser-shell is older"), "{newer}");
         let older = negotiate(0, None).expect_err("no overlap");
         assert!(older.contains("the extension is older"), "{older}");
+    }
+
+    #[test]
+    fn a_message_is_read_only_as_its_own_type() {
+        let origin = format!("chrome-extension://{EXTENSION_ID}/");
+        let hello = format!(r#"{{"type":"hello","version":2,"origin":"{origin}"}}"#);
+        let read: NativeHello = read_message(hello.as_bytes(), "hello").expect("a hello");
+        assert_eq!((read.version, read.origin.as_str()), (2, origin.as_str()));
+        // Another type, no type, or a type that is not UTF-8, with every
+        // field a hello has: not a hello.
+        for other in [
+            hello.replace(r#""type":"hello""#, r#""type":"proof""#),
+            hello.replace(r#""type":"hello","#, ""),
+        ] {
+            let refused =
+                read_message::<NativeHello>(other.as_bytes(), "hello").expect_err("not a hello");
+            assert!(refused.contains("not \"hello\""), "{other}: {refused}");
+        }
+        let mut not_utf8 = hello.into_bytes();
+        not_utf8[10] = 0xff;
+        assert!(read_message::<NativeHello>(&not_utf8, "hello").is_err());
+        let proof = r#"{"type":"hello","proof":"00"}"#;
+        assert!(read_message::<Proof>(proof.as_bytes(), "proof").is_err());
+        assert!(read_message::<Proof>(br#"{"type":"proof","proof":"00"}"#, "proof").is_ok());
     }
 
     #[test]
