@@ -40,6 +40,10 @@ const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// 1 MB, so longer messages go in [`Chunk`]s.
 const MAX_FRAME_TO_EXTENSION: usize = 1024 * 1024;
 
+/// How long a host that stops waits for the frame it was writing to
+/// reach Chrome (which may read no more).
+const LAST_FRAME_WITHIN: Duration = Duration::from_secs(1);
+
 /// How many characters of a long message one chunk carries: escaped as a
 /// JSON string, even text of nothing but quotes stays within the limit.
 const CHUNK_CHARS: usize = 128 * 1024;
@@ -99,9 +103,13 @@ pub async fn run(origin: String, socket: &Path) -> Result<(), String> {
         }
     };
     let ended = tokio::select! {
-        ended = upstream => ended?,
-        ended = downstream => ended?,
+        ended = upstream => ended,
+        ended = downstream => ended,
     };
+    // A frame handed to stdout as the other side stopped goes out whole:
+    // Chrome takes a cut one for a broken host.
+    let _ = tokio::time::timeout(LAST_FRAME_WITHIN, stdout.flush()).await;
+    let ended = ended?;
     tracing::info!(ended, "the native host stops");
     Ok(())
 }
@@ -242,9 +250,15 @@ async fn send_json<W: AsyncWrite + Unpin>(
 
 async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> Result<(), String> {
     let length = u32::try_from(bytes.len()).map_err(|_| "a message over 4 GB".to_owned())?;
+    // One write for the whole frame: tokio's stdout takes up to 2 MiB at
+    // once (a frame is at most 1 MB), so a host that stops while writing
+    // (`run`) has handed on all of the frame or none of it, never a length
+    // without its message.
+    let mut frame = Vec::with_capacity(4 + bytes.len());
+    frame.extend_from_slice(&length.to_ne_bytes());
+    frame.extend_from_slice(bytes);
     let written = async {
-        writer.write_all(&length.to_ne_bytes()).await?;
-        writer.write_all(bytes).await?;
+        writer.write_all(&frame).await?;
         writer.flush().await
     };
     written
@@ -323,6 +337,48 @@ mod tests {
         assert_eq!((hello.version, hello.min_version), (2, Some(1)));
         assert!(native_hello(br#"{"type":"proof"}"#, String::new()).is_err());
         assert!(native_hello(b"garbage", String::new()).is_err());
+    }
+
+    /// A writer that keeps each write it is given apart.
+    #[derive(Default)]
+    struct Writes(Vec<Vec<u8>>);
+
+    impl AsyncWrite for Writes {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            bytes: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.get_mut().0.push(bytes.to_vec());
+            std::task::Poll::Ready(Ok(bytes.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_frame_goes_to_chrome_in_one_write() {
+        // Written as its length and then its message, a host that stopped
+        // between the two (the extension sent a frame past the limit) left
+        // Chrome a length without its message.
+        let mut writes = Writes::default();
+        send_to_extension(&mut writes, b"{\"id\":2}")
+            .await
+            .expect("write");
+        let frame = [&8u32.to_ne_bytes()[..], b"{\"id\":2}"].concat();
+        assert_eq!(writes.0, vec![frame]);
     }
 
     #[tokio::test]
