@@ -15,7 +15,7 @@
 //! other agent's, a script, the text, a screenshot every fourth round;
 //! then it ends the session. A call the pool cannot serve yet answers
 //! `BUSY` and the agent asks again a second later; `BROWSER_RESTARTED`
-//! (its browser was replaced) and it asks again at once; a session whose
+//! (its browser is being replaced) and it asks again half a second later; a session whose
 //! shell died answers 404 and the agent starts a new one. Printed: calls, p50 /
 //! p95 per tool, answers by code, lost calls (no answer within the call's
 //! bound and 5 s), cross-talk (a page of another agent in a session),
@@ -365,9 +365,11 @@ async fn agent(number: usize, endpoint: &str, base: &str, deadline: Instant, see
                     Answer::Error(code) if code == "BUSY" => {
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
-                    // The session's browser was replaced: the same call
-                    // again, as the error's hint says.
-                    Answer::Error(code) if code == "BROWSER_RESTARTED" => {}
+                    // The session's browser is being replaced: the same
+                    // call again shortly, as the error's hint says.
+                    Answer::Error(code) if code == "BROWSER_RESTARTED" => {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
                     Answer::Error(_) => break,
                     Answer::SessionGone => {
                         seen.moved.fetch_add(1, Ordering::Relaxed);

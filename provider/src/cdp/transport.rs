@@ -8,7 +8,7 @@
 use std::io::{PipeReader, PipeWriter};
 
 use futures_util::{SinkExt, StreamExt};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::{self, Message, protocol::WebSocketConfig};
 use tokio_util::sync::CancellationToken;
@@ -61,6 +61,7 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
         BufReader::with_capacity(1 << 16, reader),
         writer,
         "the browser closed its end of the pipe",
+        MAX_MESSAGE_BYTES,
     ))
 }
 
@@ -68,10 +69,16 @@ pub fn pipe(from_browser: PipeReader, to_browser: PipeWriter) -> Result<Transpor
 /// both ways: Chromium's debugging pipe, and the extension's native
 /// messaging host on the shell's private socket. `reader` may hold bytes
 /// already read past a first message; `eof` says who closed when the
-/// stream ends.
+/// stream ends. A message longer than `max_bytes` closes it (no more than
+/// one byte past that is ever buffered).
 ///
 /// Must be called inside a tokio runtime.
-pub fn over_nul_stream<R, W>(reader: BufReader<R>, writer: W, eof: &'static str) -> Transport
+pub fn over_nul_stream<R, W>(
+    reader: BufReader<R>,
+    writer: W,
+    eof: &'static str,
+    max_bytes: usize,
+) -> Transport
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -86,9 +93,13 @@ where
         let mut buffer = Vec::with_capacity(1 << 16);
         let closed = loop {
             buffer.clear();
+            let mut limited = (&mut reader).take(max_bytes as u64 + 1);
             let read = tokio::select! {
                 () = stop.cancelled() => break Inbound::Closed { reason: "closed by us".into(), by_us: true },
-                read = reader.read_until(0, &mut buffer) => read,
+                // At most one byte past the limit is read before the
+                // message is refused: a peer that never sends the NUL
+                // cannot make us buffer without end.
+                read = limited.read_until(0, &mut buffer) => read,
             };
             match read {
                 Ok(0) => {
@@ -101,7 +112,7 @@ where
                     if buffer.last() == Some(&0) {
                         buffer.pop();
                     }
-                    if buffer.len() > MAX_MESSAGE_BYTES {
+                    if buffer.len() > max_bytes {
                         break Inbound::Closed {
                             reason: format!("message of {} bytes exceeds the limit", buffer.len()),
                             by_us: false,
@@ -286,5 +297,40 @@ where
         incoming,
         outgoing,
         shutdown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A peer that never ends its message is cut off past the limit: the
+    /// transport closes after reading at most one byte more, whatever the
+    /// peer goes on sending.
+    #[tokio::test]
+    async fn a_message_past_the_limit_closes_the_stream() {
+        let (ours, mut theirs) = tokio::io::duplex(1 << 16);
+        let (reader, writer) = tokio::io::split(ours);
+        let mut transport = over_nul_stream(BufReader::new(reader), writer, "closed", 1000);
+        theirs.write_all(b"{\"id\":1}\0").await.unwrap();
+        let first = transport.incoming.recv().await;
+        assert!(
+            matches!(&first, Some(Inbound::Message(text)) if text == "{\"id\":1}"),
+            "{first:?}"
+        );
+        // 64 KiB without a NUL, then more: closed at the limit.
+        let flood = tokio::spawn(async move {
+            let chunk = vec![b'x'; 1 << 16];
+            while theirs.write_all(&chunk).await.is_ok() {}
+        });
+        let closed =
+            tokio::time::timeout(std::time::Duration::from_secs(5), transport.incoming.recv())
+                .await
+                .expect("closed at once");
+        assert!(
+            matches!(&closed, Some(Inbound::Closed { reason, .. }) if reason.contains("1001 bytes exceeds")),
+            "{closed:?}"
+        );
+        flood.abort();
     }
 }

@@ -119,6 +119,7 @@ impl Admission {
                         reader,
                         writer,
                         "the native messaging host closed (Chrome closed the extension's port)",
+                        protocol::MAX_MESSAGE_BYTES,
                     );
                     let _ = arrivals.send(Arrival::Admitted(Authenticated {
                         transport,
