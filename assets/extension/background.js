@@ -120,6 +120,11 @@ async function route(message) {
 
 /** A failure as the shell reads it: `CODE: text` for our own refusals, CDP's words otherwise. */
 function errorAnswer(error) {
+  // Chrome refuses extension calls of a worker it is stopping ("No SW"):
+  // the call was cut by the worker's end, as if the bridge had dropped.
+  if (String(error?.message ?? error) === "No SW") {
+    error = new BridgeError("CALL_CUT", "the extension's worker stopped during the call (Chrome said: No SW); look before doing it again");
+  }
   const text = error instanceof BridgeError ? `${error.code}: ${error.message}` : String(error?.message ?? error);
   return { code: error?.cdpCode ?? -32000, message: text };
 }

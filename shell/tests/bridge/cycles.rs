@@ -152,7 +152,12 @@ impl Writes {
                 assert!(text.contains(&format!("write {n}")), "{text}");
                 break n;
             }
-            assert!(text.contains("NOT_CONNECTED"), "{text}");
+            // Not connected, or cut by the worker's end (Chrome's "No SW"):
+            // not done either way, and asked again.
+            assert!(
+                text.contains("NOT_CONNECTED") || text.contains("CALL_CUT"),
+                "{text}"
+            );
             assert!(
                 started.elapsed() < Duration::from_secs(15),
                 "no write done within 15 s: {text}"
