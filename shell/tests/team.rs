@@ -22,11 +22,12 @@ async fn works(agent: &mut Agent<'_>, tool: &str, arguments: Value) -> String {
     text
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_one_is_replaced_for_it_alone()
- {
-    let pool = Browserless::start(common::runtime_dir(), 0, 2, 0).await;
-    let fixtures = common::serve_fixtures().await;
+/// `mcp --http` taking its sessions' browsers from `pool`, each waiting
+/// `wait_ms` at most: the shell, its host and its MCP endpoint.
+async fn mcp_over_http_with_pool(
+    pool: &Browserless,
+    wait_ms: &str,
+) -> (common::Shell, String, Endpoint) {
     let pool_endpoint = pool.endpoint();
     let (shell, printed) = common::start_shell(
         &[
@@ -36,7 +37,7 @@ async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_o
             "--pool",
             &pool_endpoint,
             "--pool-wait-ms",
-            "5000",
+            wait_ms,
         ],
         2,
     )
@@ -52,6 +53,15 @@ async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_o
             .trim_start_matches("Authorization: Bearer ")
             .to_owned(),
     };
+    (shell, host, endpoint)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_one_is_replaced_for_it_alone()
+ {
+    let pool = Browserless::start(common::runtime_dir(), 0, 2, 0).await;
+    let fixtures = common::serve_fixtures().await;
+    let (shell, host, endpoint) = mcp_over_http_with_pool(&pool, "5000").await;
     assert_eq!(pool.running().await, 0, "nothing is taken before a call");
 
     let mut first = Agent::connect(&endpoint).await;
@@ -198,31 +208,7 @@ async fn a_session_queued_by_a_full_pool_keeps_its_place_after_busy() {
     // One browser, a queue: the second session's connection waits in it.
     let pool = Browserless::start(common::runtime_dir(), 0, 1, 4).await;
     let fixtures = common::serve_fixtures().await;
-    let pool_endpoint = pool.endpoint();
-    let (shell, printed) = common::start_shell(
-        &[
-            "mcp",
-            "--http",
-            "127.0.0.1:0",
-            "--pool",
-            &pool_endpoint,
-            "--pool-wait-ms",
-            "3000",
-        ],
-        2,
-    )
-    .await;
-    let host = printed[0]
-        .trim_start_matches("MCP over HTTP: http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let endpoint = Endpoint {
-        host: host.clone(),
-        path: "/mcp".into(),
-        token: printed[1]
-            .trim_start_matches("Authorization: Bearer ")
-            .to_owned(),
-    };
+    let (shell, host, endpoint) = mcp_over_http_with_pool(&pool, "3000").await;
     let mut first = Agent::connect(&endpoint).await;
     let mut second = Agent::connect(&endpoint).await;
     works(
