@@ -222,7 +222,18 @@ impl Agent {
         if let Some(session) = self.session.session.lock().await.take()
             && let Err(error) = self.browser.close_session(&session).await
         {
-            tracing::warn!(%session, %error, "closing the session failed");
+            // A session whose browser is already gone (the shell stopping,
+            // its pool browser given back) has nothing left to close.
+            if matches!(
+                error,
+                BrowserError::NotConnected { .. }
+                    | BrowserError::BrowserCrashed { .. }
+                    | BrowserError::BrowserRestarted { .. }
+            ) {
+                tracing::debug!(%session, %error, "the session's browser was already gone");
+            } else {
+                tracing::warn!(%session, %error, "closing the session failed");
+            }
         }
     }
 
