@@ -281,6 +281,47 @@ async fn a_session_queued_by_a_full_pool_keeps_its_place_after_busy() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_asked_for_by_a_session_that_ended_goes_back_to_the_pool() {
+    // One browser, a queue; the shell keeps an unclaimed browser for 3 s.
+    let pool = Browserless::start(common::runtime_dir(), 0, 1, 4).await;
+    let fixtures = common::serve_fixtures().await;
+    let (shell, _host, endpoint) = mcp_over_http_with_pool(&pool, "3000").await;
+    let endpoint: &'static Endpoint = Box::leak(Box::new(endpoint));
+    let mut first = Agent::connect(endpoint).await;
+    works(
+        &mut first,
+        "browser_open",
+        json!({"url": format!("{fixtures}/form.html?who=first")}),
+    )
+    .await;
+    // The second's call waits in the pool's queue; its client ends the
+    // session meanwhile (the call is dropped, not answered).
+    let mut second = Agent::connect(endpoint).await;
+    let session = second.session().to_owned();
+    let waiting = tokio::spawn(async move {
+        second
+            .call("browser_open", json!({"url": "http://127.0.0.1:9/never"}))
+            .await
+    });
+    bounded::first_some(Duration::from_secs(10), || async {
+        (pool.queued().await == 1).then_some(())
+    })
+    .await
+    .expect("the second's ask waits in the pool's queue");
+    assert_eq!(common::delete_session(endpoint, &session).await, 204);
+    waiting.abort();
+    // The first ends: the queued ask gets the browser, nobody takes it up,
+    // and it goes back to the pool once the shell stops keeping it.
+    assert_eq!(first.disconnect().await, 204);
+    bounded::first_some(Duration::from_secs(30), || async {
+        (pool.running().await == 0).then_some(())
+    })
+    .await
+    .expect("the browser nobody took goes back to the pool");
+    common::stop_shell(shell).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shells_behind_haproxy_share_one_token_keep_their_sessions_and_hand_over_when_one_dies()
 {
     let pool = Browserless::start(common::runtime_dir(), 0, 6, 6).await;

@@ -349,6 +349,24 @@ pub fn message_with_id(body: &str, id: u64) -> Value {
         .unwrap_or_else(|| panic!("no message with id {id} in:\n{body}"))
 }
 
+/// Ends MCP session `session` at `endpoint` the way a client does (HTTP
+/// DELETE); returns the status.
+pub async fn delete_session(endpoint: &Endpoint, session: &str) -> u16 {
+    let mut stream = TcpStream::connect(&endpoint.host).await.unwrap();
+    let request = format!(
+        "DELETE {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n",
+        endpoint.path, endpoint.host, endpoint.token, session
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    text.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 pub struct Agent<'a> {
     endpoint: &'a Endpoint,
     session: String,
@@ -399,19 +417,7 @@ impl<'a> Agent<'a> {
 
     /// Ends the MCP session the way a client does (HTTP DELETE); returns the status.
     pub async fn disconnect(self) -> u16 {
-        let mut stream = TcpStream::connect(&self.endpoint.host).await.unwrap();
-        let request = format!(
-            "DELETE {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n",
-            self.endpoint.path, self.endpoint.host, self.endpoint.token, self.session
-        );
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = Vec::new();
-        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response))
-            .await
-            .unwrap()
-            .unwrap();
-        let text = String::from_utf8_lossy(&response).into_owned();
-        text.split_whitespace().nth(1).unwrap().parse().unwrap()
+        delete_session(self.endpoint, &self.session).await
     }
 
     pub async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {

@@ -129,9 +129,18 @@ impl Browserless {
 
     /// How many browsers it runs now (its `/pressure`).
     pub async fn running(&self) -> u64 {
+        self.pressure("running").await
+    }
+
+    /// How many connections wait in its queue now (its `/pressure`).
+    pub async fn queued(&self) -> u64 {
+        self.pressure("queued").await
+    }
+
+    async fn pressure(&self, field: &str) -> u64 {
         let body = http_get(self.port, &format!("/pressure?token={POOL_TOKEN}")).await;
         let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
-        serde_json::from_str::<serde_json::Value>(json).unwrap()["pressure"]["running"]
+        serde_json::from_str::<serde_json::Value>(json).unwrap()["pressure"][field]
             .as_u64()
             .unwrap()
     }

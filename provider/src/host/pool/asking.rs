@@ -189,6 +189,13 @@ impl Asks {
     /// Leaves `ask` running for the next session that asks; drops it when
     /// nobody has taken it up within [`Self::keep`].
     pub fn leave(self: &Arc<Self>, ask: Arc<Ask>) {
+        // Without a runtime (a call dropped as the program ends) nothing
+        // can wait for a taker: stop asking (dropping a browser it got
+        // closes its connection, which gives it back).
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            ask.cancel.cancel();
+            return;
+        };
         let times = ask.times_left.fetch_add(1, Ordering::Relaxed) + 1;
         self.left
             .lock()
@@ -196,7 +203,7 @@ impl Asks {
             .push_back(Arc::clone(&ask));
         let asks = Arc::downgrade(self);
         let keep = self.keep;
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             tokio::time::sleep(keep).await;
             let Some(asks) = asks.upgrade() else {
                 return ask.drop_it().await;

@@ -288,7 +288,16 @@ impl PoolHost {
             taken: Arc::clone(&state.taken),
         };
         let (ask, taken_up) = state.asks.take_up_or_start(&asking);
-        match ask.outcome_by(deadline).await {
+        // A call cancelled while it waits (its client left) leaves the ask
+        // like one whose wait ended: its place in the pool's queue serves
+        // the next session instead of ending with the call.
+        let mut waiting = LeftIfDropped {
+            asks: Arc::clone(&state.asks),
+            ask: Some(Arc::clone(&ask)),
+        };
+        let outcome = ask.outcome_by(deadline).await;
+        waiting.ask = None;
+        match outcome {
             Some(Ok(host)) => {
                 if taken_up || ask.last_refusal().is_some() {
                     state.waited.fetch_add(1, Ordering::Relaxed);
@@ -395,6 +404,21 @@ impl Lease {
         self.released.cancel();
         self.host.shutdown().await;
         tracing::info!(lease = %self.id.as_str(), "gave a browser back to the pool");
+    }
+}
+
+/// Leaves its ask for the next session when dropped while still armed:
+/// the call that waited on it was cancelled.
+struct LeftIfDropped {
+    asks: Arc<Asks>,
+    ask: Option<Arc<Ask>>,
+}
+
+impl Drop for LeftIfDropped {
+    fn drop(&mut self) {
+        if let Some(ask) = self.ask.take() {
+            self.asks.leave(ask);
+        }
     }
 }
 
