@@ -25,6 +25,15 @@ use crate::page::{Budget, Page};
 /// How long reopened tabs may take to load before calls go ahead anyway.
 const REOPEN_WAIT: Duration = Duration::from_secs(10);
 
+/// How long the tabs of a session whose browser went away by itself (a
+/// pool browser) wait for a new browser while the pool cannot give one
+/// (it is full, or it restarts): their calls answer `BROWSER_RESTARTED`
+/// meanwhile, and after this they are given up with a notice.
+const RECOVERY_BOUND: Duration = Duration::from_secs(60);
+
+/// The pause between asks for a new browser during [`RECOVERY_BOUND`].
+const RECOVERY_PAUSE: Duration = Duration::from_secs(1);
+
 /// Follows the supervisor for as long as the browser lives.
 pub(super) async fn follow_browser(inner: Weak<Inner>, mut state: watch::Receiver<BrowserState>) {
     let mut reopened_generation = state.borrow().generation().unwrap_or(1);
@@ -58,13 +67,21 @@ pub(super) async fn follow_browser(inner: Weak<Inner>, mut state: watch::Receive
 }
 
 /// A tab that could not be brought back (no page for it in the new
-/// browser), for its session's notice.
+/// browser), for its session's notice or another try.
 struct NotReopened {
-    /// The session it belonged to (`None`: the person's).
-    owner: Option<String>,
-    handle: TabHandle,
-    url: String,
-    error: String,
+    tab: Reopening,
+    error: crate::BrowserError,
+}
+
+impl NotReopened {
+    /// Whether a later try may bring it back: the browser's host could
+    /// not give a page now (a pool that is full or restarting).
+    fn may_come_back(&self) -> bool {
+        matches!(
+            self.error,
+            crate::BrowserError::NotConnected { .. } | crate::BrowserError::Busy { .. }
+        )
+    }
 }
 
 /// One tab to bring back.
@@ -158,7 +175,7 @@ impl Inner {
                 .collect()
         };
         plan.sort_by_key(|tab| tab.handle.number());
-        let not_reopened = self.reopen(&host, plan).await;
+        let not_reopened = self.reopen(&host, plan, true).await;
 
         let when = clock(restart.at);
         let mut registry = self.lock();
@@ -180,26 +197,29 @@ impl Inner {
     /// A tab keeps its old (gone) page, whose calls answer
     /// `BROWSER_RESTARTED`, until the new one has loaded: a call never
     /// lands on a page still on its way back. A tab that cannot get a page
-    /// is removed, and returned so that its session hears why.
+    /// is returned so that its session hears why, and removed unless it
+    /// may come back on a later try and `last_try` is false.
     async fn reopen(
         self: &Arc<Self>,
         host: &Arc<dyn ViewHost>,
         plan: Vec<Reopening>,
+        last_try: bool,
     ) -> Vec<NotReopened> {
         let mut loads = tokio::task::JoinSet::new();
         let mut not_reopened = Vec::new();
         for tab in plan {
-            let page = match self.new_page(host, tab.context, tab.owner.clone()).await {
+            let page = match self
+                .new_page(host, tab.context.clone(), tab.owner.clone())
+                .await
+            {
                 Ok(page) => page,
                 Err(error) => {
-                    tracing::warn!(tab = %tab.handle, %error, "cannot reopen a tab");
-                    self.lock().remove_tab(&tab.handle);
-                    not_reopened.push(NotReopened {
-                        owner: tab.owner,
-                        handle: tab.handle,
-                        url: tab.url,
-                        error: error.to_string(),
-                    });
+                    let failed = NotReopened { tab, error };
+                    if last_try || !failed.may_come_back() {
+                        tracing::warn!(tab = %failed.tab.handle, error = %failed.error, "cannot reopen a tab");
+                        self.lock().remove_tab(&failed.tab.handle);
+                    }
+                    not_reopened.push(failed);
                     continue;
                 }
             };
@@ -273,7 +293,33 @@ impl Inner {
         }
         tracing::warn!(context = context.as_str(), %cause, ?sessions, "a session's browser went away; reopening its tabs in a new one");
         let host = self.host();
-        let not_reopened = self.reopen(&host, plan).await;
+        // A pool that cannot give a browser now (full, or restarting) is
+        // asked again until the bound; the tabs wait, gone, meanwhile.
+        let deadline = tokio::time::Instant::now() + RECOVERY_BOUND;
+        let mut plan = plan;
+        let mut not_reopened = Vec::new();
+        loop {
+            let last_try = tokio::time::Instant::now() >= deadline;
+            let failed = self.reopen(&host, plan, last_try).await;
+            let (again, given_up): (Vec<NotReopened>, Vec<NotReopened>) = failed
+                .into_iter()
+                .partition(|failed| !last_try && failed.may_come_back());
+            not_reopened.extend(given_up);
+            // Tabs closed meanwhile (their session ended) are not asked for.
+            let again: Vec<NotReopened> = {
+                let registry = self.lock();
+                again
+                    .into_iter()
+                    .filter(|failed| registry.all_tabs().any(|t| t.handle == failed.tab.handle))
+                    .collect()
+            };
+            if again.is_empty() {
+                break;
+            }
+            tracing::info!(context = context.as_str(), tabs = again.len(), error = %again[0].error, "no browser for the session yet; asking again");
+            plan = again.into_iter().map(|failed| failed.tab).collect();
+            tokio::time::sleep(RECOVERY_PAUSE).await;
+        }
         let when = clock(SystemTime::now());
         let mut registry = self.lock();
         for id in &sessions {
@@ -341,11 +387,11 @@ fn not_reopened_words(not_reopened: &[NotReopened], session: &SessionId) -> Stri
     let session = session.to_string();
     not_reopened
         .iter()
-        .filter(|tab| tab.owner.as_deref() == Some(session.as_str()))
-        .map(|tab| {
+        .filter(|failed| failed.tab.owner.as_deref() == Some(session.as_str()))
+        .map(|failed| {
             format!(
                 "; your tab {} ({}) could not be reopened ({}): open its URL again",
-                tab.handle, tab.url, tab.error
+                failed.tab.handle, failed.tab.url, failed.error
             )
         })
         .collect()
