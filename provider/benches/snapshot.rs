@@ -396,7 +396,7 @@ async fn screenshot_costs(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
     let page = Page::attach(
         host.clone() as Arc<dyn ViewHost>,
         view.clone(),
-        Vec::new(),
+        browser_provider::policy::PageBlocking::default(),
         Default::default(),
     )
     .await
@@ -522,7 +522,7 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
     let bare = Page::attach(
         plain.clone() as Arc<dyn ViewHost>,
         view.clone(),
-        Vec::new(),
+        browser_provider::policy::PageBlocking::default(),
         Default::default(),
     )
     .await
@@ -799,7 +799,7 @@ async fn snapshot_costs(
     let page = Page::attach(
         host.clone() as Arc<dyn ViewHost>,
         view.clone(),
-        Vec::new(),
+        browser_provider::policy::PageBlocking::default(),
         Default::default(),
     )
     .await

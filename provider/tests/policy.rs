@@ -16,7 +16,7 @@ use browser_provider::error::BlockReason;
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::network::NetworkFilter;
 use browser_provider::page::wait::Condition;
-use browser_provider::policy::NavigationPolicy;
+use browser_provider::policy::{HostRules, NavigationPolicy};
 use browser_provider::snapshot::Scope;
 use browser_provider::{BrowserConfig, BrowserError, SessionId};
 use support::{Ctx, Env, TestFn};
@@ -35,6 +35,7 @@ fn main() {
         every_kind_of_request_to_a_refused_host_fails_at_once_and_is_logged,
         allowed_pages_work_as_before,
         a_blocked_host_inside_an_allowed_domain_is_blocked_too,
+        a_session_narrows_the_policy_for_its_own_tabs_only,
     ];
     let (_, conclusion) = support::run_on_one_browser(tests, || {
         let policy = allow_loopback_ip_only();
@@ -295,6 +296,109 @@ async fn a_blocked_host_inside_an_allowed_domain_is_blocked_too(ctx: Ctx) {
         .await
         .unwrap_err();
     assert_eq!(error.code(), "NAVIGATION_BLOCKED");
+}
+
+/// A session's own host lists (the command line's `--block-host` on a
+/// running instance) refuse its navigations and its pages' own requests,
+/// explained like the browser's; other sessions do not notice; dropping
+/// them frees the session again; they cannot let in what the browser
+/// refuses.
+async fn a_session_narrows_the_policy_for_its_own_tabs_only(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let www = ctx.env.base.replace("127.0.0.1", "www.allowed.localhost");
+    let probe = format!("policy.html?other={www}");
+    let narrowed = ctx.session_at(&probe).await;
+    let other = ctx.session_at(&probe).await;
+    let rules = HostRules {
+        allowed_hosts: Vec::new(),
+        blocked_hosts: vec!["www.allowed.localhost".into()],
+    };
+    browser.set_host_rules(&narrowed, rules).await.unwrap();
+
+    let fetch = format!(
+        "fetch({:?}, {{mode: 'no-cors'}}).then(() => 'reached', () => 'refused')",
+        format!("{www}/article.html")
+    );
+    assert_eq!(ctx.eval(&narrowed, &fetch).await, "refused", "narrowed");
+    assert_eq!(
+        ctx.eval(&other, &fetch).await,
+        "reached",
+        "the other session"
+    );
+    let log = browser
+        .network(&narrowed, 0, &NetworkFilter::default(), 100)
+        .unwrap();
+    // (The page's image from there loaded before the rules came.)
+    let entry = log
+        .entries
+        .iter()
+        .rev()
+        .find(|e| e.url == format!("{www}/article.html"))
+        .unwrap_or_else(|| panic!("no fetch of {www} in {log:#?}"));
+    assert_eq!(
+        entry.failure.as_deref(),
+        Some("blocked by policy: www.allowed.localhost (the host is on the blocked-hosts list)")
+    );
+    let article = format!("{www}/article.html");
+    let error = browser
+        .navigate(&narrowed, NavigationRequest::Url(&article), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "NAVIGATION_BLOCKED", "{error}");
+    // A tab the session opens later is narrowed from its first request.
+    let (_, outcome) = browser
+        .open(&narrowed, &ctx.url(&probe), true, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(outcome.title, "Policy probe");
+    assert_eq!(ctx.eval(&narrowed, &fetch).await, "refused", "a new tab");
+    browser
+        .navigate(&other, NavigationRequest::Url(&article), &cancel)
+        .await
+        .unwrap();
+
+    // An allow list of its own cannot let in a host the browser refuses.
+    let widening = HostRules {
+        allowed_hosts: vec!["localhost".into()],
+        blocked_hosts: Vec::new(),
+    };
+    browser.set_host_rules(&narrowed, widening).await.unwrap();
+    let refused = format!("{}/article.html", refused_origin(&ctx));
+    let error = browser
+        .navigate(&narrowed, NavigationRequest::Url(&refused), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "NAVIGATION_BLOCKED", "{error}");
+    // ... and refuses the browser's allowed hosts it does not name (the
+    // page's own, 127.0.0.1), while those it names (www.allowed.localhost
+    // lies in localhost) stay reachable.
+    let own_host = format!(
+        "fetch({:?}).then(() => 'reached', () => 'refused')",
+        ctx.url("article.html")
+    );
+    assert_eq!(ctx.eval(&narrowed, &own_host).await, "refused");
+    assert_eq!(ctx.eval(&narrowed, &fetch).await, "reached");
+
+    // Dropped: the session is as free as the browser allows.
+    browser
+        .set_host_rules(&narrowed, HostRules::default())
+        .await
+        .unwrap();
+    assert_eq!(ctx.eval(&narrowed, &fetch).await, "reached", "dropped");
+    assert_eq!(ctx.eval(&narrowed, &own_host).await, "reached", "dropped");
+    browser
+        .navigate(&narrowed, NavigationRequest::Url(&article), &cancel)
+        .await
+        .unwrap();
+
+    let bad = HostRules {
+        allowed_hosts: Vec::new(),
+        blocked_hosts: vec!["not a host".into()],
+    };
+    let error = browser.set_host_rules(&narrowed, bad).await.unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENT", "{error}");
+    assert_never_reached(&ctx);
 }
 
 fn ref_of(snapshot: &str, needle: &str) -> browser_provider::snapshot::Ref {

@@ -271,7 +271,7 @@ async fn main() {
     let page = Page::attach(
         host.clone() as Arc<dyn ViewHost>,
         view.clone(),
-        Vec::new(),
+        browser_provider::policy::PageBlocking::default(),
         Default::default(),
     )
     .await

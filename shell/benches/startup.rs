@@ -129,7 +129,7 @@ async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, ByKind) {
     let page = Page::attach(
         host.clone() as Arc<dyn ViewHost>,
         view,
-        Vec::new(),
+        browser_provider::policy::PageBlocking::default(),
         Default::default(),
     )
     .await

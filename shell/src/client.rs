@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::process::Stdio;
 use std::time::Duration;
 
+use browser_provider::policy::HostRules;
 use browser_provider::{BrowserError, Result};
 use tokio::io::AsyncBufReadExt;
 
@@ -95,17 +96,24 @@ impl Client {
         &self.info
     }
 
-    /// Runs one tool call on the command line's session.
+    /// Runs one tool call on the command line's session, its host policy
+    /// narrowed by `hosts` for this call.
     ///
     /// # Errors
     /// `NOT_CONNECTED` when the instance cannot be reached or refuses us.
-    pub async fn call(&self, tool: &str, arguments: serde_json::Value) -> Result<CliReply> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+        hosts: &HostRules,
+    ) -> Result<CliReply> {
         let request = self
             .http
             .post(format!("{}/cli/call", self.info.url))
             .json(&CliCall {
                 tool: tool.to_owned(),
                 arguments,
+                hosts: hosts.clone(),
             });
         let response = self.send(request).await?;
         if !response.status().is_success() {

@@ -470,16 +470,23 @@ async fn run(cli: Cli) -> ExitCode {
         .unwrap_or_else(|| default_command(cli.url.clone(), cli.cdp_endpoint));
     let outcome = match &command {
         Command::Tool(command) => {
+            let (browser, host_rules) = cli.browser.without_host_rules();
             let start = client::StartOptions {
-                browser_args: cli.browser.to_args(),
+                browser_args: browser.to_args(),
                 idle_exit: Duration::from_millis(cli.client.idle_exit_ms),
             };
             let output = tool_commands::Output {
                 json: cli.client.json,
                 fences: cli.client.fences,
             };
-            return tool_commands::run(command, cli.client.instance.as_deref(), &start, output)
-                .await;
+            return tool_commands::run(
+                command,
+                cli.client.instance.as_deref(),
+                &start,
+                &host_rules,
+                output,
+            )
+            .await;
         }
         Command::Status => return tool_commands::status(cli.client.json),
         Command::Doctor => return doctor::run(&cli.browser).await,

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use base64::Engine;
+use browser_provider::policy::HostRules;
 use browser_provider::{BrowserError, Result};
 use browser_tools::commands::ToolCommand;
 use browser_tools::report;
@@ -21,9 +22,6 @@ use crate::cli_endpoint::CliReply;
 use crate::client::{Client, StartOptions};
 use crate::instance::InstanceInfo;
 
-/// Runs one tool command on the instance `instance` names, else the one a
-/// person watches; starts a background instance if none runs. When others
-/// run too, says on stderr which one it used.
 /// How a tool command prints its answer.
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
@@ -33,10 +31,16 @@ pub struct Output {
     pub fences: bool,
 }
 
+/// Runs one tool command on the instance `instance` names, else the one a
+/// person watches; starts a background instance if none runs. When others
+/// run too, says on stderr which one it used. `host_rules` (the command's
+/// `--allow-host`/`--block-host`) narrow the instance's host policy for
+/// this call: its navigations and its tabs' requests while it runs.
 pub async fn run(
     command: &ToolCommand,
     instance: Option<&str>,
     start: &StartOptions,
+    host_rules: &HostRules,
     output: Output,
 ) -> ExitCode {
     let as_json = output.json;
@@ -46,7 +50,8 @@ pub async fn run(
         Err(error) => return failed(&error, as_json),
     };
     // Browser flags shape an instance as it starts: one that runs already
-    // has its own, so a flag given now would silently not apply.
+    // has its own, so a flag given now would silently not apply. (Host
+    // lists are not among them: they narrow this command's call.)
     if let Some(flag) = start.browser_args.first().and_then(|flag| flag.to_str()) {
         let running = match instance {
             Some(wanted) => crate::instance::select(wanted).ok(),
@@ -79,7 +84,7 @@ pub async fn run(
             names.join(", ")
         );
     }
-    let reply = match client.call(tool, arguments).await {
+    let reply = match client.call(tool, arguments, host_rules).await {
         Ok(reply) => reply,
         Err(error) => return failed(&error, as_json),
     };

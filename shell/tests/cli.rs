@@ -75,10 +75,20 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
     let idle = ["--idle-exit-ms", "4000"];
     let form = format!("{base}/form.html");
 
-    let (code, opened, stderr) = shell(&runtime, &[&idle[..], &["open", &form]].concat()).await;
+    // The host list of the command that starts the instance is that
+    // command's, not the instance's (checked below).
+    let first = [&idle[..], &["open", "--block-host", "localhost", &form]].concat();
+    let (code, opened, stderr) = shell(&runtime, &first).await;
     assert_eq!(code, 0, "{stderr}");
     assert!(opened.contains("Opened"), "{opened}");
     let pid = instance_pid(&runtime);
+    let other_host = form.replace("127.0.0.1", "localhost");
+    let fetch = format!(
+        "fetch({other_host:?}, {{mode: 'no-cors'}}).then(() => 'reached', () => 'refused')"
+    );
+    let (code, fetched, stderr) = shell(&runtime, &["execute", &fetch]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(fetched.contains("reached"), "{fetched}");
     // Nobody watches a background instance: the opened page is its only
     // tab (no start page for nobody).
     let record = common::instance_records(&runtime).remove(0);
@@ -283,14 +293,49 @@ async fn several_instances_are_all_known_and_the_watched_one_is_used() {
 
     // A flag that shapes an instance as it starts cannot apply to one that
     // runs: refused, naming the flag and the instance, not ignored.
-    let (code, _, stderr) = shell(&runtime, &["open", "--block-host", "127.0.0.1", &url]).await;
+    let (code, _, stderr) = shell(&runtime, &["open", "--headed", &url]).await;
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("INVALID_ARGUMENT")
-            && stderr.contains("--block-host")
+            && stderr.contains("--headed")
             && stderr.contains(&format!("pid {second_pid}")),
         "{stderr}"
     );
+    // Host lists apply to the command they come with: its navigation, and
+    // its tab's own requests while it runs; the next command is free again.
+    let (code, _, stderr) = shell(&runtime, &["open", "--block-host", "127.0.0.1", &url]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("NAVIGATION_BLOCKED") && stderr.contains("blocked-hosts"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = shell(&runtime, &["open", "--allow-host", "localhost", &url]).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("NAVIGATION_BLOCKED") && stderr.contains("allowed-hosts"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = shell(&runtime, &["open", &url]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let other_host = url
+        .replace("127.0.0.1", "localhost")
+        .replace("article.html", "form.html");
+    let fetch = format!(
+        "fetch({other_host:?}, {{mode: 'no-cors'}}).then(() => 'reached', () => 'refused')"
+    );
+    for (flags, expected) in [
+        (&["--block-host", "localhost"][..], "refused"),
+        (&[][..], "reached"),
+        (&["--allow-host", "127.0.0.1"][..], "refused"),
+        (&[][..], "reached"),
+        (&["--block-host", "example.invalid"][..], "reached"),
+    ] {
+        let mut words = vec!["execute", fetch.as_str()];
+        words.extend_from_slice(flags);
+        let (code, result, stderr) = shell(&runtime, &words).await;
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
+        assert!(result.contains(expected), "{flags:?}: {result}");
+    }
 
     // `stop` stops no relay; stopping one relay hides nothing of the other.
     let (code, stopped, _) = shell(&runtime, &["stop"]).await;

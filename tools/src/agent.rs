@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
+use browser_provider::policy::HostRules;
 use browser_provider::{Activity, Browser, BrowserError, SessionId};
 use rmcp::model::Tool;
 use serde_json::Value;
@@ -235,6 +236,18 @@ impl Agent {
                 tracing::warn!(%session, %error, "closing the session failed");
             }
         }
+    }
+
+    /// Narrows the browser's host policy for this agent's session (opened
+    /// if it was not) with lists of its own, replacing those it had; empty
+    /// lists leave it the browser's policy alone.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a rule that is not a host, or why the session
+    /// could not be opened or its tabs told.
+    pub async fn set_host_rules(&self, rules: HostRules) -> Result<(), BrowserError> {
+        let session = self.session().await?;
+        self.browser.set_host_rules(&session, rules).await
     }
 
     /// This agent's session, opened (with its lease watch) on first use or

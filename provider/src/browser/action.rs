@@ -181,7 +181,7 @@ impl Browser {
                     .await,
             );
         }
-        if !new_tabs.is_empty() && self.inner.has_host_lists() {
+        if !new_tabs.is_empty() && self.inner.policy_of(Some(session)).has_host_lists() {
             let opened: Vec<TabInfo> = self
                 .list_tabs(session)
                 .await

@@ -41,13 +41,6 @@ impl std::fmt::Display for BlockedNavigation {
 }
 
 impl Inner {
-    /// Whether the policy has host lists (without them nothing is refused
-    /// on the wire, and there is nothing to look for).
-    pub(super) fn has_host_lists(&self) -> bool {
-        let policy = &self.config.policy;
-        !policy.allowed_hosts.is_empty() || !policy.blocked_hosts.is_empty()
-    }
-
     /// The main-frame navigation in `page` (tab `tab`) since the network
     /// log was at `cursor` that the policy stopped, if one was.
     pub(super) async fn blocked_navigation(
@@ -56,7 +49,8 @@ impl Inner {
         page: &Page,
         cursor: u64,
     ) -> Option<BlockedNavigation> {
-        if !self.has_host_lists() {
+        let policy = self.policy_of_tab(tab);
+        if !policy.has_host_lists() {
             return None;
         }
         let failed = page
@@ -66,7 +60,7 @@ impl Inner {
             .failure
             .as_deref()
             .is_some_and(|failure| REFUSED_ERRORS.iter().any(|e| failure.starts_with(e)));
-        let reason = self.config.policy.refuses_host(&failed.url)?;
+        let reason = policy.refuses_host(&failed.url)?;
         refused.then_some(BlockedNavigation {
             tab: tab.clone(),
             url: failed.url,
@@ -102,7 +96,7 @@ impl Inner {
     pub(super) fn blocked_popups(&self, tabs: &[super::TabInfo]) -> Vec<BlockedNavigation> {
         tabs.iter()
             .filter_map(|tab| {
-                let reason = self.config.policy.refuses_host(&tab.url)?;
+                let reason = self.policy_of_tab(&tab.handle).refuses_host(&tab.url)?;
                 Some(BlockedNavigation {
                     tab: tab.handle.clone(),
                     url: tab.url.clone(),
@@ -114,8 +108,9 @@ impl Inner {
 
     /// Says "blocked by policy" with the host in a network read's failures
     /// that the policy caused.
-    pub(super) fn explain_refusals(&self, read: &mut NetworkRead) {
-        if !self.has_host_lists() {
+    pub(super) fn explain_refusals(&self, tab: &TabHandle, read: &mut NetworkRead) {
+        let policy = self.policy_of_tab(tab);
+        if !policy.has_host_lists() {
             return;
         }
         for entry in &mut read.entries {
@@ -127,7 +122,7 @@ impl Inner {
             {
                 continue;
             }
-            if let Some(reason) = self.config.policy.refuses_host(&entry.url) {
+            if let Some(reason) = policy.refuses_host(&entry.url) {
                 let host = url::Url::parse(&entry.url)
                     .ok()
                     .and_then(|url| url.host_str().map(str::to_owned))

@@ -166,9 +166,14 @@ impl Inner {
     /// as the host says while the tab is not free.
     async fn drive_again(self: &Arc<Self>, mut tab: Tab, reason: &str) -> Result<Tab> {
         tracing::info!(tab = %tab.handle, reason, "driving a tab again after its debugger was taken away");
+        let session = self.lock().owners.get(&tab.handle).cloned();
         let page = Arc::new(
-            self.attach_page(Arc::clone(tab.page.host()), tab.page.view().clone())
-                .await?,
+            self.attach_page(
+                Arc::clone(tab.page.host()),
+                tab.page.view().clone(),
+                session.as_ref(),
+            )
+            .await?,
         );
         if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle) {
             slot.page = Arc::clone(&page);

@@ -49,7 +49,7 @@ use crate::control::Control;
 use crate::error::{BrowserError, Result};
 use crate::host::{BrowserState, Supervisor, ViewHost, ViewId};
 use crate::page::{Budget, Page};
-use crate::policy::NavigationPolicy;
+use crate::policy::{NavigationPolicy, SessionPolicy};
 use crate::registry::BrowserProvider;
 use crate::snapshot::SnapshotLimits;
 
@@ -264,15 +264,39 @@ impl BrowserProvider for Browser {
 }
 
 impl Inner {
-    /// Prepares `view` for operations under this browser's policy.
-    async fn attach_page(&self, host: Arc<dyn ViewHost>, view: ViewId) -> Result<Page> {
-        Page::attach(
-            host,
-            view,
-            self.config.policy.nested_blocked_patterns(),
-            self.hand.clone(),
-        )
-        .await
+    /// Prepares `view` for operations under the policy of `session` (the
+    /// browser's alone for the person's tabs).
+    async fn attach_page(
+        &self,
+        host: Arc<dyn ViewHost>,
+        view: ViewId,
+        session: Option<&SessionId>,
+    ) -> Result<Page> {
+        let blocking = self.policy_of(session).page_blocking();
+        Page::attach(host, view, blocking, self.hand.clone()).await
+    }
+
+    /// The policy `session`'s tabs live under: the browser's, narrowed by
+    /// the session's own host lists (the browser's alone for `None` or a
+    /// session that ended).
+    fn policy_of(&self, session: Option<&SessionId>) -> SessionPolicy {
+        let own = session
+            .and_then(|session| {
+                let registry = self.lock();
+                registry.sessions.get(session).map(|s| s.hosts.clone())
+            })
+            .unwrap_or_default();
+        SessionPolicy {
+            browser: self.config.policy.clone(),
+            own,
+        }
+    }
+
+    /// The policy of the session that owns `tab` (the browser's alone for
+    /// the person's tabs).
+    fn policy_of_tab(&self, tab: &TabHandle) -> SessionPolicy {
+        let session = self.lock().owners.get(tab).cloned();
+        self.policy_of(session.as_ref())
     }
 
     fn lock(&self) -> MutexGuard<'_, Registry> {

@@ -42,7 +42,7 @@ impl Browser {
         new_tab: bool,
         cancel: &CancellationToken,
     ) -> Result<(TabHandle, NavigationOutcome)> {
-        let target = self.inner.config.policy.check(url)?;
+        let target = self.inner.policy_of(Some(session)).check(url)?;
         let budget = self.inner.mutating_budget(
             "open",
             Some(self.inner.config.navigation_timeout),
@@ -72,14 +72,14 @@ impl Browser {
         target: NavigationRequest<'_>,
         cancel: &CancellationToken,
     ) -> Result<NavigationOutcome> {
-        let target = self.inner.checked_target(target)?;
+        let target = self.inner.checked_target(Some(session), target)?;
         self.inner.await_reachable().await?;
         // A crashed tab may be reloaded or navigated: that revives it.
         let mut tab = self.inner.active_tab(session)?;
         let target = match target {
             // A stuck page cannot let go of its document: go there afresh.
             NavigationTarget::Reload if tab.page.is_unresponsive() => {
-                match self.inner.config.policy.check(&tab.last_url) {
+                match self.inner.policy_of(Some(session)).check(&tab.last_url) {
                     Ok(url) => NavigationTarget::Url(url),
                     Err(_) => NavigationTarget::Reload,
                 }
@@ -229,7 +229,7 @@ impl Browser {
     ) -> Result<crate::page::network::NetworkRead> {
         let tab = self.inner.recorded_tab(session)?;
         let mut read = tab.page.network(since, filter, limit);
-        self.inner.explain_refusals(&mut read);
+        self.inner.explain_refusals(&tab.handle, &mut read);
         Ok(read)
     }
 
@@ -369,13 +369,17 @@ impl Browser {
 }
 
 impl Inner {
-    /// Where a navigation request goes, with its URL checked by the policy.
+    /// Where a navigation request goes, with its URL checked by the policy
+    /// of `session` (the browser's alone for the person).
     pub(super) fn checked_target(
         &self,
+        session: Option<&SessionId>,
         request: NavigationRequest<'_>,
     ) -> Result<NavigationTarget> {
         Ok(match request {
-            NavigationRequest::Url(url) => NavigationTarget::Url(self.config.policy.check(url)?),
+            NavigationRequest::Url(url) => {
+                NavigationTarget::Url(self.policy_of(session).check(url)?)
+            }
             NavigationRequest::Back => NavigationTarget::Back,
             NavigationRequest::Forward => NavigationTarget::Forward,
             NavigationRequest::Reload => NavigationTarget::Reload,

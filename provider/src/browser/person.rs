@@ -198,7 +198,11 @@ impl Browser {
                 owner: None,
             })
             .await?;
-        let page = match self.inner.attach_page(Arc::clone(host), view.clone()).await {
+        let page = match self
+            .inner
+            .attach_page(Arc::clone(host), view.clone(), None)
+            .await
+        {
             Ok(page) => page,
             Err(error) => {
                 let _ = host.destroy_view(&view).await;
@@ -228,7 +232,10 @@ impl Browser {
             if known.contains(&view.id) {
                 continue;
             }
-            let page = self.inner.attach_page(self.inner.host(), view.id).await?;
+            let page = self
+                .inner
+                .attach_page(self.inner.host(), view.id, None)
+                .await?;
             self.inner.adopt_unowned(Arc::new(page));
         }
         Ok(())
@@ -255,7 +262,10 @@ impl Browser {
         let Some(view) = views.into_iter().find(|v| v.id.as_str() == target_id) else {
             return Ok(());
         };
-        let page = self.inner.attach_page(self.inner.host(), view.id).await?;
+        let page = self
+            .inner
+            .attach_page(self.inner.host(), view.id, None)
+            .await?;
         page.mark_external();
         self.inner.adopt_unowned(Arc::new(page));
         Ok(())
@@ -286,7 +296,7 @@ impl Browser {
         target: NavigationRequest<'_>,
     ) -> Result<()> {
         let page = self.page_of_any(tab)?;
-        let target = self.inner.checked_target(target)?;
+        let target = self.inner.checked_target(None, target)?;
         let budget = self.inner.person_budget();
         navigate::start(&page, target, &budget).await
     }

@@ -227,8 +227,7 @@ impl Inner {
                 self.follow_loads(&page);
             }
             let target = self
-                .config
-                .policy
+                .policy_of(tab.owner.clone().map(SessionId).as_ref())
                 .check(&tab.url)
                 .ok()
                 .filter(|target| target.as_str() != "about:blank");
@@ -347,6 +346,7 @@ impl Inner {
         context: Option<ContextId>,
         owner: Option<String>,
     ) -> crate::Result<Arc<Page>> {
+        let session = owner.clone().map(SessionId);
         let view = host
             .create_view(CreateViewOptions {
                 context,
@@ -354,7 +354,10 @@ impl Inner {
                 owner,
             })
             .await?;
-        match self.attach_page(Arc::clone(host), view.clone()).await {
+        match self
+            .attach_page(Arc::clone(host), view.clone(), session.as_ref())
+            .await
+        {
             Ok(page) => Ok(Arc::new(page)),
             Err(error) => {
                 let _ = host.destroy_view(&view).await;

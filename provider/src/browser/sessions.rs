@@ -9,6 +9,7 @@ use super::{Browser, Inner, SessionId, SessionOptions, TabHandle};
 use crate::error::{BrowserError, Result};
 use crate::host::{CreateViewOptions, ViewEvent, ViewId};
 use crate::page::{Budget, Page};
+use crate::policy::HostRules;
 
 /// One tab as a session sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +58,7 @@ impl Browser {
                 context,
                 seen_epoch: self.inner.control.state().epoch,
                 notices: Vec::new(),
+                hosts: HostRules::default(),
             },
         );
         drop(registry);
@@ -97,6 +99,32 @@ impl Browser {
             && !state.tabs.iter().any(|t| t.keep)
         {
             self.inner.host().destroy_context(context).await?;
+        }
+        Ok(())
+    }
+
+    /// Narrows the browser's policy for `session` with host lists of its
+    /// own, replacing those it had (empty lists: the browser's policy
+    /// alone). They hold for its navigations from now on and for its tabs'
+    /// own requests (each tab is told at once, new ones as they open).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a rule that is not a host; `SESSION_NOT_FOUND`;
+    /// what telling a tab fails with (the rules stay set).
+    pub async fn set_host_rules(&self, session: &SessionId, rules: HostRules) -> Result<()> {
+        let rules = rules.validated()?;
+        let pages: Vec<Arc<Page>> = {
+            let mut registry = self.inner.lock();
+            let state = registry.session_mut(session)?;
+            if state.hosts == rules {
+                return Ok(());
+            }
+            state.hosts = rules;
+            state.tabs.iter().map(|tab| Arc::clone(&tab.page)).collect()
+        };
+        let blocking = self.inner.policy_of(Some(session)).page_blocking();
+        for page in pages {
+            page.set_blocking(blocking.clone()).await?;
         }
         Ok(())
     }
@@ -276,7 +304,8 @@ impl Browser {
         let prepared = budget
             .run(
                 "prepare tab",
-                self.inner.attach_page(Arc::clone(host), view.clone()),
+                self.inner
+                    .attach_page(Arc::clone(host), view.clone(), Some(session)),
             )
             .await;
         let adopted = prepared.and_then(|page| self.inner.adopt(session, page, true));
@@ -320,7 +349,10 @@ impl Inner {
             let _ = self.host().release_view(&view).await;
             return;
         }
-        match self.attach_page(self.host(), view.clone()).await {
+        match self
+            .attach_page(self.host(), view.clone(), Some(session))
+            .await
+        {
             Ok(page) => match self.adopt(session, page, true) {
                 Ok(tab) => {
                     if let Some(slot) = self.lock().all_tabs_mut().find(|t| t.handle == tab.handle)
@@ -470,13 +502,17 @@ async fn follow_tab_events(
                     let person_opened =
                         inner.lock().unowned.iter().any(|t| t.page.view() == opener);
                     if person_opened
-                        && let Ok(page) = inner.attach_page(inner.host(), info.id.clone()).await
+                        && let Ok(page) =
+                            inner.attach_page(inner.host(), info.id.clone(), None).await
                     {
                         inner.adopt_unowned(Arc::new(page));
                     }
                     continue;
                 };
-                match inner.attach_page(inner.host(), info.id.clone()).await {
+                match inner
+                    .attach_page(inner.host(), info.id.clone(), Some(&session))
+                    .await
+                {
                     Ok(page) => {
                         if let Ok(tab) = inner.adopt(&session, page, false) {
                             tracing::debug!(%session, tab = %tab.handle, "adopted a popup");

@@ -8,6 +8,7 @@ use super::{SessionId, TabHandle};
 use crate::error::{BrowserError, Result};
 use crate::host::ContextId;
 use crate::page::Page;
+use crate::policy::HostRules;
 
 /// Sessions and tab ownership.
 #[derive(Default)]
@@ -38,6 +39,8 @@ pub(super) struct SessionState {
     pub(super) seen_epoch: u64,
     /// Things to tell the agent with its next call (a browser restart).
     pub(super) notices: Vec<String>,
+    /// Host lists narrowing the browser's policy for this session's tabs.
+    pub(super) hosts: HostRules,
 }
 
 /// One tab: its handle (the shell's own identity, which outlives the

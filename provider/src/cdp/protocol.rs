@@ -597,11 +597,36 @@ pub struct IoClose {
 command!(IoClose => "IO.close", Empty);
 
 /// `Network.setBlockedURLs`: requests of the page matching these patterns
-/// (with `*` wildcards) fail as blocked.
+/// fail as blocked (`net::ERR_BLOCKED_BY_CLIENT`). Each call replaces
+/// what the page refused before.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NetworkSetBlockedUrls {
-    /// The patterns.
+    /// Patterns with `*` wildcards, every one blocking.
     pub urls: Vec<String>,
+    /// URL patterns in order, the first match deciding; they take
+    /// precedence over `urls`. Left out when empty, for browsers that
+    /// predate them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub url_patterns: Vec<BlockPattern>,
+}
+
+/// `Network.BlockPattern`: one URL pattern (URLPattern syntax) and whether
+/// a request it matches is blocked or let through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockPattern {
+    /// Such as `*://*.example.org:*/*`.
+    pub url_pattern: String,
+    /// Block (`true`) or let through (`false`).
+    pub block: bool,
+}
+
+impl BlockPattern {
+    /// A pattern that blocks (`block`) or lets through what it matches.
+    pub fn new(url_pattern: String, block: bool) -> Self {
+        Self { url_pattern, block }
+    }
 }
 command!(NetworkSetBlockedUrls => "Network.setBlockedURLs", Empty);
 

@@ -46,6 +46,7 @@ use crate::cdp::protocol::{
 use crate::cdp::{Command, EventStream};
 use crate::error::{BrowserError, Result};
 use crate::host::{CommandBatch, ViewHost, ViewHostExt, ViewId};
+use crate::policy::PageBlocking;
 
 /// Dialogs remembered per page until someone reads them.
 const DIALOG_LOG_CAP: usize = 50;
@@ -130,13 +131,13 @@ pub struct Page {
 impl Page {
     /// Prepares `view` for operations: enables page and lifecycle events and
     /// starts answering JavaScript dialogs so they never block an operation.
-    /// Requests matching `blocked_urls` (see
-    /// [`NavigationPolicy::nested_blocked_patterns`](crate::policy::NavigationPolicy::nested_blocked_patterns))
+    /// Requests that `blocking` refuses (see
+    /// [`SessionPolicy::page_blocking`](crate::policy::SessionPolicy::page_blocking))
     /// fail as blocked. Actions announce where they act on `hand`.
     pub async fn attach(
         host: Arc<dyn ViewHost>,
         view: ViewId,
-        blocked_urls: Vec<String>,
+        blocking: PageBlocking,
         hand: hand::Hand,
     ) -> Result<Self> {
         let events = host.subscribe(&view).await?;
@@ -159,9 +160,8 @@ impl Page {
         host.call(&view, &RuntimeEnable {}).await?;
         host.call(&view, &LogEnable {}).await?;
         host.call(&view, &NetworkEnable {}).await?;
-        if !blocked_urls.is_empty() {
-            host.call(&view, &NetworkSetBlockedUrls { urls: blocked_urls })
-                .await?;
+        if !blocking.is_empty() {
+            block(&host, &view, blocking).await?;
         }
         host.call(&view, &PageSetLifecycleEventsEnabled { enabled: true })
             .await?;
@@ -280,6 +280,11 @@ impl Page {
     /// The host, for operations that need more than a command.
     pub fn host(&self) -> &Arc<dyn ViewHost> {
         &self.host
+    }
+
+    /// Replaces what the page refuses (a session's host lists changed).
+    pub async fn set_blocking(&self, blocking: PageBlocking) -> Result<()> {
+        block(&self.host, &self.view, blocking).await
     }
 
     /// Sends a typed command within the budget.
@@ -631,6 +636,20 @@ async fn answer_dialogs(
 
 /// Marks the page crashed when its renderer dies, and alive again once a
 /// reload or navigation has given it a new document.
+/// Tells the page to refuse what `blocking` says (replacing what it
+/// refused before).
+async fn block(host: &Arc<dyn ViewHost>, view: &ViewId, blocking: PageBlocking) -> Result<()> {
+    host.call(
+        view,
+        &NetworkSetBlockedUrls {
+            urls: blocking.urls,
+            url_patterns: blocking.patterns,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 async fn follow_health(
     mut events: EventStream,
     health: Weak<tokio::sync::watch::Sender<PageHealth>>,

@@ -10,6 +10,7 @@ use browser_provider::host::{
     ChromiumHost, CreateViewOptions, LaunchOptions, Launcher, PoolHost, PoolOptions, ProfileDir,
     RestartPolicy, Supervisor, ViewHost, ViewHostExt,
 };
+use browser_provider::policy::HostRules;
 use browser_provider::{Browser, Result};
 
 use crate::config::Config;
@@ -113,18 +114,23 @@ pub struct BrowserOptions {
     /// CSS pixels. Default: the desktop window follows GDK_SCALE, else 1.
     #[arg(long, value_name = "N", global = true, hide_short_help = true)]
     pub device_scale_factor: Option<f64>,
-    /// Only allow these hosts (and their subdomains); repeatable.
+    /// Only allow these hosts (and their subdomains); repeatable. On a
+    /// tool command (open, act, …) they narrow the running instance's
+    /// policy for that command only.
     #[arg(
         long = "allow-host",
         value_name = "HOST",
+        value_parser = host_rule,
         global = true,
         hide_short_help = true
     )]
     pub allowed_hosts: Vec<String>,
-    /// Never allow these hosts (and their subdomains); repeatable.
+    /// Never allow these hosts (and their subdomains); repeatable. On a
+    /// tool command, for that command only.
     #[arg(
         long = "block-host",
         value_name = "HOST",
+        value_parser = host_rule,
         global = true,
         hide_short_help = true
     )]
@@ -222,7 +228,35 @@ impl Started {
     }
 }
 
+/// A `--allow-host`/`--block-host` value: a host name or an IP address.
+fn host_rule(value: &str) -> std::result::Result<String, String> {
+    let rules = HostRules {
+        allowed_hosts: Vec::new(),
+        blocked_hosts: vec![value.to_owned()],
+    };
+    match rules.validated() {
+        Ok(_) => Ok(value.to_owned()),
+        Err(error) => Err(match error {
+            browser_provider::BrowserError::InvalidArgument { problem, .. } => problem,
+            other => other.to_string(),
+        }),
+    }
+}
+
 impl BrowserOptions {
+    /// These options without their host lists, and the host lists: a tool
+    /// command applies its host lists to its own call (they narrow the
+    /// instance's policy for that command) rather than to the instance it
+    /// may start.
+    pub fn without_host_rules(&self) -> (Self, HostRules) {
+        let mut rest = self.clone();
+        let rules = HostRules {
+            allowed_hosts: std::mem::take(&mut rest.allowed_hosts),
+            blocked_hosts: std::mem::take(&mut rest.blocked_hosts),
+        };
+        (rest, rules)
+    }
+
     /// These options as command-line flags again, for an instance this
     /// process starts on its behalf (paths made absolute, since it runs
     /// elsewhere).
