@@ -408,7 +408,9 @@ impl BrowserError {
         }
     }
 
-    /// A one-line hint telling the caller what to do next.
+    /// A one-line hint telling the caller what to do next. It names no
+    /// tool or argument of the caller's: the tools word those hints for
+    /// whoever reads them (a model, or the command line).
     pub fn hint(&self) -> &'static str {
         match self {
             Self::NotConnected { .. } => {
@@ -430,9 +432,7 @@ impl BrowserError {
             Self::Busy { .. } => {
                 "every browser of the pool is in use by other sessions: nothing of this call happened; call again after the time the message says (or a few seconds)"
             }
-            Self::PageCrashed { .. } => {
-                "reload the tab (browser_navigate reload) or open a URL in it; other tabs are fine"
-            }
+            Self::PageCrashed { .. } => "reload the tab or open a URL in it; other tabs are fine",
             Self::BrowserNotFound { .. } => {
                 "install Chromium (Debian/Ubuntu: apt-get install chromium) or set BROWSER_SHELL_CHROMIUM to its path"
             }
@@ -456,14 +456,14 @@ impl BrowserError {
                 "this secret is only for the sites it was given for: check that the page is the real site (not a look-alike) before typing it"
             }
             Self::Timeout { .. } => {
-                "the page is slow or stuck; take a snapshot to see its state, or raise timeoutMs"
+                "the page is slow or stuck; take a snapshot to see its state, or give it more time"
             }
             Self::Aborted => "the caller cancelled; nothing more to do",
             Self::HumanIntervened => {
-                "a person is using the browser: you may take snapshots, but do not act until they return control (or ask with browser_handoff)"
+                "a person is using the browser: you may take snapshots, but do not act until they return control"
             }
             Self::NotShared { .. } => {
-                "only the person can share their tabs: ask them (browser_handoff) to share it again from the browser-shell extension, or open a tab of your own"
+                "only the person can share their tabs: ask them to share it again from the browser-shell extension, or open a tab of your own"
             }
             Self::DebuggerDetached { .. } => {
                 "DevTools or another debugger holds the tab: call again once it is closed; nothing was done"

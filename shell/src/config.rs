@@ -16,6 +16,7 @@ use browser_provider::snapshot::SnapshotLimits;
 use browser_provider::snapshot::render::RenderLimits;
 use browser_provider::{BrowserConfig, BrowserError, Result};
 use browser_tools::agent::{AgentOptions, PersonsBrowser};
+use browser_tools::words::Surface;
 use serde::{Deserialize, Serialize};
 
 /// Which browser agents work in.
@@ -260,6 +261,7 @@ impl Config {
                 BrowserKind::AutoConnect => Some(PersonsBrowser::RemoteDebugging),
                 BrowserKind::Launch => None,
             },
+            surface: Surface::Mcp,
         }
     }
 

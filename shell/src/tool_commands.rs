@@ -106,15 +106,14 @@ pub async fn run(
     {
         let _ = writeln!(std::io::stderr().lock(), "{notes}");
     }
-    // The tools' words for models, in the command line's; an error in the
-    // command line's one format (`error[CODE]: …` and `hint: …`).
+    // An error in the command line's one format (`error[CODE]: …` and
+    // `hint: …`); the session speaks the command line's words already.
     if let Some(error) = reply.error.as_ref().filter(|_| reply.is_error) {
         reply.text = format!(
             "error[{}]: {}\nhint: {}",
             error.code, error.message, error.hint
         );
     }
-    reply.text = browser_tools::commands::in_command_line_words(&reply.text);
     if reply.is_error {
         let code = reply.code.as_deref().unwrap_or("ERROR");
         print_out(
@@ -323,7 +322,7 @@ fn save_image(path: &Path, data: &str) -> Result<()> {
 }
 
 fn failed(error: &BrowserError, as_json: bool) -> ExitCode {
-    let text = browser_tools::commands::in_command_line_words(&report::render(error));
+    let text = report::render(error);
     print_out(
         as_json,
         &json!({ "ok": false, "code": error.code(), "text": text }),

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::{ToolOutput, ToolSettings, call_tool};
 use crate::catalog::{self, Offered, ToolSpec};
 use crate::secrets::Secrets;
+use crate::words::Surface;
 
 /// What a tool that takes `timeoutMs` gets beyond it to answer in.
 const ANSWER_MARGIN: Duration = Duration::from_secs(5);
@@ -45,6 +46,9 @@ pub struct AgentOptions {
     /// The browser is the person's own, not one launched for agents: the
     /// model is told what it sees there and who may stop it.
     pub persons_browser: Option<PersonsBrowser>,
+    /// Who reads the answers (a model over MCP, or the command line): the
+    /// words they name tools and arguments with.
+    pub surface: Surface,
 }
 
 /// How agents reach the person's own browser.
@@ -83,6 +87,7 @@ impl Default for AgentOptions {
             lease: Duration::from_secs(600),
             secrets: Secrets::default(),
             persons_browser: None,
+            surface: Surface::Mcp,
         }
     }
 }
@@ -298,7 +303,7 @@ impl Agent {
     ) -> ToolOutput {
         let Some(spec) = catalog::find(name).filter(|spec| self.options.offers(spec)) else {
             let error = BrowserError::invalid("name", format!("there is no tool {name:?}"));
-            return ToolOutput::error(&error);
+            return ToolOutput::error_for(&error, self.options.surface);
         };
         self.session
             .in_flight
@@ -306,7 +311,7 @@ impl Agent {
         let _in_flight = InFlight(&self.session);
         let session = match self.session().await {
             Ok(session) => session,
-            Err(error) => return ToolOutput::error(&error),
+            Err(error) => return ToolOutput::error_for(&error, self.options.surface),
         };
         let cancel = cancel.child_token();
         let started = std::time::Instant::now();
@@ -344,6 +349,7 @@ impl Agent {
         let settings = ToolSettings {
             output_dir: self.options.output_dir.clone(),
             secrets: self.options.secrets.clone(),
+            surface: self.options.surface,
         };
         let bound = self.bound_for(name, &arguments);
         let work = call_tool(&self.browser, &session, name, arguments, &settings, &cancel);
@@ -351,7 +357,10 @@ impl Agent {
             Ok(output) => output,
             Err(_) => {
                 cancel.cancel();
-                ToolOutput::error(&BrowserError::timeout(name.to_owned(), bound))
+                ToolOutput::error_for(
+                    &BrowserError::timeout(name.to_owned(), bound),
+                    self.options.surface,
+                )
             }
         };
         // Whatever the page or the call produced, a secret's value stays hidden.

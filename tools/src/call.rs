@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::catalog::{self, Call};
 use crate::render;
 use crate::secrets::Secrets;
+use crate::words::Surface;
 
 /// What a tool call returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,15 +57,22 @@ impl ToolOutput {
         self
     }
 
-    /// A failed call, carrying the error's code and hint.
+    /// A failed call, carrying the error's code and hint, for a model.
     pub fn error(error: &BrowserError) -> Self {
+        Self::error_for(error, Surface::Mcp)
+    }
+
+    /// A failed call, carrying the error's code and the hint in the
+    /// words of `surface`.
+    pub fn error_for(error: &BrowserError, surface: Surface) -> Self {
+        let report = ErrorReport::of(error, surface);
         Self {
-            text: render::error(error),
+            text: render::error(&report),
             image: None,
             is_error: true,
             code: Some(error.code()),
             headline: None,
-            structured: Some(serde_json::json!({ "error": ErrorReport::of(error) })),
+            structured: Some(serde_json::json!({ "error": report })),
         }
     }
 }
@@ -81,12 +89,12 @@ pub struct ErrorReport {
 }
 
 impl ErrorReport {
-    /// The report of `error`.
-    pub fn of(error: &BrowserError) -> Self {
+    /// The report of `error`, its hint in the words of `surface`.
+    pub fn of(error: &BrowserError, surface: Surface) -> Self {
         Self {
             code: error.code().to_owned(),
             message: error.to_string(),
-            hint: error.hint().to_owned(),
+            hint: surface.hint(error).into_owned(),
         }
     }
 }
@@ -98,6 +106,8 @@ pub struct ToolSettings {
     pub output_dir: Option<std::path::PathBuf>,
     /// Secrets `browser_act` may type by name.
     pub secrets: Secrets,
+    /// Who reads the answers: their words for tools and arguments.
+    pub surface: Surface,
 }
 
 /// Runs tool `name` with `arguments` for `session`. Never fails: errors
@@ -133,7 +143,7 @@ pub async fn call_tool(
     };
     let mut output = match result {
         Ok(output) => output,
-        Err(error) => ToolOutput::error(&error),
+        Err(error) => ToolOutput::error_for(&error, settings.surface),
     };
     // The data is a result too: a secret's value stays hidden in it (the
     // agent hides it in the text).

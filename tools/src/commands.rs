@@ -175,54 +175,6 @@ impl ToolCommand {
     }
 }
 
-/// The words of a tool's answer that name MCP arguments and tools, and
-/// what a person types on the command line instead (`since` is `--since`,
-/// `browser_open` is `browser-shell open URL`).
-const COMMAND_LINE_WORDS: &[(&str, &str)] = &[
-    ("pass it as since", "pass it as --since"),
-    (
-        "Ask for a body with body: <number>.",
-        "Ask for a body with --body NUMBER.",
-    ),
-    (
-        "Open one with browser_open.",
-        "Open one with `browser-shell open URL`.",
-    ),
-    (
-        "(take one with browser_claim_tab, giving its tab, url and title exactly as shown)",
-        "(an agent may take one with browser_claim_tab; from the command line, work in your own tabs)",
-    ),
-    (
-        "(use browser_switch_tab)",
-        "(switch with `browser-shell tab TAB`)",
-    ),
-    (
-        "Take one with browser_snapshot.",
-        "Take one with `browser-shell snapshot`.",
-    ),
-    (
-        "Try browser_snapshot later",
-        "Try `browser-shell snapshot` later",
-    ),
-    ("browser_navigate reload", "`browser-shell navigate reload`"),
-    ("raise timeoutMs", "raise --timeout-ms"),
-    ("raise maxChars", "raise --max-chars"),
-    ("narrow with selector", "narrow with --selector"),
-    ("(or ask with browser_handoff)", "(or wait for them)"),
-];
-
-/// `text` (a tool's answer, or an error's hint) in the command line's
-/// words: the tools speak to models in MCP's.
-pub fn in_command_line_words(text: &str) -> String {
-    let mut text = text.to_owned();
-    for (mcp, command_line) in COMMAND_LINE_WORDS {
-        if text.contains(mcp) {
-            text = text.replace(mcp, command_line);
-        }
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,8 @@
 //! * [`commands`] — the list of the command line's tool commands (`open`,
 //!   `act`, …), each one `browser_*` call whose words its tool defines.
 //! * [`report`] — errors and exit status for the command line.
+//! * [`words`] — how answers name tools and arguments for a model (MCP)
+//!   or a person (the command line).
 
 pub mod agent;
 pub mod call;
@@ -31,3 +33,4 @@ pub mod mcp;
 pub mod render;
 pub mod report;
 pub mod secrets;
+pub mod words;

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
-use browser_provider::BrowserError;
+use crate::call::ErrorReport;
 use browser_provider::snapshot::{Observation, ResetReason, Snapshot};
 
 /// Wraps page-originated text in untrusted-content markers.
@@ -185,8 +185,11 @@ pub fn observation(tab: &str, observation: &Observation) -> String {
 }
 
 /// An error as a model should read it: code, message, hint.
-pub fn error(error: &BrowserError) -> String {
-    format!("Error {}: {error}\nHint: {}", error.code(), error.hint())
+pub fn error(report: &ErrorReport) -> String {
+    format!(
+        "Error {}: {}\nHint: {}",
+        report.code, report.message, report.hint
+    )
 }
 
 /// One request of the network log on a line (number, method, status or

@@ -3,6 +3,8 @@
 
 use browser_provider::BrowserError;
 
+use crate::words::Surface;
+
 /// Exit status for a failed command: 2 for caller mistakes (bad arguments,
 /// blocked URLs), 3 when the browser is missing or gone, 1 otherwise.
 pub fn exit_status(error: &BrowserError) -> u8 {
@@ -20,7 +22,11 @@ pub fn exit_status_of_code(code: &str) -> u8 {
 
 /// The error as two lines of text: what happened (with its stable code) and what to do.
 pub fn render(error: &BrowserError) -> String {
-    format!("error[{}]: {error}\nhint: {}", error.code(), error.hint())
+    format!(
+        "error[{}]: {error}\nhint: {}",
+        error.code(),
+        Surface::CommandLine.hint(error)
+    )
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use axum::routing::get;
 use browser_provider::{BrowserError, Result};
 use browser_tools::agent::{Agent, AgentOptions};
 use browser_tools::mcp::McpServer;
+use browser_tools::words::Surface;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -509,7 +510,13 @@ impl Listening {
             embed_origin: setup.embed_origin.as_deref().map(Arc::from),
         };
         // The command line's session lives as long as the relay.
-        let command_line = Agent::new(browser.clone(), options.clone());
+        let command_line = Agent::new(
+            browser.clone(),
+            AgentOptions {
+                surface: Surface::CommandLine,
+                ..options.clone()
+            },
+        );
         // Listening elsewhere was asked for explicitly; the token still guards everything.
         let operations = crate::operate::process_operations();
         operations.serve(browser.clone(), cancel.clone());

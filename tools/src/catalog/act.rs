@@ -16,6 +16,7 @@ use crate::render;
 pub const ACT: ToolSpec = ToolSpec {
     name: "browser_act",
     title: "Act on an element",
+    command: Some("act"),
     description: "Act on an element by ref (or exact role + name, which also finds what the snapshot shows \
         without a ref, such as a list item by its text, and rows of a virtualized grid further down): click, type, \
         fill, press, select, check, uncheck, hover, focus, scroll, drag. type presses a key per character (pages \
@@ -217,8 +218,9 @@ async fn browser_act(mut call: Call<'_>) -> Result<ToolOutput> {
     if !report.new_tabs.is_empty() {
         let handles: Vec<&str> = report.new_tabs.iter().map(TabHandle::as_str).collect();
         text.push_str(&format!(
-            " Opened new tab(s): {} (use browser_switch_tab).",
-            handles.join(", ")
+            " Opened new tab(s): {} (use {}).",
+            handles.join(", "),
+            call.settings.surface.tool(&super::tabs::SWITCH_TAB, "")
         ));
     }
     for dialog in &report.dialogs {

@@ -9,11 +9,13 @@ use serde::{Deserialize, Serialize};
 use super::{Call, Effect, Offered, ToolArgs, ToolSpec, is_zero};
 use crate::call::ToolOutput;
 use crate::render;
+use crate::words::Surface;
 
 /// `browser_console`.
 pub const CONSOLE: ToolSpec = ToolSpec {
     name: "browser_console",
     title: "Console messages",
+    command: Some("console"),
     description: "Read the tab's console messages and uncaught exceptions (level, text, source, stack), oldest first. \
         Pass the returned cursor as since next time to get only what is new; filter with level.",
     effect: Effect::READS,
@@ -79,7 +81,7 @@ async fn browser_console(mut call: Call<'_>) -> Result<ToolOutput> {
     let limit = args.limit.unwrap_or(100).clamp(1, CONSOLE_CAP);
     let read = browser.console(session, args.since.unwrap_or(0), level, limit)?;
     let tab = browser.active_tab(session)?;
-    Ok(console_output(&tab, &read))
+    Ok(console_output(&tab, &read, call.settings.surface))
 }
 
 /// What `browser_console` answers, as data.
@@ -112,12 +114,13 @@ pub struct ConsoleLine {
 }
 
 /// The text and data of a `browser_console` answer for `tab`.
-fn console_output(tab: &TabHandle, read: &ConsoleRead) -> ToolOutput {
+fn console_output(tab: &TabHandle, read: &ConsoleRead, surface: Surface) -> ToolOutput {
     let mut text = format!(
-        "Console of {tab}: {} entr{} (next cursor: {}; pass it as since to read only what is new).",
+        "Console of {tab}: {} entr{} (next cursor: {}; pass it as {} to read only what is new).",
         read.entries.len(),
         if read.entries.len() == 1 { "y" } else { "ies" },
-        read.cursor
+        read.cursor,
+        surface.argument("since")
     );
     if read.dropped > 0 {
         text.push_str(&format!(
@@ -205,7 +208,7 @@ mod tests {
             dropped: 0,
         };
         let tab = TabHandle::parse("t1").unwrap_or_else(|e| panic!("{e}"));
-        let output = console_output(&tab, &read);
+        let output = console_output(&tab, &read, Surface::Mcp);
         assert!(
             output
                 .text
@@ -228,6 +231,7 @@ mod tests {
                 cursor: 9,
                 dropped: 3,
             },
+            Surface::Mcp,
         );
         assert_eq!(
             nothing.structured,

@@ -11,11 +11,13 @@ use serde_json::{Map, Value};
 use super::{Call, Effect, Offered, ToolArgs, ToolSpec};
 use crate::call::ToolOutput;
 use crate::render;
+use crate::words::Surface;
 
 /// `browser_content`.
 pub const CONTENT: ToolSpec = ToolSpec {
     name: "browser_content",
     title: "Page content",
+    command: Some("content"),
     description: "Read the page as markdown (default), txt, html or json (title, links, forms, tables, JSON-LD), \
         optionally only a CSS selector's element, capped by maxChars.",
     effect: Effect::READS,
@@ -90,7 +92,7 @@ async fn browser_content(mut call: Call<'_>) -> Result<ToolOutput> {
         args.timeout_ms.unwrap_or(CONTENT_DEFAULT_MS),
     ));
     let content = browser.content(session, request, timeout, cancel).await?;
-    Ok(content_output(format, content))
+    Ok(content_output(format, content, call.settings.surface))
 }
 
 /// What `browser_content` answers, as data: for json the facts themselves;
@@ -111,10 +113,14 @@ pub struct ContentOutput {
 }
 
 /// The text and data of a `browser_content` answer.
-fn content_output(format: ContentFormat, content: ContentResult) -> ToolOutput {
+fn content_output(format: ContentFormat, content: ContentResult, surface: Surface) -> ToolOutput {
     let mut text = render::fenced("content", &content.content);
     if content.truncated {
-        text.push_str("\nTruncated at maxChars; raise maxChars or narrow with selector.");
+        text.push_str(&format!(
+            "\nTruncated at {max}; raise {max} or narrow with {}.",
+            surface.argument("selector"),
+            max = surface.argument("maxChars"),
+        ));
     }
     let data = (format == ContentFormat::Json && !content.truncated)
         .then(|| serde_json::from_str(&content.content).ok())
@@ -152,7 +158,7 @@ mod tests {
             content: serde_json::to_string_pretty(&facts).unwrap_or_default(),
             truncated: false,
         };
-        let output = content_output(ContentFormat::Json, content.clone());
+        let output = content_output(ContentFormat::Json, content.clone(), Surface::Mcp);
         let data = output.structured.clone().unwrap_or_default();
         assert_eq!(data["format"], "json");
         assert_eq!(data["data"], facts);
@@ -165,6 +171,7 @@ mod tests {
                 content: content.content.chars().take(40).collect(),
                 truncated: true,
             },
+            Surface::Mcp,
         );
         assert_eq!(
             cut.structured,
@@ -178,6 +185,7 @@ mod tests {
                 content: "# Sign up\n\nCreate your account.".into(),
                 truncated: false,
             },
+            Surface::Mcp,
         );
         assert_eq!(
             markdown.structured,
@@ -190,6 +198,7 @@ mod tests {
                 content: String::new(),
                 truncated: false,
             },
+            Surface::Mcp,
         );
         check_data(&CONTENT, &empty);
     }

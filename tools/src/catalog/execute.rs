@@ -17,6 +17,7 @@ use crate::render;
 pub const EXECUTE: ToolSpec = ToolSpec {
     name: "browser_execute",
     title: "Run JavaScript",
+    command: Some("execute"),
     description: "Run JavaScript in the page: an expression or a function body; args arrive as arguments[0..n]; \
         promises are awaited; the value returns as JSON. Prefer browser_act for interaction.",
     effect: Effect::ACTS,

@@ -15,6 +15,7 @@ use crate::render;
 pub const HANDOFF: ToolSpec = ToolSpec {
     name: "browser_handoff",
     title: "Ask the person",
+    command: None,
     description: "Ask the person watching to do something you cannot (sign in, solve a CAPTCHA, confirm a payment). \
         Shows your reason and gives them control; waits until they return it, then reports what changed \
         (URL, tabs, whether cookies changed) with a fresh snapshot.",

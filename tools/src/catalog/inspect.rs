@@ -14,6 +14,7 @@ use crate::render;
 pub const INSPECT: ToolSpec = ToolSpec {
     name: "browser_inspect",
     title: "Inspect an element",
+    command: Some("inspect"),
     description: "Inspect one element by ref, role + name (as the snapshot shows it) or CSS selector: tag, role, name, attributes, text, computed style (a \
         common set, the properties you name, or all), box and quads in CSS pixels, visibility (display, \
         visibility, opacity, in viewport, what covers it), scroll position, form state (passwords \

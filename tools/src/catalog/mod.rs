@@ -211,6 +211,10 @@ pub struct ToolSpec {
     pub name: &'static str,
     /// A short title for people (MCP `title` and `annotations.title`).
     pub title: &'static str,
+    /// Its command on the command line, with what it takes (`open URL`,
+    /// `tab TAB`); `None` when the command line has none (a handoff asks
+    /// a person, who is the one at the command line).
+    pub command: Option<&'static str>,
     /// What a model reads to choose it.
     pub description: &'static str,
     /// What it does to the browser and beyond (MCP's annotation hints).

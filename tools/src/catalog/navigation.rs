@@ -13,12 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Call, CommandLine, Effect, Offered, Stdin, ToolArgs, ToolSpec, arguments_of};
 use crate::call::ToolOutput;
+use crate::catalog::snapshot::SNAPSHOT;
 use crate::render;
+use crate::words::Surface;
 
 /// `browser_open`.
 pub const OPEN: ToolSpec = ToolSpec {
     name: "browser_open",
     title: "Open a page",
+    command: Some("open URL"),
     description: "Open an http(s) URL in the active tab (or a new tab with newTab) and return a snapshot with element refs.",
     effect: Effect::BROWSES,
     offered: Offered::Always,
@@ -36,6 +39,7 @@ pub const OPEN: ToolSpec = ToolSpec {
 pub const NAVIGATE: ToolSpec = ToolSpec {
     name: "browser_navigate",
     title: "Back, forward or reload",
+    command: Some("navigate"),
     description: "Go to a URL, or back, forward or reload, and return a snapshot.",
     effect: Effect::BROWSES,
     offered: Offered::Always,
@@ -121,6 +125,7 @@ impl CommandLine for NavigateCommand {
 async fn browser_open(mut call: Call<'_>) -> Result<ToolOutput> {
     let args: OpenArgs = call.args().await?;
     let (browser, session, cancel) = (call.browser, call.session, call.cancel);
+    let surface = call.settings.surface;
     let deadline = navigation_deadline(browser);
     let (tab, outcome) = browser
         .open(session, &args.url, args.new_tab, cancel)
@@ -128,7 +133,7 @@ async fn browser_open(mut call: Call<'_>) -> Result<ToolOutput> {
     if args.keep {
         browser.keep_tab(session, &tab)?;
     }
-    let page = page_after(browser, session, &outcome, deadline, cancel).await?;
+    let page = page_after(browser, session, &outcome, deadline, cancel, surface).await?;
     Ok(ToolOutput::text(format!(
         "Opened {} in tab {tab} ({}).{}\n{page}",
         outcome.url,
@@ -142,6 +147,7 @@ async fn browser_navigate(mut call: Call<'_>) -> Result<ToolOutput> {
     let deadline = navigation_deadline(call.browser);
     let args: NavigateArgs = call.args().await?;
     let (browser, session, cancel) = (call.browser, call.session, call.cancel);
+    let surface = call.settings.surface;
     let request = match (&args.url, args.action) {
         (Some(url), None) => NavigationRequest::Url(url),
         (None, Some(HistoryMove::Back)) => NavigationRequest::Back,
@@ -155,7 +161,7 @@ async fn browser_navigate(mut call: Call<'_>) -> Result<ToolOutput> {
         }
     };
     let outcome = browser.navigate(session, request, cancel).await?;
-    let page = page_after(browser, session, &outcome, deadline, cancel).await?;
+    let page = page_after(browser, session, &outcome, deadline, cancel, surface).await?;
     Ok(ToolOutput::text(format!(
         "Now at {} ({}).{}\n{page}",
         outcome.url,
@@ -184,10 +190,11 @@ async fn page_after(
     outcome: &NavigationOutcome,
     deadline: tokio::time::Instant,
     cancel: &CancellationToken,
+    surface: Surface,
 ) -> Result<String> {
     let tab = browser.active_tab(session)?;
     if outcome.unresponsive {
-        return Ok(busy_page(&tab));
+        return Ok(busy_page(&tab, surface));
     }
     let snapshot = browser.snapshot(session, &Scope::Page, cancel);
     match tokio::time::timeout_at(deadline, snapshot).await {
@@ -195,18 +202,20 @@ async fn page_after(
         Err(_) if outcome.loaded => {
             tracing::debug!(%tab, "the navigation left no time for its snapshot");
             Ok(format!(
-                "Tab {tab}: the navigation used its bound; no snapshot now. Take one with browser_snapshot."
+                "Tab {tab}: the navigation used its bound; no snapshot now. Take one with {}.",
+                surface.tool(&SNAPSHOT, "")
             ))
         }
-        Err(_) => Ok(busy_page(&tab)),
+        Err(_) => Ok(busy_page(&tab, surface)),
     }
 }
 
 /// What a navigation's result says instead of a snapshot when the page's
 /// main thread does not answer.
-fn busy_page(tab: &TabHandle) -> String {
+fn busy_page(tab: &TabHandle, surface: Surface) -> String {
     format!(
         "Tab {tab}: the page's main thread is busy (a script that does not return?); \
-         no snapshot now. Try browser_snapshot later, or navigate away."
+         no snapshot now. Try {} later, or navigate away.",
+        surface.tool(&SNAPSHOT, "")
     )
 }

@@ -11,11 +11,13 @@ use tokio_util::sync::CancellationToken;
 use super::{Call, Effect, Offered, ToolArgs, ToolSpec, is_zero};
 use crate::call::ToolOutput;
 use crate::render;
+use crate::words::Surface;
 
 /// `browser_network`.
 pub const NETWORK: ToolSpec = ToolSpec {
     name: "browser_network",
     title: "Network requests",
+    command: Some("network"),
     description: "Read the tab's requests (method, URL, status, type, MIME type, size, duration, why it failed), in \
         the order they ended. Filter with failed, url and type; pass the returned cursor as since next \
         time to get only what is new; headers: true adds headers (credentials redacted); body: <number> \
@@ -74,7 +76,7 @@ impl ToolArgs for NetworkArgs {
 async fn browser_network(mut call: Call<'_>) -> Result<ToolOutput> {
     let args: NetworkArgs = call.args().await?;
     let (browser, session, cancel) = (call.browser, call.session, call.cancel);
-    network(browser, session, &args, cancel).await
+    network(browser, session, &args, cancel, call.settings.surface).await
 }
 
 /// `browser_network`: one request's body, or the requests since a cursor.
@@ -83,6 +85,7 @@ async fn network(
     session: &SessionId,
     args: &NetworkArgs,
     cancel: &CancellationToken,
+    surface: Surface,
 ) -> Result<ToolOutput> {
     let tab = browser.active_tab(session)?;
     let with_headers = args.headers.unwrap_or(false);
@@ -91,7 +94,7 @@ async fn network(
         let (entry, body) = browser
             .network_body(session, seq, max_chars, cancel)
             .await?;
-        return Ok(body_output(&tab, seq, &entry, &body, with_headers));
+        return Ok(body_output(&tab, seq, &entry, &body, with_headers, surface));
     }
     let filter = NetworkFilter {
         failed_only: args.failed.unwrap_or(false),
@@ -100,7 +103,7 @@ async fn network(
     };
     let limit = args.limit.unwrap_or(50).clamp(1, NETWORK_CAP);
     let read = browser.network(session, args.since.unwrap_or(0), &filter, limit)?;
-    Ok(list_output(&tab, &read, with_headers))
+    Ok(list_output(&tab, &read, with_headers, surface))
 }
 
 /// What `browser_network` answers, as data: a read's cursor and requests,
@@ -192,6 +195,7 @@ fn body_output(
     entry: &RequestEntry,
     body: &Body,
     with_headers: bool,
+    surface: Surface,
 ) -> ToolOutput {
     let mut text = format!(
         "Request {seq} of {tab}:\n{}",
@@ -208,7 +212,8 @@ fn body_output(
             ));
             if *omitted_chars > 0 {
                 text.push_str(&format!(
-                    "; {omitted_chars} more left out, raise bodyMaxChars to see them"
+                    "; {omitted_chars} more left out, raise {} to see them",
+                    surface.argument("bodyMaxChars")
                 ));
             }
             text.push_str("):\n");
@@ -243,12 +248,18 @@ fn body_output(
 }
 
 /// The text and data of a read of `tab`'s requests.
-fn list_output(tab: &TabHandle, read: &NetworkRead, with_headers: bool) -> ToolOutput {
+fn list_output(
+    tab: &TabHandle,
+    read: &NetworkRead,
+    with_headers: bool,
+    surface: Surface,
+) -> ToolOutput {
     let mut text = format!(
-        "Network of {tab}: {} request{} (next cursor: {}; pass it as since to read only what is new).",
+        "Network of {tab}: {} request{} (next cursor: {}; pass it as {} to read only what is new).",
         read.entries.len(),
         if read.entries.len() == 1 { "" } else { "s" },
-        read.cursor
+        read.cursor,
+        surface.argument("since")
     );
     if read.in_flight > 0 {
         text.push_str(&format!(
@@ -270,7 +281,10 @@ fn list_output(tab: &TabHandle, read: &NetworkRead, with_headers: bool) -> ToolO
             .collect();
         text.push('\n');
         text.push_str(&render::fenced("network", &lines.join("\n")));
-        text.push_str("\nAsk for a body with body: <number>.");
+        text.push_str(&match surface {
+            Surface::Mcp => "\nAsk for a body with body: <number>.".to_owned(),
+            Surface::CommandLine => "\nAsk for a body with --body NUMBER.".to_owned(),
+        });
     }
     let data = NetworkOutput {
         cursor: Some(read.cursor),
@@ -382,7 +396,7 @@ mod tests {
 
     #[test]
     fn a_read_is_data_no_larger_than_its_text() {
-        let output = list_output(&tab(), &page_load(), false);
+        let output = list_output(&tab(), &page_load(), false, Surface::Mcp);
         assert!(
             output
                 .text
@@ -404,7 +418,7 @@ mod tests {
         assert_eq!(data["requests"][5].get("status"), None);
         check_data(&NETWORK, &output);
 
-        let with_headers = list_output(&tab(), &page_load(), true);
+        let with_headers = list_output(&tab(), &page_load(), true, Surface::Mcp);
         let data = with_headers.structured.clone().unwrap_or_default();
         assert_eq!(
             data["requests"][0]["requestHeaders"][0],
@@ -422,7 +436,7 @@ mod tests {
             dropped: 0,
             in_flight: 0,
         };
-        let output = list_output(&tab(), &empty, false);
+        let output = list_output(&tab(), &empty, false, Surface::Mcp);
         assert_eq!(
             output.structured,
             Some(json!({"cursor": 6, "requests": []}))
@@ -443,7 +457,7 @@ mod tests {
             text: "{\"theme\":\"dark\",\"locale\":\"en\"}".into(),
             omitted_chars: 120,
         };
-        let output = body_output(&tab(), 4, &entry, &body, false);
+        let output = body_output(&tab(), 4, &entry, &body, false, Surface::Mcp);
         assert_eq!(
             output.structured,
             Some(json!({
@@ -452,7 +466,14 @@ mod tests {
             }))
         );
         check_data(&NETWORK, &output);
-        let image = body_output(&tab(), 4, &entry, &Body::Binary { bytes: 5_120 }, true);
+        let image = body_output(
+            &tab(),
+            4,
+            &entry,
+            &Body::Binary { bytes: 5_120 },
+            true,
+            Surface::Mcp,
+        );
         let data = image.structured.clone().unwrap_or_default();
         assert_eq!(data["body"], json!({"binaryBytes": 5120}));
         check_data(&NETWORK, &image);

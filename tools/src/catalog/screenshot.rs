@@ -15,6 +15,7 @@ use crate::call::ToolOutput;
 pub const SCREENSHOT: ToolSpec = ToolSpec {
     name: "browser_screenshot",
     title: "Screenshot",
+    command: Some("screenshot"),
     description: "Capture the viewport, the full page or one element (ref or selector) as an image. Use for visual checks; prefer snapshots for reading.",
     effect: Effect::READS,
     offered: Offered::Always,

@@ -13,6 +13,7 @@ use crate::render;
 pub const SNAPSHOT: ToolSpec = ToolSpec {
     name: "browser_snapshot",
     title: "Page snapshot",
+    command: Some("snapshot"),
     description: "Return the page as a compact tree: role, \"name\", states, [ref=eN] on every actionable element. \
         Use the refs with browser_act. Scope with selector or ref on big pages.",
     effect: Effect::READS,

@@ -10,12 +10,15 @@ use serde::{Deserialize, Serialize};
 use super::check_data;
 use super::{Call, Effect, Offered, ToolArgs, ToolSpec};
 use crate::call::ToolOutput;
+use crate::catalog::navigation::OPEN;
 use crate::render;
+use crate::words::Surface;
 
 /// `browser_reset`.
 pub const RESET: ToolSpec = ToolSpec {
     name: "browser_reset",
     title: "Close every tab",
+    command: Some("reset"),
     description: "Close every tab this session opened.",
     effect: Effect::CLOSES,
     offered: Offered::Always,
@@ -33,6 +36,7 @@ pub const RESET: ToolSpec = ToolSpec {
 pub const LIST_TABS: ToolSpec = ToolSpec {
     name: "browser_list_tabs",
     title: "List tabs",
+    command: Some("tabs"),
     description: "List this session's tabs (t1, t2, …) with URL and title.",
     effect: Effect::READS,
     offered: Offered::TabTools,
@@ -50,6 +54,7 @@ pub const LIST_TABS: ToolSpec = ToolSpec {
 pub const SWITCH_TAB: ToolSpec = ToolSpec {
     name: "browser_switch_tab",
     title: "Switch tab",
+    command: Some("tab TAB"),
     description: "Make a tab active (such as t2) and return its snapshot.",
     effect: Effect::SELECTS,
     offered: Offered::TabTools,
@@ -67,6 +72,7 @@ pub const SWITCH_TAB: ToolSpec = ToolSpec {
 pub const CLAIM_TAB: ToolSpec = ToolSpec {
     name: "browser_claim_tab",
     title: "Take the person's tab",
+    command: None,
     description: "Take over a tab the person opened (listed by browser_list_tabs): give its tab, url and title exactly \
         as listed; if the person changed it meanwhile, the claim fails. It returns to the person when you finish.",
     effect: Effect::SELECTS,
@@ -85,6 +91,7 @@ pub const CLAIM_TAB: ToolSpec = ToolSpec {
 pub const CLOSE_TAB: ToolSpec = ToolSpec {
     name: "browser_close_tab",
     title: "Close a tab",
+    command: Some("close"),
     description: "Close one of this session's tabs (default: the active one).",
     effect: Effect::CLOSES,
     offered: Offered::TabTools,
@@ -164,7 +171,7 @@ async fn browser_list_tabs(mut call: Call<'_>) -> Result<ToolOutput> {
     let (browser, session) = (call.browser, call.session);
     let tabs = browser.list_tabs(session).await?;
     let unowned = browser.unowned_tabs().await?;
-    Ok(list_tabs_output(&tabs, &unowned))
+    Ok(list_tabs_output(&tabs, &unowned, call.settings.surface))
 }
 
 /// What `browser_list_tabs` answers, as data.
@@ -218,9 +225,9 @@ impl From<&TabInfo> for TabData {
 
 /// The text and data of a `browser_list_tabs` answer: the session's
 /// `tabs` and the person's (`unowned`).
-fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo]) -> ToolOutput {
+fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo], surface: Surface) -> ToolOutput {
     let mut text = if tabs.is_empty() {
-        "No tabs. Open one with browser_open.".to_owned()
+        format!("No tabs. Open one with {}.", surface.tool(&OPEN, ""))
     } else {
         let lines: Vec<String> = tabs
             .iter()
@@ -237,7 +244,11 @@ fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo]) -> ToolOutput {
             .map(|t| format!("{}: {} | {}", t.handle, t.url, t.title))
             .collect();
         text.push_str(&format!(
-            "\nThe person's tabs (take one with browser_claim_tab, giving its tab, url and title exactly as shown):\n{}",
+            "\nThe person's tabs ({}):\n{}",
+            match surface {
+                Surface::Mcp => "take one with browser_claim_tab, giving its tab, url and title exactly as shown",
+                Surface::CommandLine => "an agent may take one with browser_claim_tab; from the command line, work in your own tabs",
+            },
             render::fenced("person-tabs", &lines.join("\n"))
         ));
     }
@@ -333,7 +344,7 @@ mod tests {
             "Inbox (3)",
             true,
         )];
-        let output = list_tabs_output(&tabs, &person);
+        let output = list_tabs_output(&tabs, &person, Surface::Mcp);
         assert!(
             output.text.contains("t3 (active): https://docs.rs/"),
             "{}",
@@ -347,7 +358,7 @@ mod tests {
         assert_eq!(data["personTabs"][0].get("active"), None);
         check_data(&LIST_TABS, &output);
 
-        let none = list_tabs_output(&[], &[]);
+        let none = list_tabs_output(&[], &[], Surface::Mcp);
         assert_eq!(none.text, "No tabs. Open one with browser_open.");
         assert_eq!(none.structured, Some(json!({"tabs": []})));
         check_data(&LIST_TABS, &none);

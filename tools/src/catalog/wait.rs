@@ -15,6 +15,7 @@ use crate::render;
 pub const WAIT: ToolSpec = ToolSpec {
     name: "browser_wait",
     title: "Wait for a condition",
+    command: Some("wait"),
     description: "Wait (bounded) for one condition: text to appear (text) or go (textGone), an element by ref or \
         role+name to be visible / hidden / enabled, the URL to contain a string, a load state (load, \
         domcontentloaded, networkidle), a request to end, a JavaScript expression to be true, or the page \
