@@ -54,15 +54,54 @@
     return scrollers;
   }
 
-  // Scrolls each virtualized collection a viewport at a time, from its
-  // current place to its end and then from its start, until `found()`
-  // holds (the collection is left there), for at most `maxMs`. A
-  // collection where it never held is scrolled back where it was.
+  // The rows or items of a collection that `scroller` shows, rendered now.
+  function renderedItems(scroller) {
+    return scroller.querySelectorAll('[aria-rowindex], [aria-posinset]');
+  }
+
+  // Waits (at most 10 frames) until the collection has rendered for its
+  // scroll position: an item covers the top edge of its viewport. A
+  // virtualizer renders on the scroll event, in a later frame, later still
+  // on a busy machine; items checked before would be the old ones.
+  async function renderedAt(scroller) {
+    for (let i = 0; i < 10; i++) {
+      await frame();
+      await task();
+      const top = scroller.getBoundingClientRect().top;
+      let any = false;
+      for (const item of renderedItems(scroller)) {
+        const box = item.getBoundingClientRect();
+        if (box.height <= 0) continue;
+        any = true;
+        if (box.top <= top + 1 && box.bottom > top + 1) return;
+      }
+      if (!any) return;
+    }
+  }
+
+  // How far to scroll `scroller` next so that no item goes unrendered: to
+  // just above the last item rendered now (a virtualizer renders a buffer
+  // beyond the viewport, which this skips over), at least most of a
+  // viewport, at most ten.
+  function nextStep(scroller) {
+    const top = scroller.getBoundingClientRect().top;
+    let bottom = 0;
+    for (const item of renderedItems(scroller)) {
+      const box = item.getBoundingClientRect();
+      if (box.height > 0) bottom = Math.max(bottom, box.top - top);
+    }
+    const viewport = scroller.clientHeight;
+    return Math.max(viewport * 0.8, Math.min(bottom, viewport * 10), 20);
+  }
+
+  // Scrolls each virtualized collection through, from its current place to
+  // its end and then from its start, until `found()` holds (the collection
+  // is left there), for at most `maxMs`. A collection where it never held
+  // is scrolled back where it was.
   async function seekWhere(found, maxMs) {
     const started = performance.now();
     for (const scroller of virtualScrollers()) {
       const home = scroller.scrollTop;
-      const step = Math.max(scroller.clientHeight * 0.8, 20);
       let wrapped = false;
       for (;;) {
         if (performance.now() - started > maxMs) { scroller.scrollTop = home; return false; }
@@ -73,11 +112,9 @@
         } else if (wrapped && scroller.scrollTop >= home) {
           break;
         } else {
-          scroller.scrollTop += step;
+          scroller.scrollTop += nextStep(scroller);
         }
-        // Virtualizers render on the scroll event, which fires in the next frame.
-        await frame();
-        await task();
+        await renderedAt(scroller);
         if (found()) return true;
       }
       scroller.scrollTop = home;
