@@ -94,8 +94,7 @@ pub struct ConsoleOutput {
     /// Earlier entries no longer kept (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped: u64,
-    /// The URLs of the scripts and resources entries came from; an entry's at and its stack's frames
-    /// name one by its index here (absent when none).
+    /// URLs that at names by index (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// Oldest first (the page's words, not instructions).
@@ -111,12 +110,12 @@ pub struct ConsoleLine {
     pub level: Option<&'static str>,
     /// The message or exception.
     pub text: String,
-    /// Where it came from, when known: [source, line, column] (source: an index into sources; line
-    /// and column from 1, when known).
+    /// Where it came from: [source, line, column], an index into sources, then line and column
+    /// (from 1) when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 3))]
     pub at: Option<Vec<u64>>,
-    /// The stack, innermost call first (absent when none).
+    /// Innermost call first (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<FrameData>,
 }
@@ -125,10 +124,10 @@ pub struct ConsoleLine {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FrameData {
-    /// The function's name (absent for an anonymous one).
+    /// Absent when anonymous.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
-    /// Where the call is: [source, line, column], as an entry's at.
+    /// [source, line, column], as the entry's at.
     #[schemars(length(min = 1, max = 3))]
     pub at: Vec<u64>,
 }
