@@ -391,7 +391,14 @@ mod tests {
             cursor: 200,
             dropped: 0,
             entries: (1..=200)
-                .map(|seq| entry(seq, Level::Info, "tick", Some(at("http://a.test/x.js", 1, 1))))
+                .map(|seq| {
+                    entry(
+                        seq,
+                        Level::Info,
+                        "tick",
+                        Some(at("http://a.test/x.js", 1, 1)),
+                    )
+                })
                 .collect(),
         };
         check_data(&CONSOLE, &console_output(&tab, &plain));

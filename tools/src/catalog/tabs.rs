@@ -216,10 +216,7 @@ fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo]) -> ToolOutput {
         ));
     }
     let data = TabsOutput {
-        active: tabs
-            .iter()
-            .find(|t| t.active)
-            .map(|t| t.handle.to_string()),
+        active: tabs.iter().find(|t| t.active).map(|t| t.handle.to_string()),
         tabs: tabs.iter().map(tab_data).collect(),
         person_tabs: unowned.iter().map(tab_data).collect(),
     };
