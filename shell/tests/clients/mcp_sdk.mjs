@@ -90,7 +90,7 @@ findings.acted = !acted.result.isError;
 
 // Data: tabs, a wait, a value, an inspection, content, console, network.
 const tabs = await call('list_tabs', 'browser_list_tabs', {});
-findings.tabs = tabs.data?.tabs ?? null;
+findings.tabs = tabs.data ?? null;
 const waited = await call('wait', 'browser_wait', {
   script: "document.getElementById('count').textContent === '1'",
 });
@@ -176,6 +176,35 @@ await pause(200);
 const settled = await checks();
 await pause(400);
 findings.counterStopped = (await checks()) === settled;
+
+// Long answers, where data with its keys on every entry would outweigh
+// the text: a page that logs some 220 console messages of every level
+// (with where they came from, and stacks) and makes some 100 requests; a
+// big value; the facts of a long page; every computed style; eight tabs.
+await call('open_busy', 'browser_open', { url: `${base}/busy.html`, newTab: true });
+await call('wait_busy', 'browser_wait', { script: 'window.busyDone === true', timeoutMs: 20000 });
+const longConsole = await call('console_long', 'browser_console', { limit: 1000 });
+await call('console_errors', 'browser_console', { level: 'error', limit: 1000 });
+const longNetwork = await call('network_long', 'browser_network', { limit: 1000 });
+await call('network_headers', 'browser_network', { limit: 1000, headers: true });
+await call('network_failed', 'browser_network', { failed: true, limit: 1000 });
+await call('execute_big', 'browser_execute', {
+  script: "return Array.from({length: 300}, (_, i) => ({id: i, name: 'owl ' + i, tags: ['night', 'barn'], price: i * 1.5, inStock: i % 2 === 0, note: i % 7 ? null : 'says \"hoo\"'}))",
+});
+await call('inspect_all_styles', 'browser_inspect', { selector: 'h1', styles: ['all'] });
+await call('open_large', 'browser_open', { url: `${base}/large.html`, newTab: true });
+await call('content_json_large', 'browser_content', { format: 'json' });
+for (const page of ['article.html', 'species/barn-owl.html', 'index.html', 'colors.html', 'todo.html']) {
+  await call(`open_${page}`, 'browser_open', { url: `${base}/${page}`, newTab: true });
+}
+const manyTabs = await call('list_tabs_many', 'browser_list_tabs', {});
+findings.long = {
+  consoleEntries: longConsole.data?.entries?.length ?? 0,
+  consoleErrors: (longConsole.data?.entries ?? []).filter((entry) => entry.level === 'error').length,
+  stacks: (longConsole.data?.entries ?? []).filter((entry) => entry.stack).length,
+  requests: longNetwork.data?.requests?.length ?? 0,
+  tabs: manyTabs.data?.tabs?.length ?? 0,
+};
 
 await client.close();
 console.log(JSON.stringify(findings));

@@ -2,7 +2,7 @@
 
 use browser_provider::Result;
 use browser_provider::TabHandle;
-use browser_provider::page::console::{CONSOLE_CAP, ConsoleRead, Level};
+use browser_provider::page::console::{CONSOLE_CAP, ConsoleRead, Level, Location, render_stack};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +84,10 @@ async fn browser_console(mut call: Call<'_>) -> Result<ToolOutput> {
     Ok(console_output(&tab, &read, call.settings.surface))
 }
 
-/// What `browser_console` answers, as data.
+/// What `browser_console` answers, as data. Each URL is named once, in
+/// `sources`, and entries point at it by index: a page's messages mostly
+/// come from a few scripts, and naming the script on every entry would make
+/// the data outweigh the text beside it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsoleOutput {
@@ -93,6 +96,9 @@ pub struct ConsoleOutput {
     /// Earlier entries no longer kept (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped: u64,
+    /// URLs that at names by index (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
     /// Oldest first (the page's words, not instructions).
     pub entries: Vec<ConsoleLine>,
 }
@@ -101,16 +107,56 @@ pub struct ConsoleOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsoleLine {
-    /// debug, info, warning or error.
-    pub level: &'static str,
+    /// debug, warning or error; absent for info (console.log, console.info).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<&'static str>,
     /// The message or exception.
     pub text: String,
-    /// url:line:column, when known.
+    /// Where it came from: [source, line, column], an index into sources, then line and column
+    /// (from 1) when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// The stack, when there is one.
+    #[schemars(length(min = 1, max = 3))]
+    pub at: Option<Vec<u64>>,
+    /// Innermost call first (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<FrameData>,
+}
+
+/// One call of a stack, as data.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameData {
+    /// Absent when anonymous.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stack: Option<String>,
+    pub function: Option<String>,
+    /// [source, line, column], as the entry's at.
+    #[schemars(length(min = 1, max = 3))]
+    pub at: Vec<u64>,
+}
+
+/// The URLs a console answer names, each once, in the order first named.
+#[derive(Default)]
+struct Sources {
+    urls: Vec<String>,
+    index: std::collections::HashMap<String, u64>,
+}
+
+impl Sources {
+    /// `location` as `[source, line, column]`, its URL named in `self`.
+    fn at(&mut self, location: &Location) -> Vec<u64> {
+        let next = self.urls.len() as u64;
+        let source = *self
+            .index
+            .entry(location.url.clone())
+            .or_insert_with(|| next);
+        if source == next {
+            self.urls.push(location.url.clone());
+        }
+        [Some(source), location.line, location.column]
+            .into_iter()
+            .map_while(|n| n)
+            .collect()
+    }
 }
 
 /// The text and data of a `browser_console` answer for `tab`.
@@ -137,9 +183,9 @@ fn console_output(tab: &TabHandle, read: &ConsoleRead, surface: Surface) -> Tool
                 if let Some(source) = &e.source {
                     line.push_str(&format!(" ({source})"));
                 }
-                if let Some(stack) = &e.stack {
+                if !e.stack.is_empty() {
                     line.push('\n');
-                    line.push_str(stack);
+                    line.push_str(&render_stack(&e.stack));
                 }
                 line
             })
@@ -147,52 +193,83 @@ fn console_output(tab: &TabHandle, read: &ConsoleRead, surface: Surface) -> Tool
         text.push('\n');
         text.push_str(&render::fenced("console", &lines.join("\n")));
     }
+    let mut sources = Sources::default();
+    let entries = read
+        .entries
+        .iter()
+        .map(|e| ConsoleLine {
+            level: (e.level != Level::Info).then(|| e.level.name()),
+            text: e.text.clone(),
+            at: e.source.as_ref().map(|source| sources.at(source)),
+            stack: e
+                .stack
+                .iter()
+                .map(|frame| FrameData {
+                    function: Some(frame.function.clone()).filter(|f| !f.is_empty()),
+                    at: sources.at(&frame.location),
+                })
+                .collect(),
+        })
+        .collect();
     ToolOutput::text(text).with_structured(&ConsoleOutput {
         cursor: read.cursor,
         dropped: read.dropped,
-        entries: read
-            .entries
-            .iter()
-            .map(|e| ConsoleLine {
-                level: e.level.name(),
-                text: e.text.clone(),
-                source: e.source.clone(),
-                stack: e.stack.clone(),
-            })
-            .collect(),
+        sources: sources.urls,
+        entries,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use browser_provider::page::console::ConsoleEntry;
+    use browser_provider::page::console::{ConsoleEntry, Frame};
     use serde_json::json;
 
     use super::super::check_data;
     use super::*;
 
-    fn entry(seq: u64, level: Level, text: &str, source: Option<&str>) -> ConsoleEntry {
+    const BUNDLE: &str = "http://127.0.0.1:4173/assets/index-3f9a2c.js";
+
+    fn at(url: &str, line: u64, column: u64) -> Location {
+        Location {
+            url: url.into(),
+            line: Some(line),
+            column: Some(column),
+        }
+    }
+
+    fn entry(seq: u64, level: Level, text: &str, source: Option<Location>) -> ConsoleEntry {
         ConsoleEntry {
             seq,
             level,
             text: text.into(),
-            source: source.map(str::to_owned),
-            stack: None,
+            source,
+            stack: Vec::new(),
             timestamp_ms: 1_765_000_000_000,
         }
     }
 
-    #[test]
-    fn entries_are_data_no_larger_than_their_text() {
+    fn thrown(seq: u64) -> ConsoleEntry {
         let mut thrown = entry(
-            9,
+            seq,
             Level::Error,
             "Uncaught TypeError: Cannot read properties of undefined (reading 'map')",
-            Some("http://127.0.0.1:4173/assets/index-3f9a2c.js:88:17"),
+            Some(at(BUNDLE, 88, 17)),
         );
-        thrown.stack = Some(
-            "    at renderList (http://127.0.0.1:4173/assets/index-3f9a2c.js:88:17)\n    at App (http://127.0.0.1:4173/assets/index-3f9a2c.js:120:5)".into(),
-        );
+        thrown.stack = vec![
+            Frame {
+                function: "renderList".into(),
+                location: at(BUNDLE, 88, 17),
+            },
+            Frame {
+                function: String::new(),
+                location: at(BUNDLE, 120, 5),
+            },
+        ];
+        thrown
+    }
+
+    #[test]
+    fn entries_are_data_no_larger_than_their_text() {
         let read = ConsoleRead {
             entries: vec![
                 entry(7, Level::Info, "app started in development mode", None),
@@ -200,11 +277,21 @@ mod tests {
                     8,
                     Level::Warning,
                     "Each child in a list should have a unique \"key\" prop.",
-                    Some("http://127.0.0.1:4173/assets/index-3f9a2c.js:41:9"),
+                    Some(at(BUNDLE, 41, 9)),
                 ),
-                thrown,
+                thrown(9),
+                entry(
+                    10,
+                    Level::Error,
+                    "Failed to load resource: the server responded with a status of 404 (Not Found)",
+                    Some(Location {
+                        url: "http://127.0.0.1:4173/api/items.json".into(),
+                        line: None,
+                        column: None,
+                    }),
+                ),
             ],
-            cursor: 9,
+            cursor: 10,
             dropped: 0,
         };
         let tab = TabHandle::parse("t1").unwrap_or_else(|e| panic!("{e}"));
@@ -212,16 +299,34 @@ mod tests {
         assert!(
             output
                 .text
-                .starts_with("Console of t1: 3 entries (next cursor: 9;"),
+                .starts_with("Console of t1: 4 entries (next cursor: 10;"),
+            "{}",
+            output.text
+        );
+        // The text names every place in full, as V8 prints it.
+        assert!(
+            output.text.contains(&format!(
+                "[9] error Uncaught TypeError: Cannot read properties of undefined (reading 'map') ({BUNDLE}:88:17)\n    at renderList ({BUNDLE}:88:17)\n    at (anonymous) ({BUNDLE}:120:5)\n[10] error"
+            )),
             "{}",
             output.text
         );
         let data = output.structured.clone().unwrap_or_default();
-        assert_eq!(data["cursor"], 9);
-        assert_eq!(data.get("dropped"), None);
-        assert_eq!(data["entries"][2]["level"], "error");
-        assert!(data["entries"][2]["stack"].is_string());
-        assert_eq!(data["entries"][0].get("source"), None);
+        assert_eq!(
+            data,
+            json!({
+                "cursor": 10,
+                "sources": [BUNDLE, "http://127.0.0.1:4173/api/items.json"],
+                "entries": [
+                    {"text": "app started in development mode"},
+                    {"level": "warning", "text": "Each child in a list should have a unique \"key\" prop.", "at": [0, 41, 9]},
+                    {"level": "error", "text": "Uncaught TypeError: Cannot read properties of undefined (reading 'map')",
+                     "at": [0, 88, 17],
+                     "stack": [{"function": "renderList", "at": [0, 88, 17]}, {"at": [0, 120, 5]}]},
+                    {"level": "error", "text": "Failed to load resource: the server responded with a status of 404 (Not Found)", "at": [1]},
+                ],
+            })
+        );
         check_data(&CONSOLE, &output);
 
         let nothing = console_output(
@@ -238,5 +343,68 @@ mod tests {
             Some(json!({"cursor": 9, "dropped": 3, "entries": []}))
         );
         check_data(&CONSOLE, &nothing);
+    }
+
+    /// A chatty page: a thousand entries (the most a read returns), most
+    /// of them plain logs from one bundle, some warnings, errors with a
+    /// stack; and only its errors. The data stays smaller than the text.
+    #[test]
+    fn a_long_console_is_data_no_larger_than_its_text() {
+        let entries: Vec<ConsoleEntry> = (1..=CONSOLE_CAP as u64)
+            .map(|seq| match seq % 10 {
+                0 => thrown(seq),
+                3 | 7 => entry(
+                    seq,
+                    Level::Warning,
+                    &format!("cache miss for \"items:{seq}\"; fetching again"),
+                    Some(at(BUNDLE, 12, 24)),
+                ),
+                5 => entry(
+                    seq,
+                    Level::Debug,
+                    &format!("render <ItemList> with {seq} items"),
+                    Some(at(BUNDLE, 9, 15)),
+                ),
+                _ => entry(
+                    seq,
+                    Level::Info,
+                    &format!("[api] GET /api/items?page={seq} -> 200"),
+                    Some(at(BUNDLE, 6, 15)),
+                ),
+            })
+            .collect();
+        let tab = TabHandle::parse("t1").unwrap_or_else(|e| panic!("{e}"));
+        let all = ConsoleRead {
+            cursor: CONSOLE_CAP as u64,
+            dropped: 0,
+            entries: entries.clone(),
+        };
+        let (text, data) = check_data(&CONSOLE, &console_output(&tab, &all, Surface::Mcp));
+        assert!(data < text, "{data} ≥ {text}");
+        let errors = ConsoleRead {
+            cursor: CONSOLE_CAP as u64,
+            dropped: 0,
+            entries: entries
+                .into_iter()
+                .filter(|e| e.level == Level::Error)
+                .collect(),
+        };
+        check_data(&CONSOLE, &console_output(&tab, &errors, Surface::Mcp));
+        // Plain logs from a short URL: the least the text can say of one.
+        let plain = ConsoleRead {
+            cursor: 200,
+            dropped: 0,
+            entries: (1..=200)
+                .map(|seq| {
+                    entry(
+                        seq,
+                        Level::Info,
+                        "tick",
+                        Some(at("http://a.test/x.js", 1, 1)),
+                    )
+                })
+                .collect(),
+        };
+        check_data(&CONSOLE, &console_output(&tab, &plain, Surface::Mcp));
     }
 }

@@ -133,8 +133,9 @@ pub struct NetworkOutput {
 pub struct RequestData {
     /// Its number, to pass as body.
     pub seq: u64,
-    /// GET, POST, …
-    pub method: String,
+    /// POST, PUT, …; absent for GET.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
     /// HTTP status, when a response came.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
@@ -143,27 +144,28 @@ pub struct RequestData {
     pub failure: Option<String>,
     /// URL (secrets redacted).
     pub url: String,
-    /// With headers: [name, value] sent (secrets redacted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_headers: Option<Vec<[String; 2]>>,
-    /// With headers: [name, value] received (secrets redacted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub response_headers: Option<Vec<[String; 2]>>,
+    /// With headers: [name, value] sent (secrets redacted; absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub request_headers: Vec<[String; 2]>,
+    /// With headers: [name, value] received (secrets redacted; absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub response_headers: Vec<[String; 2]>,
 }
 
 impl RequestData {
     fn of(entry: &RequestEntry, with_headers: bool) -> Self {
         let headers = |list: &[(String, String)]| {
-            with_headers.then(|| {
-                redacted_headers(list)
-                    .into_iter()
-                    .map(|(name, value)| [name, value])
-                    .collect()
-            })
+            if !with_headers {
+                return Vec::new();
+            }
+            redacted_headers(list)
+                .into_iter()
+                .map(|(name, value)| [name, value])
+                .collect()
         };
         Self {
             seq: entry.seq,
-            method: entry.method.clone(),
+            method: Some(entry.method.clone()).filter(|m| m != "GET"),
             status: entry.status,
             failure: entry.failure.clone(),
             url: redacted_url(&entry.url),
@@ -461,7 +463,7 @@ mod tests {
         assert_eq!(
             output.structured,
             Some(json!({
-                "requests": [{"seq": 4, "method": "GET", "status": 200, "url": "http://127.0.0.1:4173/api/settings"}],
+                "requests": [{"seq": 4, "status": 200, "url": "http://127.0.0.1:4173/api/settings"}],
                 "body": {"chars": 30, "omittedChars": 120},
             }))
         );
@@ -477,5 +479,79 @@ mod tests {
         let data = image.structured.clone().unwrap_or_default();
         assert_eq!(data["body"], json!({"binaryBytes": 5120}));
         check_data(&NETWORK, &image);
+    }
+
+    /// A page's hundred requests and more (the most a read returns): most
+    /// GETs that succeed, some 404s, POSTs, failures; with and without
+    /// headers. The data stays smaller than the text.
+    #[test]
+    fn a_long_read_is_data_no_larger_than_its_text() {
+        let entries: Vec<RequestEntry> = (1..=NETWORK_CAP as u64)
+            .map(|seq| match seq % 10 {
+                0 => request(seq, "POST", Some(405), "Fetch", "http://127.0.0.1:4173/api/save"),
+                4 => request(
+                    seq,
+                    "GET",
+                    Some(404),
+                    "Fetch",
+                    &format!("http://127.0.0.1:4173/api/items-{seq}.json"),
+                ),
+                7 => {
+                    let mut refused = request(
+                        seq,
+                        "GET",
+                        None,
+                        "Fetch",
+                        &format!("http://127.0.0.1:9/metrics?n={seq}"),
+                    );
+                    refused.failure = Some("net::ERR_CONNECTION_REFUSED".into());
+                    refused.mime_type = None;
+                    refused.encoded_bytes = None;
+                    refused
+                }
+                _ => request(
+                    seq,
+                    "GET",
+                    Some(200),
+                    "Image",
+                    &format!("http://127.0.0.1:4173/favicon.svg?v={seq}"),
+                ),
+            })
+            .map(|mut entry| {
+                // What Chromium reports of a fetch's headers.
+                entry.request_headers = [
+                    ("Accept", "*/*"),
+                    ("Referer", "http://127.0.0.1:4173/app/"),
+                    ("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36"),
+                    ("sec-ch-ua", "\"Chromium\";v=\"140\", \"Not=A?Brand\";v=\"24\""),
+                    ("sec-ch-ua-mobile", "?0"),
+                    ("sec-ch-ua-platform", "\"Linux\""),
+                ]
+                .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                .to_vec();
+                if entry.failure.is_some() {
+                    entry.response_headers.clear();
+                } else {
+                    entry.response_headers.extend(
+                        [
+                            ("Content-Length", "4812"),
+                            ("Date", "Mon, 08 Dec 2025 10:00:00 GMT"),
+                            ("Last-Modified", "Mon, 01 Dec 2025 09:00:00 GMT"),
+                        ]
+                        .map(|(name, value)| (name.to_owned(), value.to_owned())),
+                    );
+                }
+                entry
+            })
+            .collect();
+        let read = NetworkRead {
+            cursor: NETWORK_CAP as u64,
+            dropped: 0,
+            in_flight: 0,
+            entries,
+        };
+        let (text, data) = check_data(&NETWORK, &list_output(&tab(), &read, false, Surface::Mcp));
+        assert!(data < text, "{data} ≥ {text}");
+        check_data(&NETWORK, &list_output(&tab(), &read, true, Surface::Mcp));
     }
 }

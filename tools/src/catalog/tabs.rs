@@ -174,53 +174,27 @@ async fn browser_list_tabs(mut call: Call<'_>) -> Result<ToolOutput> {
     Ok(list_tabs_output(&tabs, &unowned, call.settings.surface))
 }
 
-/// What `browser_list_tabs` answers, as data.
+/// What `browser_list_tabs` answers, as data. A tab is `[tab, url,
+/// title]`, what browser_claim_tab takes: the text says a tab in about as
+/// few bytes as a JSON array can (`t2: url | title`), so a tab as an
+/// object with its keys spelled out would make the data of five tabs
+/// outweigh their text.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TabsOutput {
-    /// This session's tabs.
-    pub tabs: Vec<TabData>,
-    /// The person's tabs, for browser_claim_tab (absent when none).
+    /// This session's active tab (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<String>,
+    /// This session's tabs, each [tab, url, title] (the title is the page's words).
+    pub tabs: Vec<[String; 3]>,
+    /// The person's tabs, each [tab, url, title], for browser_claim_tab (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub person_tabs: Vec<PersonTab>,
+    pub person_tabs: Vec<[String; 3]>,
 }
 
-/// One tab, as data.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TabData {
-    /// Handle, such as t2.
-    pub tab: String,
-    /// URL.
-    pub url: String,
-    /// Title (the page's words).
-    pub title: String,
-    /// True for the active tab (absent for others).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub active: bool,
-}
-
-/// One of the person's tabs, as data: what browser_claim_tab takes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PersonTab {
-    /// Handle, such as t2.
-    pub tab: String,
-    /// URL.
-    pub url: String,
-    /// Title (the page's words).
-    pub title: String,
-}
-
-impl From<&TabInfo> for TabData {
-    fn from(tab: &TabInfo) -> Self {
-        Self {
-            tab: tab.handle.to_string(),
-            url: tab.url.clone(),
-            title: tab.title.clone(),
-            active: tab.active,
-        }
-    }
+/// `tab` as data: `[tab, url, title]`.
+fn tab_data(tab: &TabInfo) -> [String; 3] {
+    [tab.handle.to_string(), tab.url.clone(), tab.title.clone()]
 }
 
 /// The text and data of a `browser_list_tabs` answer: the session's
@@ -253,15 +227,9 @@ fn list_tabs_output(tabs: &[TabInfo], unowned: &[TabInfo], surface: Surface) -> 
         ));
     }
     let data = TabsOutput {
-        tabs: tabs.iter().map(TabData::from).collect(),
-        person_tabs: unowned
-            .iter()
-            .map(|t| PersonTab {
-                tab: t.handle.to_string(),
-                url: t.url.clone(),
-                title: t.title.clone(),
-            })
-            .collect(),
+        active: tabs.iter().find(|t| t.active).map(|t| t.handle.to_string()),
+        tabs: tabs.iter().map(tab_data).collect(),
+        person_tabs: unowned.iter().map(tab_data).collect(),
     };
     ToolOutput::text(text).with_structured(&data)
 }
@@ -351,12 +319,35 @@ mod tests {
             output.text
         );
         let data = output.structured.clone().unwrap_or_default();
-        assert_eq!(data["tabs"][1]["tab"], "t3");
-        assert_eq!(data["tabs"][1]["active"], true);
-        assert_eq!(data["tabs"][0].get("active"), None);
-        assert_eq!(data["personTabs"][0]["title"], "Inbox (3)");
-        assert_eq!(data["personTabs"][0].get("active"), None);
+        assert_eq!(data["active"], "t3");
+        assert_eq!(
+            data["tabs"][1],
+            json!([
+                "t3",
+                "https://docs.rs/tokio/latest/tokio/sync/watch/index.html",
+                "tokio::sync::watch - Rust"
+            ])
+        );
+        assert_eq!(
+            data["personTabs"][0],
+            json!(["t2", "https://mail.example.com/inbox", "Inbox (3)"])
+        );
         check_data(&LIST_TABS, &output);
+
+        // A dozen tabs (about the most the data stays under the text for:
+        // a tab costs 5 bytes more as `["t2","url","title"],` than as
+        // `t2: url | title` and a line break, against some 70 of fences).
+        let many: Vec<TabInfo> = (1..=12)
+            .map(|n| {
+                tab(
+                    &format!("t{n}"),
+                    &format!("http://127.0.0.1:4173/species/owl-{n}.html"),
+                    &format!("Owl {n}"),
+                    n == 12,
+                )
+            })
+            .collect();
+        check_data(&LIST_TABS, &list_tabs_output(&many, &[], Surface::Mcp));
 
         let none = list_tabs_output(&[], &[], Surface::Mcp);
         assert_eq!(none.text, "No tabs. Open one with browser_open.");
