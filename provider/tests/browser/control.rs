@@ -68,7 +68,7 @@ pub async fn taking_control_interrupts_and_blocks_agent_actions(ctx: Ctx) {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), "HUMAN_INTERVENED");
-    assert!(refused.hint().contains("browser_handoff"));
+    assert!(refused.hint().contains("until they return control"));
     assert_eq!(
         browser
             .open(&session, &ctx.url("index.html"), false, &cancel)
