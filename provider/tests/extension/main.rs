@@ -250,15 +250,7 @@ async fn in_the_suite(
 }
 
 fn start() -> Arc<Env> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("test runtime");
+    let runtime = support::test_runtime();
     let (person, host, browser, base, pairing) = runtime.block_on(async {
         let base = support::serve_fixtures().await;
         let person = Person::start().await;

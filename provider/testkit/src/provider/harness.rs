@@ -27,6 +27,20 @@ pub fn launch_options() -> LaunchOptions {
     }
 }
 
+/// The runtime a test binary's tests share (two workers), with logs to
+/// the test's output as `RUST_LOG` asks.
+pub fn test_runtime() -> tokio::runtime::Runtime {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("test runtime")
+}
+
 /// The environment shared by every test of a binary.
 #[derive(Debug)]
 pub struct Env {
@@ -50,15 +64,7 @@ impl Env {
 
     /// A browser launched with `launch`, driven with `config`.
     pub fn start_with(launch: LaunchOptions, config: BrowserConfig) -> Arc<Self> {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_test_writer()
-            .try_init();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("test runtime");
+        let runtime = test_runtime();
         let (host, browser, base) = runtime.block_on(async {
             let base = serve_fixtures().await;
             let host = Arc::new(ChromiumHost::launch(launch).await.expect("launch Chromium"));
