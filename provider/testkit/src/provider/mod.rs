@@ -2,5 +2,6 @@
 //! test-binary harness and an extension host paired with the person's
 //! Chrome. See the crate documentation for why this dependency is sound.
 
+#[cfg(target_os = "linux")]
 pub mod extension;
 pub mod harness;
