@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/mod.rs"]
-mod support;
+use browser_testkit::provider::harness as support;
 
 use std::time::{Duration, Instant};
 

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/mod.rs"]
-mod support;
+use browser_testkit::provider::harness as support;
 
 use std::os::unix::process::CommandExt;
 use std::sync::Arc;

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio_tungstenite::tungstenite::Message;
 
-use support::{percentile, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::stats::percentile;
 
 /// A raw CDP client on the shell's endpoint.
 struct Client {

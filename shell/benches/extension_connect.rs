@@ -21,15 +21,14 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-// The person's Chrome helper reaches the bounded waits at the crate root.
-#[allow(unused_imports)]
-use common::bounded;
 #[path = "../tests/bridge/mod.rs"]
 mod bridge;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::time::Duration;
+
+use browser_testkit::stats::ms;
 
 use bridge::cycles::{Bridge, Cycle, Rig, busy_loops, percentile};
 
@@ -103,10 +102,6 @@ fn main() {
             tally.check();
         }
     });
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 /// One break's line: until connected, and until the write's answer (ms).

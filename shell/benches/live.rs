@@ -22,7 +22,8 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use support::{percentile, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::stats::percentile;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 

@@ -53,7 +53,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use support::{PYTHON_DOCS, percentile, pss_by_kind, serve_fixtures};
+use browser_testkit::fixtures::{PYTHON_DOCS, serve_fixtures};
+use browser_testkit::stats::{ms, percentile};
+use support::pss_by_kind;
 
 /// The environment variable every process of a measured tool inherits; its
 /// value is `<this process's pid>-<server number>`.
@@ -763,10 +765,6 @@ fn kill_marked(marker: &str) {
             libc::kill(pid, libc::SIGKILL);
         }
     }
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 fn cut(text: &str, max: usize) -> &str {

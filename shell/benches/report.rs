@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio_tungstenite::tungstenite::Message;
 
-use support::serve_fixtures;
+use browser_testkit::fixtures::serve_fixtures;
 
 fn rss_kb(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -35,7 +35,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
-use support::{percentile, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::stats::{ms, percentile};
 
 /// `browser-shell mcp` on stdio, as an agent's client drives it.
 struct Shell {
@@ -240,10 +241,6 @@ fn rounds_asked() -> Option<usize> {
         .position(|a| a == "--rounds")
         .and_then(|i| args.get(i + 1))
         .and_then(|n| n.parse().ok())
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 #[tokio::main]

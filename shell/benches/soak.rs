@@ -25,7 +25,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use support::{parents, percentile, serve_fixtures, tree_pss_kb};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::stats::percentile;
+use support::{parents, tree_pss_kb};
 
 /// The per-call bound the relay is given, and what it may overrun by.
 const CALL_BOUND: Duration = Duration::from_secs(15);

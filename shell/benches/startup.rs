@@ -29,7 +29,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use support::{percentile, serve_fixtures, tree_pss_by_kind};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::stats::{ms, percentile};
+use support::tree_pss_by_kind;
 
 /// PSS (kB) and process count by kind.
 type ByKind = std::collections::BTreeMap<String, (usize, u64)>;
@@ -143,10 +145,6 @@ async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, ByKind) {
     drop(page);
     host.shutdown().await;
     (ms(loaded), pss)
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 fn line(label: &str, samples: &mut [f64]) {

@@ -24,13 +24,7 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-// (The kit needs it; this benchmark uses part of it.)
-#[allow(dead_code)]
-#[path = "../../provider/tests/support/bounded.rs"]
-mod bounded;
 mod support;
-#[path = "../tests/common/team.rs"]
-mod team_kit;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,8 +39,10 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use support::{percentile, serve_fixtures, tree_pss_kb};
-use team_kit::{Browserless, Haproxy, free_port, metric};
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::pool::{Browserless, Haproxy, free_port, metric};
+use browser_testkit::stats::percentile;
+use support::tree_pss_kb;
 
 /// The per-call bound the shells are given, and what a call may overrun
 /// it by before it counts as lost.

@@ -7,7 +7,7 @@
 //! browser and sees only its own tab.
 
 use crate::common;
-use crate::common::stdio::Client;
+use browser_testkit::mcp_stdio::Client;
 use common::bounded;
 
 use std::os::unix::process::CommandExt;
@@ -142,7 +142,7 @@ async fn without_a_browser_calls_say_how_to_turn_remote_debugging_on_until_it_is
     // The person turns remote debugging on (here: starts a browser with a
     // debugging port): the server attaches by itself, within its retry
     // period (the calls are polled, bounded).
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let _person = PersonsBrowser::start(&profile, "about:blank");
     PersonsBrowser::port(&profile).await;
     let answer = client
@@ -241,7 +241,7 @@ async fn doctor_finds_the_person_s_browser_and_an_agent_sees_only_its_own_tab() 
         "{report}"
     );
 
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let _person = PersonsBrowser::start(&profile, &format!("{base}/form.html"));
     let port = PersonsBrowser::port(&profile).await;
     let out = shell(&["doctor", "--browser", "auto-connect"], &profile)

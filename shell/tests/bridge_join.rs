@@ -260,7 +260,7 @@ async fn open_once_connected(client: &mut Client, url: &str) -> String {
 
 #[tokio::test]
 async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let (setup, link) = Setup::paired().await;
     let mut owner = setup.start_mcp().await;
     let person = person::Person::start().await;
@@ -299,7 +299,7 @@ async fn in_the_persons_chrome_each_agent_has_its_own_tabs_and_tab_group() {
 
 #[tokio::test]
 async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let relay_port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
@@ -349,7 +349,7 @@ async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
     assert_eq!(knock(None), "403");
     assert_eq!(knock(Some("https://evil.example")), "403");
     // An extension's knock before anything is paired: not yet, and why.
-    let extension = format!("chrome-extension://{}", person::EXTENSION_ID);
+    let extension = format!("chrome-extension://{}", person::extension_id());
     assert_eq!(knock(Some(&extension)), "503");
 
     // Paired while the relay runs: no restart.

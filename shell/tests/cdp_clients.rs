@@ -9,7 +9,8 @@ use crate::common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Agent, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use common::Agent;
 use serde_json::{Value, json};
 
 fn clients_dir() -> PathBuf {

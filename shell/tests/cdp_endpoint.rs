@@ -7,7 +7,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{Agent, Endpoint, get, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use common::{Agent, Endpoint, get};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;

@@ -70,7 +70,7 @@ fn instance_pid(runtime: &Path) -> u32 {
 
 #[tokio::test]
 async fn commands_in_separate_processes_share_one_session_until_idle() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let idle = ["--idle-exit-ms", "4000"];
     let form = format!("{base}/form.html");
@@ -192,7 +192,7 @@ async fn commands_in_separate_processes_share_one_session_until_idle() {
 
 #[tokio::test]
 async fn stop_ends_the_background_instance_and_concurrent_first_commands_share_it() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let url = format!("{base}/article.html");
     // Two first commands at once: both succeed, and only one instance starts.
@@ -229,7 +229,7 @@ async fn stop_ends_the_background_instance_and_concurrent_first_commands_share_i
 /// stopping one relay leaves the other in use; `stop` never stops a relay.
 #[tokio::test]
 async fn several_instances_are_all_known_and_the_watched_one_is_used() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let url = format!("{base}/article.html");
     let (first, _) = common::start_shell_in(&runtime, &["relay", "--temporary-profile"], 3).await;
@@ -361,7 +361,7 @@ async fn several_instances_are_all_known_and_the_watched_one_is_used() {
 /// screenshot's bytes in the format its file is named for.
 #[tokio::test]
 async fn output_pipes_and_files_are_what_their_names_say() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let url = format!("{base}/article.html");
     // The command line's words, not MCP's, from the first answer on.
@@ -493,7 +493,7 @@ async fn help_says_each_thing_once() {
 /// for log shippers.
 #[tokio::test]
 async fn logs_can_be_json_lines() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let output = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"))

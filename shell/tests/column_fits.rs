@@ -12,7 +12,8 @@ use browser_provider::host::{ChromiumHost, LaunchOptions, ViewHost};
 use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
 use browser_provider::{Browser, BrowserConfig};
-use common::{Agent, Endpoint, runtime_dir, serve_fixtures, start_shell_in};
+use browser_testkit::fixtures::serve_fixtures;
+use common::{Agent, Endpoint, runtime_dir, start_shell_in};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -13,8 +13,9 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use browser_testkit::fixtures::serve_fixtures;
 use common::display::{VirtualDisplay, screenshot};
-use common::{Endpoint, serve_fixtures, start_shell_on_display, status_until};
+use common::{Endpoint, start_shell_on_display, status_until};
 use serde_json::{Value, json};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{

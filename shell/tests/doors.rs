@@ -1251,7 +1251,7 @@ async fn agent_calls(
         // cases are feeding.
         tokio::select! {
             () = done.cancelled() => {}
-            () = tokio::time::sleep(common::stdio::POLL) => {}
+            () = tokio::time::sleep(browser_testkit::mcp_stdio::POLL) => {}
         }
     }
     (answers, longest)

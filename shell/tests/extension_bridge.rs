@@ -8,8 +8,4 @@
 mod bridge;
 mod common;
 
-// The provider's helpers included here (`bridge::person`) find the bounded
-// wait at the root, as in the provider's own test binaries.
-use common::bounded;
-
 mod bridge_join;

@@ -9,10 +9,9 @@
 //! saved as `target/debugging-bar.png` and `target/popup-after-cancel.png`.
 
 use crate::common;
+use browser_testkit::person;
+use browser_testkit::provider::extension::paired;
 use common::bounded;
-// The person's Chrome with the extension (the provider's test helper).
-#[allow(dead_code)]
-use crate::bridge::person;
 
 use std::time::Duration;
 
@@ -52,11 +51,11 @@ fn cancel_button(shot: &image::RgbImage) -> Option<(i16, i16)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_on_the_debugging_bar_stops_the_agents_until_they_are_let_go_on() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let display = VirtualDisplay::start();
     let x = display.connect();
     let person = person::Person::start_shown(&display.name).await;
-    let (host, browser, _pairing) = person::paired(&person).await;
+    let (host, browser, _pairing) = paired(&person).await;
     let session = browser
         .open_session(SessionOptions::default())
         .await

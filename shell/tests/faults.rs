@@ -7,7 +7,8 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{Agent, serve_fixtures, start_relay, status_until};
+use browser_testkit::fixtures::serve_fixtures;
+use common::{Agent, start_relay, status_until};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

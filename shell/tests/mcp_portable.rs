@@ -338,7 +338,7 @@ async fn a_tool_s_own_timeout_is_its_bound() {
         }})
         .to_string()
     };
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let open = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "name": "browser_open", "arguments": {"url": format!("{base}/index.html")}}});
     for line in [

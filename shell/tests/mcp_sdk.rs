@@ -264,7 +264,7 @@ async fn scripted_session(client: &Client, base: &str) {
 
 #[tokio::test]
 async fn an_sdk_client_over_stdio() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_browser-shell"));
     command.arg("mcp");
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
@@ -274,7 +274,7 @@ async fn an_sdk_client_over_stdio() {
 
 #[tokio::test]
 async fn an_sdk_client_over_http_and_through_mcp_connect() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let runtime = common::runtime_dir();
     let (_relay, lines) = common::start_shell_in(&runtime, &["relay"], 3).await;
     let (endpoint, token) = lines[2]
@@ -320,7 +320,7 @@ async fn mcp_connect_without_a_running_shell_says_so() {
 
 #[tokio::test]
 async fn isolated_agents_do_not_share_cookies() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let (_server, lines) =
         common::start_shell(&["mcp", "--http", "127.0.0.1:0", "--isolated"], 2).await;
     let endpoint = lines[0]

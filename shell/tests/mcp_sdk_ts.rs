@@ -177,7 +177,7 @@ fn check(findings: &Value) {
 
 #[tokio::test]
 async fn the_typescript_sdk_over_stdio_validates_every_structured_result() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let findings = run_script(&["stdio", env!("CARGO_BIN_EXE_browser-shell"), &base]).await;
     assert_eq!(findings["transport"], "stdio");
     check(&findings);
@@ -185,7 +185,7 @@ async fn the_typescript_sdk_over_stdio_validates_every_structured_result() {
 
 #[tokio::test]
 async fn the_typescript_sdk_over_http_validates_every_structured_result() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let (shell, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
     let endpoint = printed[0]
         .strip_prefix("MCP over HTTP: ")

@@ -9,8 +9,8 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use crate::common::serve_fixtures;
-use crate::common::stdio::Client;
+use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::mcp_stdio::Client;
 
 /// `browser-shell mcp EXTRA_ARGS` logging at `log_level`, initialized.
 async fn mcp_with(extra_args: &[&str], log_level: &str, stderr: Stdio) -> Client {

@@ -26,7 +26,7 @@ fn endpoint_of(printed: &[String]) -> Endpoint {
 
 #[tokio::test]
 async fn probes_metrics_and_a_drain_that_lets_calls_finish() {
-    let base = common::serve_fixtures().await;
+    let base = browser_testkit::fixtures::serve_fixtures().await;
     let (shell, printed) = common::start_shell(&["mcp", "--http", "127.0.0.1:0"], 2).await;
     let endpoint: &'static Endpoint = Box::leak(Box::new(endpoint_of(&printed)));
     let host = endpoint.host.as_str();

@@ -18,7 +18,8 @@ use browser_provider::page::execute::ExecuteResult;
 use browser_provider::page::screenshot::ScreenshotRequest;
 use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserConfig, SessionId};
-use common::{Agent, Endpoint, get, serve_fixtures, start_shell};
+use browser_testkit::fixtures::serve_fixtures;
+use common::{Agent, Endpoint, get, start_shell};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -10,7 +10,8 @@ use crate::common;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::{Agent, serve_fixtures};
+use browser_testkit::fixtures::serve_fixtures;
+use common::Agent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::team::{Browserless, Haproxy, free_port, metric};
 use crate::common::{self, Agent, Endpoint, bounded};
+use browser_testkit::pool::{Browserless, Haproxy, free_port, metric};
 
 /// Calls `tool` through `agent` and returns its text, failing the test
 /// when it is an error.
@@ -60,7 +60,7 @@ async fn mcp_over_http_with_pool(
 async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_one_is_replaced_for_it_alone()
  {
     let pool = Browserless::start(common::runtime_dir(), 0, 2, 0).await;
-    let fixtures = common::serve_fixtures().await;
+    let fixtures = browser_testkit::fixtures::serve_fixtures().await;
     let (shell, host, endpoint) = mcp_over_http_with_pool(&pool, "5000").await;
     assert_eq!(pool.running().await, 0, "nothing is taken before a call");
 
@@ -207,7 +207,7 @@ async fn each_session_takes_a_browser_from_the_pool_waits_then_busy_and_a_dead_o
 async fn a_session_queued_by_a_full_pool_keeps_its_place_after_busy() {
     // One browser, a queue: the second session's connection waits in it.
     let pool = Browserless::start(common::runtime_dir(), 0, 1, 4).await;
-    let fixtures = common::serve_fixtures().await;
+    let fixtures = browser_testkit::fixtures::serve_fixtures().await;
     let (shell, host, endpoint) = mcp_over_http_with_pool(&pool, "3000").await;
     let mut first = Agent::connect(&endpoint).await;
     let mut second = Agent::connect(&endpoint).await;
@@ -284,7 +284,7 @@ async fn a_session_queued_by_a_full_pool_keeps_its_place_after_busy() {
 async fn a_browser_asked_for_by_a_session_that_ended_goes_back_to_the_pool() {
     // One browser, a queue; the shell keeps an unclaimed browser for 3 s.
     let pool = Browserless::start(common::runtime_dir(), 0, 1, 4).await;
-    let fixtures = common::serve_fixtures().await;
+    let fixtures = browser_testkit::fixtures::serve_fixtures().await;
     let (shell, _host, endpoint) = mcp_over_http_with_pool(&pool, "3000").await;
     let endpoint: &'static Endpoint = Box::leak(Box::new(endpoint));
     let mut first = Agent::connect(endpoint).await;
@@ -325,7 +325,7 @@ async fn a_browser_asked_for_by_a_session_that_ended_goes_back_to_the_pool() {
 async fn two_shells_behind_haproxy_share_one_token_keep_their_sessions_and_hand_over_when_one_dies()
 {
     let pool = Browserless::start(common::runtime_dir(), 0, 6, 6).await;
-    let fixtures = common::serve_fixtures().await;
+    let fixtures = browser_testkit::fixtures::serve_fixtures().await;
     let token = "team-token-0123456789abcdef0123456789abcdef";
     let view_token = "team-view-token-0123456789abcdef0123456789";
     let ports = [free_port(), free_port()];

@@ -1,7 +1,10 @@
 //! The shell's integration tests: one binary whose modules say what they
 //! cover. `common` holds what they share (the shell and relay started as
-//! the real binary, an MCP client, a fixture server, a virtual display);
-//! `bridge` sets up the extension bridge for the tests that need it.
+//! the real binary, an MCP client over HTTP, a virtual display); `bridge`
+//! sets up the extension bridge for the tests that need it; what the
+//! provider's tests and the benchmarks share too is in the test kit
+//! (`browser_testkit`: bounded waits, the fixture server, the MCP stdio
+//! client, the person's Chrome, the browser pool).
 //!
 //! The tests run in parallel threads of this one process, so each starts
 //! its own processes with its own runtime directory and ports and display:
@@ -13,10 +16,6 @@
 
 mod bridge;
 mod common;
-
-// The provider's helpers included here (`bridge::person`) find the bounded
-// wait at the root, as in the provider's own test binaries.
-use common::bounded;
 
 mod auto_connect;
 mod cdp_clients;

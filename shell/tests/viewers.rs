@@ -8,7 +8,8 @@ use crate::common;
 use std::time::Duration;
 
 use base64::Engine as _;
-use common::{Agent, Endpoint, get, post, serve_fixtures, start_shell};
+use browser_testkit::fixtures::serve_fixtures;
+use common::{Agent, Endpoint, get, post, start_shell};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;

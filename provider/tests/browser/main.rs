@@ -8,8 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../support/mod.rs"]
-mod support;
+use browser_testkit::provider::harness as support;
 
 mod act;
 mod bounds;

@@ -19,12 +19,9 @@ use std::time::Duration;
 use browser_provider::page::content::{ContentFormat, ContentRequest};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tower_http::services::ServeDir;
 
 use crate::support::{Ctx, fixtures_dir};
-
-/// Where Debian's `python3-doc` puts the HTML documentation.
-const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
+use browser_testkit::fixtures::PYTHON_DOCS;
 
 /// Large enough that no page here is cut.
 const MAX_CHARS: usize = 5_000_000;
@@ -51,7 +48,6 @@ pub async fn markdown_keeps_what_pandoc_finds_in_the_python_docs(ctx: Ctx) {
         Path::new(PYTHON_DOCS).is_dir(),
         "{PYTHON_DOCS} is missing: install python3-doc (.ci/setup does)"
     );
-    let base = serve_python_docs().await;
     let mut coverage = Vec::new();
     for page in [
         "glossary.html",
@@ -60,26 +56,13 @@ pub async fn markdown_keeps_what_pandoc_finds_in_the_python_docs(ctx: Ctx) {
         "tutorial/datastructures.html",
     ] {
         let file = Path::new(PYTHON_DOCS).join(page);
-        let url = format!("{base}/python-docs/{page}");
+        // The fixture server has the documentation under `/python-docs/`.
+        let url = ctx.url(&format!("python-docs/{page}"));
         // Sphinx's main content; the rest is navigation, which pandoc has
         // twice (the hidden mobile menu and the sidebar).
         coverage.push(compare(&ctx, &file, &url, Some("body")).await);
     }
     assert_coverage(&coverage);
-}
-
-/// Serves the Python documentation under `/python-docs/` on 127.0.0.1, as
-/// the provider bench does; returns the base URL.
-async fn serve_python_docs() -> String {
-    let app = axum::Router::new().nest_service("/python-docs", ServeDir::new(PYTHON_DOCS));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the docs server");
-    let address = listener.local_addr().expect("docs server address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{address}")
 }
 
 /// How much of what pandoc found on one page our markdown has.

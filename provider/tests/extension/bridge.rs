@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use browser_provider::host::ViewHost;
-use browser_provider::host::extension::protocol::{self, Role};
+use browser_provider::host::extension::protocol::{self, EXTENSION_ID, Role};
 use browser_provider::snapshot::Scope;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -12,7 +12,6 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 
 use crate::Ctx;
-use crate::person::EXTENSION_ID;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;

@@ -5,15 +5,16 @@ use std::time::Duration;
 
 use browser_provider::browser::SessionOptions;
 use browser_provider::snapshot::Scope;
+use browser_testkit::person::Person;
+use browser_testkit::provider::extension::paired;
 use tokio_util::sync::CancellationToken;
 
 use crate::Ctx;
-use crate::person::Person;
 
 pub async fn chrome_quitting_fails_the_call_and_it_comes_back(ctx: Ctx) {
     let profile = tempfile::tempdir().unwrap();
     let person = Person::launch(profile.path()).await;
-    let (host, browser, _pairing) = crate::person::paired(&person).await;
+    let (host, browser, _pairing) = paired(&person).await;
     let session = browser
         .open_session(SessionOptions::default())
         .await

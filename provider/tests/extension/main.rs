@@ -11,13 +11,11 @@
 
 #![allow(clippy::unwrap_used, missing_debug_implementations)]
 
-#[path = "../support/mod.rs"]
-mod support;
-use support::bounded;
+use browser_testkit::person;
+use browser_testkit::provider::harness as support;
 
 mod bridge;
 mod faults;
-mod person;
 mod stress;
 mod tabs;
 
@@ -69,6 +67,7 @@ use browser_provider::browser::{Browser, SessionOptions};
 use browser_provider::host::ExtensionHost;
 use browser_provider::host::extension::pairing::Pairing;
 
+use browser_testkit::provider::extension::paired;
 use person::Person;
 use serde_json::json;
 
@@ -251,19 +250,11 @@ async fn in_the_suite(
 }
 
 fn start() -> Arc<Env> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("test runtime");
+    let runtime = support::test_runtime();
     let (person, host, browser, base, pairing) = runtime.block_on(async {
         let base = support::serve_fixtures().await;
         let person = Person::start().await;
-        let (host, browser, pairing) = person::paired(&person).await;
+        let (host, browser, pairing) = paired(&person).await;
         (person, host, browser, base, pairing)
     });
     Arc::new(Env {

@@ -16,8 +16,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Ctx;
-use crate::person::control_goes_to;
 use crate::support::bounded;
+use browser_testkit::provider::extension::{control_goes_to, let_agents_go_on};
 
 fn code<T: std::fmt::Debug>(result: Result<T, BrowserError>) -> &'static str {
     match result {
@@ -274,7 +274,7 @@ pub async fn stop_in_the_extension_interrupts_the_agent(ctx: Ctx) {
     // Reading stays allowed.
     snapshot(&ctx, &session).await.unwrap();
 
-    ctx.env.person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(&ctx.env.person, &mut control).await;
     browser
         .act(&session, &ref_of(&text, "Full name"), &click(), &cancel)
         .await
@@ -389,7 +389,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
     assert_eq!(code(refused), "HUMAN_INTERVENED");
 
     // The person lets the agent go on; a click of theirs does the same again.
-    person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(person, &mut control).await;
     browser
         .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
         .await
@@ -411,7 +411,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
         "the person's click takes control",
     )
     .await;
-    person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(person, &mut control).await;
     browser.close_session(&session).await.unwrap();
 }
 
@@ -462,7 +462,7 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
         .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
         .await;
     assert_eq!(stopped, "you clicked in a tab an agent drives");
-    person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(person, &mut control).await;
 
     // The person presses a key while the agent is typing another burst.
     let agent = {
@@ -512,7 +512,7 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
     if let Err(error) = ended {
         assert_eq!(error.code(), "HUMAN_INTERVENED", "{error}");
     }
-    person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(person, &mut control).await;
     browser.close_session(&session).await.unwrap();
 }
 
@@ -763,7 +763,7 @@ pub async fn the_person_s_input_in_a_cross_origin_frame_stops_the_agent(ctx: Ctx
     )
     .await;
     assert_eq!(control_in_extension(&ctx).await, "person");
-    person.let_agents_go_on(&mut control).await;
+    let_agents_go_on(person, &mut control).await;
     browser.close_session(&session).await.unwrap();
 }
 

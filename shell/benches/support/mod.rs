@@ -1,40 +1,10 @@
-//! What the shell's benchmarks share: the fixture server, percentiles and
-//! the memory of a process tree.
+//! What the shell's benchmarks share beside the test kit's fixture server
+//! and percentiles (`browser_testkit`): the memory of a process tree.
 
 // Each benchmark uses its own part of this.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::Path;
-
-use axum::Router;
-use tower_http::services::ServeDir;
-
-/// The `p` quantile (0–1) of `samples`, nearest rank.
-pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-/// Where Debian's `python3-doc` keeps a real Sphinx site.
-pub const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
-
-/// Serves `fixtures/` on 127.0.0.1, and [`PYTHON_DOCS`] under
-/// `/python-docs/` when it is installed; returns the base URL.
-pub async fn serve_fixtures() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let mut router = Router::new();
-    if Path::new(PYTHON_DOCS).is_dir() {
-        router = router.nest_service("/python-docs", ServeDir::new(PYTHON_DOCS));
-    }
-    tokio::spawn(async move {
-        axum::serve(listener, router.fallback_service(ServeDir::new(dir))).await
-    });
-    base
-}
 
 /// Parent of each process, from `/proc/PID/stat`.
 pub fn parents() -> HashMap<u32, u32> {

@@ -4,14 +4,14 @@
 //! children driven as raw JSON-RPC clients, the person's Chrome with the
 //! native messaging host installed, and the connection cycles (a shell or
 //! Chrome restarted, the worker stopped, pairing again) timed to the first
-//! working call. The including crate has the bounded waits at its root
-//! (`crate::bounded`) and the shell tests' common helpers (`crate::common`).
+//! working call. The including crate has the shell tests' common helpers
+//! (`crate::common`).
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cycles;
 
-pub use crate::common::stdio::{Client, POLL};
+pub use browser_testkit::mcp_stdio::{Client, POLL};
 
 /// Opens a page, which fails as nothing is connected: the answer of the
 /// owner's browser.
@@ -20,9 +20,8 @@ pub async fn open_fails_not_connected(client: &mut Client) {
     assert!(is_error && text.contains("NOT_CONNECTED"), "{text}");
     assert!(text.contains("Chrome is not connected"), "{text}");
 }
-/// The person's Chrome with the extension (the provider's test helper).
-#[path = "../../../provider/tests/extension/person.rs"]
-pub mod person;
+/// The person's Chrome with the extension (the test kit's).
+pub use browser_testkit::person;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

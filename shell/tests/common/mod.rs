@@ -1,24 +1,22 @@
-//! Helpers shared by the shell's integration tests: a raw HTTP/1.1 MCP
-//! client (so the tests see exactly the headers that go over the wire) and
-//! a fixture server.
+//! Helpers shared by the shell's integration tests: the shell and relay
+//! started as the real binary, a raw HTTP/1.1 MCP client (so the tests see
+//! exactly the headers that go over the wire), a virtual display. What the
+//! provider's tests and the benchmarks share too (bounded waits, the
+//! fixture server, the MCP stdio client, the person's Chrome, the browser
+//! pool) is in the test kit, `browser_testkit`.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-/// Bounded waits and process ends (the provider's test helper).
-#[path = "../../../provider/tests/support/bounded.rs"]
-pub mod bounded;
+pub use browser_testkit::bounded;
+
 pub mod display;
-pub mod stdio;
-pub mod team;
 
 use std::path::Path;
 use std::time::Duration;
 
-use axum::Router;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tower_http::services::ServeDir;
 
 /// A private runtime directory for one test's instances, so tests never
 /// find each other's (or a developer's) running instance.
@@ -198,17 +196,6 @@ pub async fn wait_for_exit(pid: u32, within: Duration) -> bool {
     tokio::task::spawn_blocking(move || bounded::has_ended_within(pid as i32, within))
         .await
         .unwrap()
-}
-
-/// Serves `fixtures/` on 127.0.0.1; returns the base URL.
-pub async fn serve_fixtures() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await
-    });
-    base
 }
 
 /// Sends one GET and returns (status, body).

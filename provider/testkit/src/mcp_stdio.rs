@@ -1,6 +1,7 @@
 //! A raw JSON-RPC MCP client on the stdio of a `browser-shell mcp` child:
 //! every read bounded, so a hang fails the test instead of stalling the
-//! suite.
+//! suite. Raw, not an SDK: a test sees (and can send) exactly the lines
+//! that go over the pipe.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -21,7 +22,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// An MCP client speaking to a child over its stdin and stdout.
+#[derive(Debug)]
 pub struct Client {
+    /// The server's process.
     pub child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -61,6 +64,7 @@ impl Client {
         self.next_id - 1
     }
 
+    /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap()
     }
@@ -78,6 +82,7 @@ impl Client {
         self.notify("notifications/initialized", json!({})).await;
     }
 
+    /// Writes one JSON-RPC message as a line.
     pub async fn send(&mut self, message: Value) {
         self.send_raw(&message.to_string()).await;
     }
@@ -89,6 +94,7 @@ impl Client {
         self.stdin.flush().await.unwrap();
     }
 
+    /// Sends notification `method` with `params`.
     pub async fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;

@@ -25,14 +25,13 @@
 //!   warm snapshots: `-- --only-snapshot`.
 //! * with `-- --only-extension`: snapshot, click, type and screenshot through
 //!   the person's own Chrome (the browser-shell extension) against the same
-//!   Chromium launched by the shell (see `support/extension.rs`).
+//!   Chromium launched by the shell (see `extension.rs`).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use browser_provider::browser::SessionOptions;
 use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewId};
 use browser_provider::page::act::{Action, Target};
@@ -43,12 +42,10 @@ use browser_provider::snapshot::{Ref, Scope, SnapshotLimits};
 use browser_provider::{Browser, BrowserConfig, BrowserError, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tower_http::services::ServeDir;
 
-#[allow(dead_code)]
-#[path = "../tests/support/bounded.rs"]
-mod bounded;
-#[path = "support/extension.rs"]
+use browser_testkit::fixtures::{PYTHON_DOCS, serve};
+use browser_testkit::stats::{median, ms, percentile};
+
 mod extension;
 
 #[tokio::main]
@@ -60,7 +57,7 @@ async fn main() {
         .init();
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = rounds_asked().unwrap_or(if quick { 8 } else { 30 });
-    let port = serve_fixtures().await;
+    let port = serve().await.port();
     let base = format!("http://127.0.0.1:{port}");
     if std::env::args().any(|a| a == "--only-extension") {
         extension::compare(&base, rounds).await;
@@ -458,9 +455,6 @@ async fn screenshot_costs(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
     browser.close_session(&session).await.unwrap();
 }
 
-/// Where Debian's `python3-doc` keeps a real Sphinx site.
-const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
-
 /// Open → loaded → snapshot, in a browser without and one with a host
 /// policy on the wire (allow `127.0.0.1`), taking turns.
 async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
@@ -749,18 +743,6 @@ fn print_machine(chromium: &str) {
     );
 }
 
-async fn serve_fixtures() -> u16 {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    // Bind on all loopback names by binding 127.0.0.1; `localhost` resolves to it.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let app = Router::new()
-        .nest_service("/python-docs", ServeDir::new(PYTHON_DOCS))
-        .fallback_service(ServeDir::new(dir));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    port
-}
-
 /// `--rounds N`, when given: how many rounds each measure takes.
 fn rounds_asked() -> Option<usize> {
     let args: Vec<String> = std::env::args().collect();
@@ -769,20 +751,6 @@ fn rounds_asked() -> Option<usize> {
         Some(rounds) if rounds > 0 => Some(rounds),
         _ => panic!("--rounds takes a positive number"),
     }
-}
-
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(|a, b| a.total_cmp(b));
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index.min(samples.len() - 1)]
-}
-
-fn median(samples: &mut [f64]) -> f64 {
-    percentile(samples, 0.5)
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 async fn snapshot_costs(

@@ -1,6 +1,7 @@
 //! Waiting with a bound, for tests and benchmarks. A condition with no
 //! event to wait on (a file Chromium writes, a tab the extension lists) is
-//! looked at every 20 ms until it holds; a process's end is waited on.
+//! looked at every 20 ms until it holds; a process's end is waited on
+//! (Linux: through a pidfd).
 
 use std::future::Future;
 use std::time::Duration;
@@ -56,12 +57,35 @@ where
     })
 }
 
+/// Whether `condition` comes to hold within `bound` (looked at every 20 ms).
+pub async fn eventually<F, Fut>(bound: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    first_some(bound, || {
+        let holds = condition();
+        async move { holds.await.then_some(()) }
+    })
+    .await
+    .is_some()
+}
+
+/// The first value `probe` gives (looked for every 20 ms); panics naming
+/// `what` once `within` has passed without one.
+pub async fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    first_some(within, || std::future::ready(probe()))
+        .await
+        .unwrap_or_else(|| panic!("{what} did not come within {within:?}"))
+}
+
 /// Kills process group `group` (a browser started as the leader of a group
 /// of its own, with every helper it started) and waits up to `bound` until
 /// each of its processes has ended: a helper still ending writes its disk
 /// cache, which would put back a profile directory removed meanwhile.
 /// Whether they all ended within the bound. Blocking, so that `Drop` can
 /// use it; event-driven, as a pidfd turns readable when its process ends.
+#[cfg(target_os = "linux")]
 pub fn end_process_group(group: u32, bound: Duration) -> bool {
     let Ok(group) = libc::pid_t::try_from(group) else {
         return true;
@@ -76,6 +100,7 @@ pub fn end_process_group(group: u32, bound: Duration) -> bool {
 }
 
 /// The processes of group `group`, as `/proc` lists them.
+#[cfg(target_os = "linux")]
 fn members_of(group: libc::pid_t) -> Vec<libc::pid_t> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -93,6 +118,7 @@ fn members_of(group: libc::pid_t) -> Vec<libc::pid_t> {
 }
 
 /// Whether process `pid` has ended (or is gone) within `bound`.
+#[cfg(target_os = "linux")]
 pub fn has_ended_within(pid: libc::pid_t, bound: Duration) -> bool {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags; it returns a new descriptor or -1.

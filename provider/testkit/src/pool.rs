@@ -1,10 +1,8 @@
-//! A team's surroundings for the tests and the benchmark that serve one
-//! (`tests/team.rs`, `benches/team.rs`): browserless as the browser pool
-//! (the pinned package in `tests/pool`, with Debian's Chromium) and
-//! HAProxy with the shipped configuration (`assets/team/haproxy.cfg`).
-//! Needs a `bounded` module at the crate root (the provider's test helper).
-
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! A team's surroundings for the shell's tests and the benchmark that
+//! serve one (`shell/tests/team.rs`, `shell/benches/team.rs`): browserless
+//! as the browser pool (the pinned package in `shell/tests/pool`, with
+//! Debian's Chromium) and HAProxy with the shipped configuration
+//! (`assets/team/haproxy.cfg`).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -20,6 +18,7 @@ pub const POOL_TOKEN: &str = "pool-test-token";
 /// browserless started from the pinned package, with Debian's Chromium
 /// behind the path Playwright would look for its own, and stopped (with
 /// every browser it started) when dropped.
+#[derive(Debug)]
 pub struct Browserless {
     child: std::process::Child,
     port: u16,
@@ -29,7 +28,11 @@ pub struct Browserless {
 }
 
 /// A directory removed when dropped.
-pub struct TempDir(pub PathBuf);
+#[derive(Debug)]
+pub struct TempDir(
+    /// The directory.
+    pub PathBuf,
+);
 
 impl Drop for TempDir {
     fn drop(&mut self) {
@@ -42,7 +45,7 @@ impl Browserless {
     /// connections, its files in `dir` (removed when it is dropped) and on
     /// `port` (0: a free one); returns once it says it is ready (within 60 s).
     pub async fn start(dir: PathBuf, port: u16, concurrent: u32, queued: u32) -> Self {
-        let install = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pool");
+        let install = crate::repository().join("shell/tests/pool");
         assert!(
             install
                 .join("node_modules/@browserless.io/browserless")
@@ -70,7 +73,7 @@ impl Browserless {
         let port = if port == 0 { free_port() } else { port };
         let mut command = std::process::Command::new("node");
         command
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/team/browserless.mjs"))
+            .arg(crate::repository().join("assets/team/browserless.mjs"))
             .current_dir(&install)
             .env("PLAYWRIGHT_BROWSERS_PATH", &browsers)
             // Nothing of it outside this test's directory.
@@ -272,10 +275,8 @@ pub fn free_port() -> u16 {
 /// The shipped HAProxy configuration for the shells on `ports` (one to
 /// three: shell1, shell2, shell3), its frontend on `front`.
 pub fn haproxy_config(front: u16, ports: &[u16]) -> String {
-    let shipped = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/team/haproxy.cfg"),
-    )
-    .unwrap();
+    let shipped =
+        std::fs::read_to_string(crate::repository().join("assets/team/haproxy.cfg")).unwrap();
     let mut config = shipped.replace("127.0.0.1:8900", &format!("127.0.0.1:{front}"));
     for (number, shipped_port) in ["8911", "8921", "8931"].iter().enumerate() {
         match ports.get(number) {
@@ -301,6 +302,7 @@ pub fn haproxy_config(front: u16, ports: &[u16]) -> String {
 
 /// HAProxy with the shipped configuration, stopped when dropped (with
 /// the directory of its configuration).
+#[derive(Debug)]
 pub struct Haproxy {
     process: std::process::Child,
     _config: TempDir,

@@ -1,27 +1,22 @@
 //! "The person's Chrome": Debian's full Chromium with the browser-shell
 //! extension loaded and a profile of its own, and the person's hands on it
 //! through that browser's own debugging port (opening tabs, pressing the
-//! extension's buttons, stopping its service worker).
+//! extension's buttons, stopping its service worker), through a CDP
+//! client of the test's own ([`crate::cdp`]).
+//!
+//! Chromium is `/usr/bin/chromium` (or `BROWSER_SHELL_PERSON_CHROME`);
+//! `BROWSER_SHELL_PERSON_HEADED=1` shows it on `DISPLAY`, and
+//! `BROWSER_SHELL_PERSON_STDERR=1` shows what it says.
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use browser_provider::browser::{Browser, BrowserConfig};
-use browser_provider::cdp::{Connection, SessionId, transport};
-use browser_provider::control::{ControlState, Holder};
-use browser_provider::host::extension::bridge::BridgeConfig;
-use browser_provider::host::extension::pairing::Pairing;
-use browser_provider::host::{ExtensionHost, ExtensionOptions};
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
-// The test binary and the benchmark both include this file; both have the
-// bounded wait of `tests/support/bounded.rs` at their root.
-use crate::bounded;
+use crate::bounded::{self, wait_for};
+use crate::cdp::{Cdp, SessionId};
 
 /// The directory of the singleton socket Chrome links from `profile`.
 fn singleton_dir(profile: &std::path::Path) -> Option<PathBuf> {
@@ -35,31 +30,35 @@ fn singleton_dir(profile: &std::path::Path) -> Option<PathBuf> {
         })
 }
 
-/// Waits (5 s) until `holder` holds control; `what` names what should have
-/// moved it, for the failure message.
-pub async fn control_goes_to(
-    control: &mut watch::Receiver<ControlState>,
-    holder: Holder,
-    what: &str,
-) {
-    tokio::time::timeout(
-        Duration::from_secs(5),
-        control.wait_for(|c| c.holder == holder),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("{what}: control did not go to {holder:?} within 5 s"))
-    .expect("the control state is still watched");
-}
-
-/// Where the unpacked extension is.
+/// Where the unpacked extension is (`assets/extension`).
 pub fn extension_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/extension")
+    crate::repository().join("assets/extension")
 }
 
-/// The extension's id, from its manifest key.
-pub const EXTENSION_ID: &str = browser_provider::host::extension::protocol::EXTENSION_ID;
+/// The extension's id, as Chrome derives it from the manifest's `key`:
+/// the first 128 bits of the key's SHA-256, each hex digit written as a
+/// letter from `a` to `p`.
+pub fn extension_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let manifest = std::fs::read_to_string(extension_dir().join("manifest.json"))
+            .expect("the extension's manifest");
+        let manifest: Value = serde_json::from_str(&manifest).expect("the manifest is JSON");
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(manifest["key"].as_str().expect("the manifest has a key"))
+            .expect("the key is base64");
+        sha2::Sha256::digest(key)[..16]
+            .iter()
+            .flat_map(|byte| [byte >> 4, byte & 0x0f])
+            .map(|nibble| char::from(b'a' + nibble))
+            .collect()
+    })
+}
 
 /// The person's browser and their hands on it.
+#[derive(Debug)]
 pub struct Person {
     process: tokio::process::Child,
     /// Chrome's process group: Chrome and every helper it started.
@@ -70,7 +69,7 @@ pub struct Person {
     /// The profile Chrome runs with.
     profile: PathBuf,
     /// The browser's own CDP connection (the person's, not the agent's).
-    pub cdp: Connection,
+    pub cdp: Cdp,
     /// The extension's popup, open in a tab of its own.
     popup: SessionId,
 }
@@ -222,11 +221,13 @@ impl Person {
         let mut lines = text.lines();
         let port = lines.next().expect("port");
         let path = lines.next().expect("path");
-        let transport = transport::websocket(&format!("ws://127.0.0.1:{port}{path}"))
-            .await
-            .expect("the person's CDP");
-        let cdp = Connection::start(transport, Duration::from_secs(10));
-        let popup_url = format!("chrome-extension://{EXTENSION_ID}/popup.html");
+        let cdp = Cdp::connect(
+            &format!("ws://127.0.0.1:{port}{path}"),
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("the person's CDP");
+        let popup_url = format!("chrome-extension://{}/popup.html", extension_id());
         let mut person = Self {
             process,
             group,
@@ -351,15 +352,6 @@ impl Person {
         .unwrap_or_else(|| panic!("no tab shows {url}"))
     }
 
-    /// Presses "Let agents go on" in the popup and waits until the agent
-    /// holds control again.
-    pub async fn let_agents_go_on(&self, control: &mut watch::Receiver<ControlState>) {
-        self.press_in_popup(None, "#resume").await;
-        control_goes_to(control, Holder::Agent, "Let agents go on").await;
-    }
-
-    /// Presses a button in the popup, waiting (bounded) for it to be there.
-    /// `row` picks a tab row by the text it shows; `selector` the button in it.
     /// Where the centre of `selector` (in the tab row that shows `row`, or
     /// anywhere) is in the popup now, in CSS pixels; `None` when it is not shown.
     pub async fn spot_in_popup(&self, row: Option<&str>, selector: &str) -> Option<(f64, f64)> {
@@ -396,6 +388,8 @@ impl Person {
         }
     }
 
+    /// Presses a button in the popup, waiting (bounded) for it to be there.
+    /// `row` picks a tab row by the text it shows; `selector` the button in it.
     pub async fn press_in_popup(&self, row: Option<&str>, selector: &str) {
         let expression = format!(
             r#"new Promise((resolve, reject) => {{
@@ -474,56 +468,9 @@ impl Person {
             .find(|t| {
                 t["type"] == "service_worker"
                     && t["url"].as_str().is_some_and(|u| {
-                        u.starts_with(&format!("chrome-extension://{EXTENSION_ID}/"))
+                        u.starts_with(&format!("chrome-extension://{}/", extension_id()))
                     })
             })
             .and_then(|t| t["targetId"].as_str().map(str::to_owned))
     }
-}
-
-/// Polls `probe` until it gives a value, at most `within`.
-pub async fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    bounded::first_some(within, || std::future::ready(probe()))
-        .await
-        .unwrap_or_else(|| panic!("{what} did not come within {within:?}"))
-}
-
-/// A host and browser of their own on a free port, paired with `person`'s
-/// extension through its pairing page, once the extension connected.
-pub async fn paired(person: &Person) -> (Arc<ExtensionHost>, Browser, Pairing) {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
-    let pairing = Pairing::generate(port).unwrap();
-    let host = Arc::new(
-        ExtensionHost::start(ExtensionOptions {
-            bridge: Some(BridgeConfig {
-                address: SocketAddr::from(([127, 0, 0, 1], port)),
-                pairing: pairing.clone(),
-                extension_ids: vec![EXTENSION_ID.into()],
-                shell: format!("test-shell-{port}"),
-            }),
-            native: None,
-            setup: Some(format!("paired on 127.0.0.1:{port}")),
-            command_timeout: Duration::from_secs(10),
-        })
-        .await
-        .expect("start the extension host"),
-    );
-    person.pair(&pairing.link()).await;
-    if host.connected(Duration::from_secs(15)).await.is_err() {
-        let targets = person
-            .cdp
-            .send(None, "Target.getTargets", serde_json::json!({}))
-            .await;
-        let storage = person
-            .in_popup("chrome.storage.local.get().then(x => JSON.stringify(x))")
-            .await;
-        let status = person
-            .in_popup("chrome.runtime.sendMessage({type:'status'}).then(x => JSON.stringify(x))")
-            .await;
-        panic!("the extension did not connect once paired:\n{targets:?}\n{storage}\n{status}");
-    }
-    let browser = Browser::new(host.clone(), BrowserConfig::default());
-    (host, browser, pairing)
 }

@@ -1,138 +1,23 @@
-//! Shared test environment: one Chromium and one fixture server per test
-//! binary, each test in its own session (its own tabs).
-
-#![allow(dead_code)]
-
-pub mod bounded;
+//! The harness of the provider's test binaries: one Chromium and one
+//! fixture server per binary, each test in its own session (its own tabs),
+//! the tests run as libtest trials (`harness = false`). A binary names it
+//! as its `support` module (`use browser_testkit::provider::harness as
+//! support;`), so the test modules two binaries share find it at
+//! `crate::support` in both; the bounded waits and the fixture server are
+//! re-exported here for them.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Redirect};
-use axum::routing::get;
 use browser_provider::browser::SessionOptions;
 use browser_provider::host::{ChromiumHost, LaunchOptions};
 use browser_provider::{Browser, BrowserConfig, SessionId};
 use tokio_util::sync::CancellationToken;
-use tower_http::services::ServeDir;
 
-/// The repository's `fixtures/` directory.
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-/// The `Host` header and path of every request any fixture server of this
-/// test binary received, in order: proof of which host names reached it.
-static REQUESTS_SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
-
-/// The `Host` headers the fixture servers received so far.
-pub fn hosts_seen() -> Vec<String> {
-    requests_seen().into_iter().map(|(host, _)| host).collect()
-}
-
-/// The `Host` header and path of each request the fixture servers received so far.
-pub fn requests_seen() -> Vec<(String, String)> {
-    REQUESTS_SEEN
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-}
-
-async fn record_host(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    if let Some(host) = request.headers().get(header::HOST) {
-        let host = String::from_utf8_lossy(host.as_bytes()).into_owned();
-        let path = request.uri().path().to_owned();
-        REQUESTS_SEEN
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((host, path));
-    }
-    next.run(request).await
-}
-
-/// Query of `/redirect-to`.
-#[derive(serde::Deserialize)]
-struct RedirectTo {
-    url: String,
-}
-
-/// Serves `fixtures/` plus a few dynamic routes on 127.0.0.1; returns the base URL.
-pub async fn serve_fixtures() -> String {
-    let app = Router::new()
-        .route(
-            "/redirect-to",
-            get(|query: axum::extract::Query<RedirectTo>| async move { Redirect::to(&query.url) }),
-        )
-        .route(
-            "/status/404",
-            get(|| async {
-                (
-                    StatusCode::NOT_FOUND,
-                    axum::response::Html("<title>Missing</title><h1>Not here</h1>"),
-                )
-            }),
-        )
-        .route(
-            "/redirect",
-            get(|| async { Redirect::temporary("/article.html") }),
-        )
-        .route("/hang", get(std::future::pending::<String>))
-        .route("/half", get(half_a_page))
-        .route(
-            "/hanging-image.html",
-            get(|| async {
-                axum::response::Html("<title>Hanging</title><h1>Waiting</h1><img src=\"/hang\">")
-            }),
-        )
-        .route(
-            "/download",
-            get(|| async {
-                (
-                    [
-                        (
-                            header::CONTENT_DISPOSITION,
-                            "attachment; filename=\"owls.bin\"",
-                        ),
-                        (header::CONTENT_TYPE, "application/octet-stream"),
-                    ],
-                    vec![0u8; 64],
-                )
-                    .into_response()
-            }),
-        )
-        .fallback_service(ServeDir::new(fixtures_dir()))
-        .layer(axum::middleware::from_fn(record_host));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the fixture server");
-    let address = listener.local_addr().expect("fixture server address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{address}")
-}
-
-/// A server that sends the start of a page and then nothing more, forever.
-async fn half_a_page() -> impl IntoResponse {
-    let start = futures_util::stream::once(async {
-        Ok::<_, std::io::Error>(axum::body::Bytes::from_static(
-            b"<!doctype html><title>Half a page</title><h1>The first half</h1><p>and then",
-        ))
-    });
-    let stalled = futures_util::stream::pending();
-    (
-        [(header::CONTENT_TYPE, "text/html")],
-        axum::body::Body::from_stream(futures_util::StreamExt::chain(start, stalled)),
-    )
-}
+pub use crate::bounded::{self, eventually};
+pub use crate::fixtures::{fixtures_dir, hosts_seen, requests_seen, serve_fixtures};
 
 /// Launch options for tests: headless, temporary profile.
 pub fn launch_options() -> LaunchOptions {
@@ -142,32 +27,44 @@ pub fn launch_options() -> LaunchOptions {
     }
 }
 
+/// The runtime a test binary's tests share (two workers), with logs to
+/// the test's output as `RUST_LOG` asks.
+pub fn test_runtime() -> tokio::runtime::Runtime {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("test runtime")
+}
+
 /// The environment shared by every test of a binary.
+#[derive(Debug)]
 pub struct Env {
+    /// The runtime every test of the binary runs on.
     pub runtime: tokio::runtime::Runtime,
     /// The Chromium this binary launched; none when the tests drive a
     /// person's Chrome through the extension host instead.
     pub launched: Option<Arc<ChromiumHost>>,
+    /// The browser the tests drive.
     pub browser: Browser,
+    /// The fixture server's base URL.
     pub base: String,
 }
 
 impl Env {
+    /// Launches a headless Chromium ([`launch_options`]) driven with the
+    /// default configuration, and serves the fixtures.
     pub fn start() -> Arc<Self> {
         Self::start_with(launch_options(), BrowserConfig::default())
     }
 
     /// A browser launched with `launch`, driven with `config`.
     pub fn start_with(launch: LaunchOptions, config: BrowserConfig) -> Arc<Self> {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_test_writer()
-            .try_init();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("test runtime");
+        let runtime = test_runtime();
         let (host, browser, base) = runtime.block_on(async {
             let base = serve_fixtures().await;
             let host = Arc::new(ChromiumHost::launch(launch).await.expect("launch Chromium"));
@@ -182,22 +79,26 @@ impl Env {
         })
     }
 
+    /// The fixture at `path` on the fixture server.
     pub fn url(&self, path: &str) -> String {
         format!("{}/{}", self.base, path.trim_start_matches('/'))
     }
 }
 
 /// What each test receives.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Ctx {
+    /// The binary's environment.
     pub env: Arc<Env>,
 }
 
 impl Ctx {
+    /// The shared browser.
     pub fn browser(&self) -> &Browser {
         &self.env.browser
     }
 
+    /// The fixture at `path` on the fixture server.
     pub fn url(&self, path: &str) -> String {
         self.env.url(path)
     }
@@ -244,20 +145,6 @@ impl Ctx {
 
 /// A test body.
 pub type TestFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// Whether `condition` comes to hold within `bound` (looked at every 20 ms).
-pub async fn eventually<F, Fut>(bound: Duration, mut condition: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    bounded::first_some(bound, || {
-        let holds = condition();
-        async move { holds.await.then_some(()) }
-    })
-    .await
-    .is_some()
-}
 
 /// Process ids whose command line mentions `needle`.
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {

@@ -13,11 +13,10 @@ use browser_provider::page::act::{Action, Target};
 use browser_provider::page::screenshot::ScreenshotRequest;
 use browser_provider::snapshot::Scope;
 use browser_provider::{Browser, BrowserConfig, SessionId};
+use browser_testkit::person::Person;
+use browser_testkit::provider::extension::paired;
+use browser_testkit::stats::{median, ms, percentile};
 use tokio_util::sync::CancellationToken;
-
-#[allow(dead_code)]
-#[path = "../../tests/extension/person.rs"]
-mod person;
 
 /// One measured operation.
 #[derive(Clone, Copy)]
@@ -77,8 +76,8 @@ pub async fn compare(base: &str, rounds: usize) {
             &["--disable-features=DeferRendererTasksAfterInput"][..],
         ),
     ] {
-        let persons = person::Person::start_with(extra).await;
-        let (_host, persons_browser, _pairing) = person::paired(&persons).await;
+        let persons = Person::start_with(extra).await;
+        let (_host, persons_browser, _pairing) = paired(&persons).await;
         table(
             &own_browser,
             &persons_browser,
@@ -111,15 +110,15 @@ async fn table(
     for operation in OPERATIONS {
         let mut own_samples = measure(own_browser, base, operation, rounds).await;
         let mut ext_samples = measure(persons_browser, base, operation, rounds).await;
-        let own_p50 = super::median(&mut own_samples);
-        let ext_p50 = super::median(&mut ext_samples);
+        let own_p50 = median(&mut own_samples);
+        let ext_p50 = median(&mut ext_samples);
         println!(
             "{:<24} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>6.2}×",
             operation.label(),
             own_p50,
-            super::percentile(&mut own_samples, 0.95),
+            percentile(&mut own_samples, 0.95),
             ext_p50,
-            super::percentile(&mut ext_samples, 0.95),
+            percentile(&mut ext_samples, 0.95),
             ext_p50 / own_p50
         );
     }
@@ -151,7 +150,7 @@ async fn measure(browser: &Browser, base: &str, operation: Operation, rounds: us
         let started = Instant::now();
         once(browser, &session, operation, &text, &cancel).await;
         if round >= 3 {
-            samples.push(super::ms(started.elapsed()));
+            samples.push(ms(started.elapsed()));
         }
     }
     browser.close_session(&session).await.unwrap();

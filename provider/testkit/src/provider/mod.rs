@@ -1,0 +1,7 @@
+//! What is typed by browser-provider (feature `provider`): the provider's
+//! test-binary harness and an extension host paired with the person's
+//! Chrome. See the crate documentation for why this dependency is sound.
+
+#[cfg(target_os = "linux")]
+pub mod extension;
+pub mod harness;
