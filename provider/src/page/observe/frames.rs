@@ -1,39 +1,90 @@
 //! Where out-of-process frames sit: the slot of their iframe in the
 //! parent's tree, and the corner of their viewport in the page's.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use crate::cdp::protocol::{DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn};
 use crate::error::{BrowserError, Result};
+use crate::host::FrameInfo;
 use crate::page::{Budget, Page};
 
 /// Called on an iframe: its content box's corner in the page's viewport
 /// (see the file).
 const FRAME_CORNER_JS: &str = include_str!("../../js/scripts/frame_corner.js");
 
-/// The page's out-of-process frames (parents first), each with the key of
-/// the iframe slot it belongs under (`parent:slot`). Frames that cannot be
-/// placed are left out.
-pub(super) async fn place_frames(page: &Page, budget: &Budget) -> Vec<(String, String)> {
-    let frames = page.host().frames(page.view()).await.unwrap_or_default();
-    let slots = futures_util::future::join_all(
-        frames
-            .iter()
-            .map(|frame| owner_slot(page, frame.parent.as_deref(), &frame.id, budget)),
-    )
-    .await;
-    let mut placed = Vec::new();
-    for (frame, slot) in frames.into_iter().zip(slots) {
-        match slot {
-            Ok(Some(slot)) => {
-                let key = format!("{}:{slot}", frame.parent.as_deref().unwrap_or(""));
-                placed.push((frame.id, key));
-            }
-            Ok(None) => {}
-            Err(error) => {
-                tracing::debug!(frame = %frame.id, %error, "cannot place an out-of-process frame");
-            }
-        }
+/// Where each out-of-process frame's iframe sits, remembered across looks:
+/// frame id → the slot our world in the parent document gave its iframe.
+///
+/// A frame id belongs to one iframe element for the frame's whole life
+/// (removing the iframe detaches the frame; a new iframe is a new frame),
+/// and a slot to one element for the life of our world in that document.
+/// So an entry holds while the parent's walk comes back from the same
+/// world (its `doc`); a warm look then finds every frame's place without
+/// asking the page. Bounded: entries of frames no longer on the page go.
+#[derive(Debug, Default)]
+pub(crate) struct FrameSlots(Mutex<HashMap<String, Placed>>);
+
+/// The slot of one frame's iframe, and the world that named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placed {
+    /// The `doc` of our world in the parent document.
+    doc: String,
+    /// The slot (`f1`, …) that world gave the iframe.
+    slot: String,
+}
+
+impl FrameSlots {
+    fn get(&self, frame: &str) -> Option<Placed> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(frame)
+            .cloned()
     }
-    placed
+
+    fn put(&self, frame: &str, placed: Placed) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(frame.to_owned(), placed);
+    }
+
+    /// Forgets frames that are no longer on the page.
+    pub(super) fn keep_only(&self, frames: &[FrameInfo]) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|frame, _| frames.iter().any(|f| &f.id == frame));
+    }
+}
+
+/// The key (`parent:slot`) of the iframe slot out-of-process `frame`
+/// belongs under, given the `doc` the walk of its parent document came back
+/// from; `None` when its iframe has no slot there (or that document has
+/// been replaced since the walk). Remembered slots answer without a round
+/// trip; others are asked of the parent (three).
+pub(super) async fn slot_key(
+    page: &Page,
+    frame: &FrameInfo,
+    parent_doc: &str,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    let parent = frame.parent.as_deref();
+    let slot = match page.frame_slots.get(&frame.id) {
+        Some(known) if known.doc == parent_doc => known.slot,
+        _ => {
+            let Some(found) = owner_slot(page, parent, &frame.id, budget).await? else {
+                return Ok(None);
+            };
+            page.frame_slots.put(&frame.id, found.clone());
+            if found.doc != parent_doc {
+                return Ok(None);
+            }
+            found.slot
+        }
+    };
+    Ok(Some(format!("{}:{slot}", parent.unwrap_or(""))))
 }
 
 /// The slot our walker gave the iframe element that owns `frame`, found
@@ -43,7 +94,7 @@ async fn owner_slot(
     parent: Option<&str>,
     frame: &str,
     budget: &Budget,
-) -> Result<Option<String>> {
+) -> Result<Option<Placed>> {
     let Some(owner) = frame_owner(page, parent, frame, budget).await? else {
         return Ok(None);
     };
@@ -53,16 +104,20 @@ async fn owner_slot(
             budget,
             &RuntimeCallFunctionOn {
                 object_id: owner,
-                function_declaration: "function() { return globalThis.__browserShell ? __browserShell.slotOf(this) : null; }".into(),
+                function_declaration: "function() { return globalThis.__browserShell ? [__browserShell.doc, __browserShell.slotOf(this)] : null; }".into(),
                 return_by_value: true,
                 await_promise: false,
             },
         )
         .await?;
-    Ok(value
-        .result
-        .value
-        .and_then(|v| v.as_str().map(str::to_owned)))
+    let found = value.result.value.unwrap_or_default();
+    Ok(match (found[0].as_str(), found[1].as_str()) {
+        (Some(doc), Some(slot)) => Some(Placed {
+            doc: doc.to_owned(),
+            slot: slot.to_owned(),
+        }),
+        _ => None,
+    })
 }
 
 /// The iframe element owning `frame`, as an object in our world of `parent`.
