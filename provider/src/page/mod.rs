@@ -119,8 +119,6 @@ pub struct Page {
     /// Our isolated worlds for snapshots and actions: the main frame's
     /// (`None`) and one per out-of-process frame.
     worlds: Mutex<HashMap<Option<String>, Arc<world::World>>>,
-    /// Where each out-of-process frame's iframe sits, remembered across looks.
-    pub(crate) frame_slots: observe::FrameSlots,
     /// Refs handed out in this tab and the snapshots the session saw.
     pub(crate) agent: tokio::sync::Mutex<crate::snapshot::TabState>,
     /// Crashed, gone with its browser, or fine.
@@ -190,7 +188,6 @@ impl Page {
             external: std::sync::atomic::AtomicBool::new(false),
             captured_beyond_viewport: std::sync::atomic::AtomicBool::new(false),
             worlds: Mutex::new(HashMap::new()),
-            frame_slots: observe::FrameSlots::default(),
             agent: tokio::sync::Mutex::new(crate::snapshot::TabState::default()),
             health,
             hand,

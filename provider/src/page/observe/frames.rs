@@ -1,69 +1,34 @@
 //! Where out-of-process frames sit: the slot of their iframe in the
 //! parent's tree, and the corner of their viewport in the page's.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::HashSet;
 
 use crate::cdp::protocol::{DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn};
 use crate::error::{BrowserError, Result};
 use crate::host::FrameInfo;
+use crate::page::world::FrameSlot;
 use crate::page::{Budget, Page};
 
 /// Called on an iframe: its content box's corner in the page's viewport
 /// (see the file).
 const FRAME_CORNER_JS: &str = include_str!("../../js/scripts/frame_corner.js");
 
-/// Where each out-of-process frame's iframe sits, remembered across looks:
-/// frame id → the slot our world in the parent document gave its iframe.
-///
-/// A frame id belongs to one iframe element for the frame's whole life
-/// (removing the iframe detaches the frame; a new iframe is a new frame),
-/// and a slot to one element for the life of our world in that document.
-/// So an entry holds while the parent's walk comes back from the same
-/// world (its `doc`); a warm look then finds every frame's place without
-/// asking the page. Bounded: entries of frames no longer on the page go.
-#[derive(Debug, Default)]
-pub(crate) struct FrameSlots(Mutex<HashMap<String, Placed>>);
-
-/// The slot of one frame's iframe, and the world that named it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Placed {
-    /// The `doc` of our world in the parent document.
-    doc: String,
-    /// The slot (`f1`, …) that world gave the iframe.
-    slot: String,
-}
-
-impl FrameSlots {
-    fn get(&self, frame: &str) -> Option<Placed> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(frame)
-            .cloned()
-    }
-
-    fn put(&self, frame: &str, placed: Placed) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(frame.to_owned(), placed);
-    }
-
-    /// Forgets frames that are no longer on the page.
-    pub(super) fn keep_only(&self, frames: &[FrameInfo]) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|frame, _| frames.iter().any(|f| &f.id == frame));
+/// Forgets where frames no longer on the page sat.
+pub(super) fn forget_gone(page: &Page, frames: &[FrameInfo]) {
+    let parents: HashSet<Option<&str>> = std::iter::once(None)
+        .chain(frames.iter().map(|f| Some(f.id.as_str())))
+        .collect();
+    for parent in parents {
+        page.world(parent)
+            .forget_slots_except(frames.iter().map(|f| f.id.as_str()));
     }
 }
 
 /// The key (`parent:slot`) of the iframe slot out-of-process `frame`
 /// belongs under, given the `doc` the walk of its parent document came back
 /// from; `None` when its iframe has no slot there (or that document has
-/// been replaced since the walk). Remembered slots answer without a round
-/// trip; others are asked of the parent (three).
+/// been replaced since the walk). Slots our world in the parent remembers
+/// answer without a round trip; others are asked of the parent (three).
 pub(super) async fn slot_key(
     page: &Page,
     frame: &FrameInfo,
@@ -71,13 +36,14 @@ pub(super) async fn slot_key(
     budget: &Budget,
 ) -> Result<Option<String>> {
     let parent = frame.parent.as_deref();
-    let slot = match page.frame_slots.get(&frame.id) {
+    let world = page.world(parent);
+    let slot = match world.slot_of(&frame.id) {
         Some(known) if known.doc == parent_doc => known.slot,
         _ => {
             let Some(found) = owner_slot(page, parent, &frame.id, budget).await? else {
                 return Ok(None);
             };
-            page.frame_slots.put(&frame.id, found.clone());
+            world.remember_slot(&frame.id, found.clone());
             if found.doc != parent_doc {
                 return Ok(None);
             }
@@ -94,7 +60,7 @@ async fn owner_slot(
     parent: Option<&str>,
     frame: &str,
     budget: &Budget,
-) -> Result<Option<Placed>> {
+) -> Result<Option<FrameSlot>> {
     let Some(owner) = frame_owner(page, parent, frame, budget).await? else {
         return Ok(None);
     };
@@ -112,7 +78,7 @@ async fn owner_slot(
         .await?;
     let found = value.result.value.unwrap_or_default();
     Ok(match (found[0].as_str(), found[1].as_str()) {
-        (Some(doc), Some(slot)) => Some(Placed {
+        (Some(doc), Some(slot)) => Some(FrameSlot {
             doc: doc.to_owned(),
             slot: slot.to_owned(),
         }),

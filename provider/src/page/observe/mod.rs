@@ -19,7 +19,7 @@ mod frames;
 mod refs;
 mod walk;
 
-pub(crate) use frames::{FrameSlots, frame_offset};
+pub(crate) use frames::frame_offset;
 pub(crate) use refs::{live_record, stale};
 use walk::NewRefs;
 pub(crate) use walk::{Settling, Walking};
@@ -89,8 +89,8 @@ pub(crate) async fn observation(page: &Page, look: Look, acted_on: Option<&Ref>)
 /// are walked once the main frame has settled. Refs of all frames share
 /// one namespace: the main frame hands out new ones while the frames
 /// beside it may not; a frame that needs one is walked again after the
-/// others, in turn. Where each frame sits is remembered across looks
-/// ([`FrameSlots`]), so a warm look makes one round trip per frame.
+/// others, in turn. Where each frame sits is remembered across looks (by
+/// our world in its parent), so a warm look makes one round trip per frame.
 pub(crate) async fn walk_page(
     page: &Page,
     state: &mut TabState,
@@ -165,7 +165,7 @@ async fn walk_page_when(
         }
     }
 
-    page.frame_slots.keep_only(&frames);
+    frames::forget_gone(page, &frames);
     let keys = futures_util::future::join_all(walked.iter().map(|(frame, _)| {
         let parent_doc = match frame.parent.as_deref() {
             None => Some(main_doc.as_str()),

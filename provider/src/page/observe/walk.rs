@@ -406,7 +406,7 @@ mod tests {
             None,
         );
         assert!(by_ref.contains(r#""ref":"e3""#), "{by_ref}");
-        assert!(!by_ref.contains("newRefs"), "{by_ref}");
+        assert!(!by_ref.contains(r#""newRefs""#), "{by_ref}");
         let beside = walk_expression(&Scope::Page, &limits, 7, NewRefs::Refuse, None);
         assert!(beside.contains(r#""newRefs":false"#), "{beside}");
     }
