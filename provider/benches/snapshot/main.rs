@@ -22,7 +22,8 @@
 //!   command), and the latter again on the agent's own tab, taking turns
 //!   with our open; and where our time goes (the open alone, the first
 //!   snapshot after it). Only this part: `-- --only-navigate`; only the
-//!   warm snapshots: `-- --only-snapshot`.
+//!   warm snapshots: `-- --only-snapshot` (only some pages of it:
+//!   `-- --pages frames.html,form.html`).
 //! * with `-- --only-extension`: snapshot, click, type and screenshot through
 //!   the person's own Chrome (the browser-shell extension) against the same
 //!   Chromium launched by the shell (see `extension.rs`).
@@ -186,7 +187,14 @@ async fn warm_snapshots(host: &Arc<ChromiumHost>, base: &str, rounds: usize) {
     } else {
         println!("(no fixtures/widgets/node_modules: run .ci/setup for the widget pages)");
     }
+    let picked = pages_asked();
     for (name, url, ready) in &pages {
+        if picked
+            .as_ref()
+            .is_some_and(|picked| !picked.iter().any(|p| p == name))
+        {
+            continue;
+        }
         snapshot_costs(host, url, name, ready, rounds).await;
     }
 }
@@ -741,6 +749,17 @@ fn print_machine(chromium: &str) {
             "release"
         }
     );
+}
+
+/// `--pages a,b`, when given: only these pages of the warm snapshot table
+/// (by the name it prints, such as `frames.html`).
+fn pages_asked() -> Option<Vec<String>> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--pages")?;
+    let list = args
+        .get(at + 1)
+        .expect("--pages takes a comma-separated list");
+    Some(list.split(',').map(str::to_owned).collect())
 }
 
 /// `--rounds N`, when given: how many rounds each measure takes.

@@ -6,6 +6,11 @@
 //! patching prototypes. A world lives as long as its document: after a
 //! navigation the old context is gone and the next call creates a new one
 //! (with an empty ref map — refs of the old document are stale by design).
+//! Each world also remembers the slots it gave the iframes that hold
+//! out-of-process frames ([`FrameSlot`]), so looks find where each
+//! frame's tree goes without asking the page.
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -41,6 +46,26 @@ pub struct World {
     frame: Option<String>,
     /// The context id while it is known to be alive.
     context: Mutex<Option<i64>>,
+    /// The slots our world gave the iframes of out-of-process frames in
+    /// this frame's document, by frame id (see [`FrameSlot`]).
+    slots: std::sync::Mutex<HashMap<String, FrameSlot>>,
+}
+
+/// The slot (`f1`, …) our world gave the iframe an out-of-process frame
+/// lives in, so that a look puts the frame's tree there.
+///
+/// A frame id belongs to one iframe element for the frame's whole life
+/// (taking the iframe out detaches the frame; a new iframe is a new frame),
+/// and a slot to one element for the life of our world in its document. So
+/// a slot holds while a walk of the parent comes back from the same world
+/// (`doc`): warm looks find every frame's place without asking the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FrameSlot {
+    /// The identity of our world in the parent document that gave the slot
+    /// (a walk's `doc`).
+    pub(crate) doc: String,
+    /// The slot.
+    pub(crate) slot: String,
 }
 
 impl World {
@@ -49,7 +74,34 @@ impl World {
         Self {
             frame,
             context: Mutex::new(None),
+            slots: std::sync::Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The slot remembered for the iframe of out-of-process `frame`.
+    pub(crate) fn slot_of(&self, frame: &str) -> Option<FrameSlot> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(frame)
+            .cloned()
+    }
+
+    /// Remembers the slot of the iframe of out-of-process `frame`.
+    pub(crate) fn remember_slot(&self, frame: &str, slot: FrameSlot) {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(frame.to_owned(), slot);
+    }
+
+    /// Forgets the slots of frames other than `frames` (gone from the page),
+    /// so the memory stays as large as the page's frames.
+    pub(crate) fn forget_slots_except<'a>(&self, frames: impl Iterator<Item = &'a str> + Clone) {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|frame, _| frames.clone().any(|f| f == frame));
     }
 
     /// The context id, creating the world if needed (for commands that

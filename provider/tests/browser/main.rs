@@ -129,6 +129,7 @@ fn main() {
         snapshot::open_and_closed_shadow_roots_and_same_origin_frames_are_inline,
         snapshot::huge_pages_are_cut_within_limits,
         snapshot::cross_origin_frames_are_inline_and_actionable,
+        snapshot::frames_walked_side_by_side_keep_one_ref_namespace,
         snapshot::every_kind_of_input_reaches_frames_and_shadow_roots,
         act::every_action_kind_works,
         console::console_messages_exceptions_and_failed_loads_are_read_by_cursor,

@@ -399,6 +399,125 @@ pub async fn cross_origin_frames_are_inline_and_actionable(ctx: Ctx) {
     );
 }
 
+/// The cross-origin frame is walked beside the page, and may not hand out
+/// refs there: when both the page and the frame show new elements, the
+/// frame is walked again after the page, and no ref names two elements.
+/// A frame that navigates or goes away while snapshots are taken never
+/// holds one up, and comes back inline.
+pub async fn frames_walked_side_by_side_keep_one_ref_namespace(ctx: Ctx) {
+    let browser = ctx.browser();
+    let cancel = CancellationToken::new();
+    let session = ctx.session_at("frames.html").await;
+    assert_eq!(ctx.eval(&session, "window.crossLoaded").await, true);
+    snap(&ctx, &session).await;
+    // New elements on both sides at once: a button on the page, and a new
+    // document (all elements new) in the cross-origin frame.
+    let reloaded = ctx
+        .eval(
+            &session,
+            "(() => {
+                const late = document.createElement('button');
+                late.textContent = 'Late page button';
+                late.onclick = () => { late.textContent = 'Late page button pressed'; };
+                document.body.append(late);
+                const cross = document.getElementById('cross');
+                const loaded = new Promise((resolve) => cross.addEventListener('load', () => resolve(true), { once: true }));
+                cross.src = cross.src.split('?')[0] + '?again';
+                return loaded;
+            })()",
+        )
+        .await;
+    assert_eq!(reloaded, true);
+    let text = snap(&ctx, &session).await;
+    let refs: Vec<&str> = text
+        .split("[ref=")
+        .skip(1)
+        .map(|rest| rest.split(']').next().unwrap())
+        .collect();
+    let unique: std::collections::HashSet<&&str> = refs.iter().collect();
+    assert_eq!(
+        unique.len(),
+        refs.len(),
+        "a ref names two elements:\n{text}"
+    );
+    let cross = text
+        .split("- iframe \"Cross-origin frame\"")
+        .nth(1)
+        .expect("the cross-origin iframe")
+        .to_owned();
+    for (target, pressed) in [
+        (ref_of(&cross, "Frame button"), "Frame button clicked"),
+        (
+            ref_of(&text, "Late page button"),
+            "Late page button pressed",
+        ),
+    ] {
+        let report = browser
+            .act(&session, &Target::Ref(target), &click(), &cancel)
+            .await
+            .unwrap();
+        let shown = match report.outcome.observation {
+            Observation::Diff { text, .. } => text,
+            Observation::Reset { snapshot, .. } => snapshot.text,
+        };
+        assert!(shown.contains(pressed), "{pressed}:\n{shown}");
+    }
+
+    // The frame navigates, and its iframe is taken out and put back, all
+    // the time while snapshots are taken.
+    ctx.eval(
+        &session,
+        "(() => {
+            let turn = 0;
+            window.churn = setInterval(() => {
+                const cross = document.getElementById('cross');
+                turn += 1;
+                if (turn % 3 === 0) {
+                    const next = cross.nextSibling;
+                    cross.remove();
+                    next.before(cross);
+                } else {
+                    cross.src = cross.src.split('?')[0] + '?turn' + turn;
+                }
+            }, 3);
+            return true;
+        })()",
+    )
+    .await;
+    for _ in 0..20 {
+        let started = Instant::now();
+        let text = snap(&ctx, &session).await;
+        assert!(text.contains("Frames and shadow DOM"), "{text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "a snapshot took {:?}",
+            started.elapsed()
+        );
+    }
+    let settled = ctx
+        .eval(
+            &session,
+            "(() => {
+                clearInterval(window.churn);
+                const cross = document.getElementById('cross');
+                const loaded = new Promise((resolve) => cross.addEventListener('load', () => resolve(true), { once: true }));
+                cross.src = cross.src.split('?')[0] + '?settled';
+                return loaded;
+            })()",
+        )
+        .await;
+    assert_eq!(settled, true);
+    let back = crate::support::eventually(Duration::from_secs(10), || async {
+        snap(&ctx, &session)
+            .await
+            .matches("button \"Frame button")
+            .count()
+            == 2
+    })
+    .await;
+    assert!(back, "{}", snap(&ctx, &session).await);
+}
+
 pub async fn every_kind_of_input_reaches_frames_and_shadow_roots(ctx: Ctx) {
     let browser = ctx.browser();
     let cancel = CancellationToken::new();

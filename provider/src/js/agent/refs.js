@@ -36,9 +36,16 @@ function sameFingerprint(a, b) {
   return a.role === b.role && a.name === b.name && a.tag === b.tag && a.type === b.type && a.href === b.href;
 }
 
+// Thrown by `refFor` in a walk that may not hand out refs (`newRefs:
+// false`): frames walked side by side cannot share one ref counter, so
+// such a walk stops at the first element without a ref and is walked
+// again once the refs before it are known.
+const NEW_REF_NEEDED = { newRefNeeded: true };
+
 function refFor(el, state) {
   let ref = refs.byElement.get(el);
   if (!ref) {
+    if (state.refuseNewRefs) throw NEW_REF_NEEDED;
     // Never below a number this world already handed out, whatever the caller says.
     state.nextRef = Math.max(state.nextRef, refs.issued + 1);
     refs.issued = state.nextRef;

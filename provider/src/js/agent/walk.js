@@ -244,6 +244,7 @@ function walk(options) {
     maxDepth: options.maxDepth,
     maxChildren: options.maxChildren || 50,
     fingerprints: {},
+    refuseNewRefs: options.newRefs === false,
   };
 
   const pushText = (list, text) => {
@@ -467,7 +468,12 @@ function walk(options) {
   const tree = [];
   pendingHosts = [];
   pendingLists = [];
-  for (const root of roots) build(root, 0, tree, null, { cursor: 'auto', inRef: false, grid: false });
+  try {
+    for (const root of roots) build(root, 0, tree, null, { cursor: 'auto', inRef: false, grid: false });
+  } catch (error) {
+    if (error === NEW_REF_NEEDED) return { newRefNeeded: true };
+    throw error;
+  }
   probeFrameRequests();
   return {
     pendingHosts: pendingHosts.length,

@@ -5,7 +5,9 @@
 // when it is not on the page); `settle` ({ boundMs, frameAlways }) first
 // waits for the DOM to settle after an action, in the same call. The
 // result travels as one JSON string: far cheaper for the browser to hand
-// over than a deep object tree.
+// over than a deep object tree. A walk told not to hand out refs
+// (`options.newRefs: false`) that meets an element without one answers
+// `{ newRefNeeded: true }` instead.
 (function walkFrame({ options, ref, selector, settle }) {
   const run = () => {
     let root = null;
@@ -17,7 +19,8 @@
       root = found.element;
     }
     if ((ref != null || selector != null) && !root) return { missing: true };
-    return JSON.stringify(__browserShell.walk(Object.assign(options, { root })));
+    const walked = __browserShell.walk(Object.assign(options, { root }));
+    return walked.newRefNeeded ? walked : JSON.stringify(walked);
   };
   return settle ? __browserShell.settle(settle.boundMs, settle.frameAlways).then(run) : run();
 })

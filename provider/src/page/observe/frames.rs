@@ -1,39 +1,56 @@
 //! Where out-of-process frames sit: the slot of their iframe in the
 //! parent's tree, and the corner of their viewport in the page's.
 
+use std::collections::HashSet;
+
 use crate::cdp::protocol::{DomGetFrameOwner, DomResolveNode, RuntimeCallFunctionOn};
 use crate::error::{BrowserError, Result};
+use crate::host::FrameInfo;
+use crate::page::world::FrameSlot;
 use crate::page::{Budget, Page};
 
 /// Called on an iframe: its content box's corner in the page's viewport
 /// (see the file).
 const FRAME_CORNER_JS: &str = include_str!("../../js/scripts/frame_corner.js");
 
-/// The page's out-of-process frames (parents first), each with the key of
-/// the iframe slot it belongs under (`parent:slot`). Frames that cannot be
-/// placed are left out.
-pub(super) async fn place_frames(page: &Page, budget: &Budget) -> Vec<(String, String)> {
-    let frames = page.host().frames(page.view()).await.unwrap_or_default();
-    let slots = futures_util::future::join_all(
-        frames
-            .iter()
-            .map(|frame| owner_slot(page, frame.parent.as_deref(), &frame.id, budget)),
-    )
-    .await;
-    let mut placed = Vec::new();
-    for (frame, slot) in frames.into_iter().zip(slots) {
-        match slot {
-            Ok(Some(slot)) => {
-                let key = format!("{}:{slot}", frame.parent.as_deref().unwrap_or(""));
-                placed.push((frame.id, key));
-            }
-            Ok(None) => {}
-            Err(error) => {
-                tracing::debug!(frame = %frame.id, %error, "cannot place an out-of-process frame");
-            }
-        }
+/// Forgets where frames no longer on the page sat.
+pub(super) fn forget_gone(page: &Page, frames: &[FrameInfo]) {
+    let parents: HashSet<Option<&str>> = std::iter::once(None)
+        .chain(frames.iter().map(|f| Some(f.id.as_str())))
+        .collect();
+    for parent in parents {
+        page.world(parent)
+            .forget_slots_except(frames.iter().map(|f| f.id.as_str()));
     }
-    placed
+}
+
+/// The key (`parent:slot`) of the iframe slot out-of-process `frame`
+/// belongs under, given the `doc` the walk of its parent document came back
+/// from; `None` when its iframe has no slot there (or that document has
+/// been replaced since the walk). Slots our world in the parent remembers
+/// answer without a round trip; others are asked of the parent (three).
+pub(super) async fn slot_key(
+    page: &Page,
+    frame: &FrameInfo,
+    parent_doc: &str,
+    budget: &Budget,
+) -> Result<Option<String>> {
+    let parent = frame.parent.as_deref();
+    let world = page.world(parent);
+    let slot = match world.slot_of(&frame.id) {
+        Some(known) if known.doc == parent_doc => known.slot,
+        _ => {
+            let Some(found) = owner_slot(page, parent, &frame.id, budget).await? else {
+                return Ok(None);
+            };
+            world.remember_slot(&frame.id, found.clone());
+            if found.doc != parent_doc {
+                return Ok(None);
+            }
+            found.slot
+        }
+    };
+    Ok(Some(format!("{}:{slot}", parent.unwrap_or(""))))
 }
 
 /// The slot our walker gave the iframe element that owns `frame`, found
@@ -43,7 +60,7 @@ async fn owner_slot(
     parent: Option<&str>,
     frame: &str,
     budget: &Budget,
-) -> Result<Option<String>> {
+) -> Result<Option<FrameSlot>> {
     let Some(owner) = frame_owner(page, parent, frame, budget).await? else {
         return Ok(None);
     };
@@ -53,16 +70,20 @@ async fn owner_slot(
             budget,
             &RuntimeCallFunctionOn {
                 object_id: owner,
-                function_declaration: "function() { return globalThis.__browserShell ? __browserShell.slotOf(this) : null; }".into(),
+                function_declaration: "function() { return globalThis.__browserShell ? [__browserShell.doc, __browserShell.slotOf(this)] : null; }".into(),
                 return_by_value: true,
                 await_promise: false,
             },
         )
         .await?;
-    Ok(value
-        .result
-        .value
-        .and_then(|v| v.as_str().map(str::to_owned)))
+    let found = value.result.value.unwrap_or_default();
+    Ok(match (found[0].as_str(), found[1].as_str()) {
+        (Some(doc), Some(slot)) => Some(FrameSlot {
+            doc: doc.to_owned(),
+            slot: slot.to_owned(),
+        }),
+        _ => None,
+    })
 }
 
 /// The iframe element owning `frame`, as an object in our world of `parent`.

@@ -37,6 +37,17 @@ pub(crate) struct Settling {
     pub frame_always: bool,
 }
 
+/// Whether a walk may hand out new refs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NewRefs {
+    /// It may, from the tab's next ref number on.
+    Issue,
+    /// It may not: it runs beside another walk that does (refs of all
+    /// frames share one namespace), and gives up at the first element
+    /// without a ref, to be walked again after the others.
+    Refuse,
+}
+
 /// Walks one frame's document (or a part of it) and records the refs it hands out.
 pub(super) async fn walk(
     page: &Page,
@@ -47,12 +58,44 @@ pub(super) async fn walk(
     limits: &SnapshotLimits,
     budget: &Budget,
 ) -> Result<Walk> {
+    let walk = walk_unrecorded(
+        page,
+        frame,
+        scope,
+        when,
+        limits,
+        (state.next_ref(), NewRefs::Issue),
+        budget,
+    )
+    .await?
+    .ok_or_else(|| BrowserError::ExecuteFailed {
+        message: "the snapshot walker would not hand out refs".into(),
+    })?;
+    state.absorb(&walk, frame);
+    Ok(walk)
+}
+
+/// Walks one frame's document (or a part of it) without recording its
+/// refs (the caller absorbs the walk into the tab's registry), handing out
+/// refs from `next_ref` on or, with [`NewRefs::Refuse`], none: then `None`
+/// when the frame has an element that needs one.
+pub(super) async fn walk_unrecorded(
+    page: &Page,
+    frame: Option<&str>,
+    scope: &Scope,
+    when: Walking,
+    limits: &SnapshotLimits,
+    (next_ref, new_refs): (u64, NewRefs),
+    budget: &Budget,
+) -> Result<Option<Walk>> {
     let settle = match when {
         Walking::Now => None,
         Walking::WhenSettled(settling) => Some(settling),
     };
-    let expression = walk_expression(scope, limits, state.next_ref(), settle);
-    let mut walk = run_walk(page, frame, scope, &expression, budget).await?;
+    let expression = walk_expression(scope, limits, next_ref, new_refs, settle);
+    let Some(mut walk) = run_walk(page, frame, scope, &expression, budget).await? else {
+        return Ok(None);
+    };
     // Closed shadow roots and listeners are invisible to scripts; CDP
     // sees them. Hand what it found to our world and walk again with it.
     let mut adopted = 0;
@@ -63,19 +106,22 @@ pub(super) async fn walk(
         adopted += adopt_listened_lists(page, frame, walk.pending_lists, budget).await?;
     }
     if adopted > 0 {
-        let again = walk_expression(scope, limits, walk.next_ref, None);
-        walk = run_walk(page, frame, scope, &again, budget).await?;
+        let again = walk_expression(scope, limits, walk.next_ref, new_refs, None);
+        let Some(again) = run_walk(page, frame, scope, &again, budget).await? else {
+            return Ok(None);
+        };
+        walk = again;
     }
-    state.absorb(&walk, frame);
-    Ok(walk)
+    Ok(Some(walk))
 }
 
 /// The page-side call that walks `scope`, handing out refs from `next_ref`
-/// on (once the DOM has settled, with `settle`).
+/// on (or none, per `new_refs`; once the DOM has settled, with `settle`).
 fn walk_expression(
     scope: &Scope,
     limits: &SnapshotLimits,
     next_ref: u64,
+    new_refs: NewRefs,
     settle: Option<Settling>,
 ) -> String {
     let mut arguments = json!({
@@ -87,6 +133,9 @@ fn walk_expression(
             "maxChildren": limits.render.max_children,
         },
     });
+    if new_refs == NewRefs::Refuse {
+        arguments["options"]["newRefs"] = json!(false);
+    }
     match scope {
         Scope::Page => {}
         Scope::Ref(reference) => arguments["ref"] = json!(reference),
@@ -103,14 +152,15 @@ fn walk_expression(
     format!("({WALK_JS}\n)({arguments})")
 }
 
-/// Runs one walk expression in `frame`'s world and reads its result.
+/// Runs one walk expression in `frame`'s world and reads its result
+/// (`None`: the walk needed a ref it may not hand out).
 async fn run_walk(
     page: &Page,
     frame: Option<&str>,
     scope: &Scope,
     expression: &str,
     budget: &Budget,
-) -> Result<Walk> {
+) -> Result<Option<Walk>> {
     let t0 = std::time::Instant::now();
     let value = match page.world(frame).evaluate(page, budget, expression).await {
         Err(BrowserError::ExecuteFailed { message }) if message.contains("bad selector") => {
@@ -118,6 +168,10 @@ async fn run_walk(
         }
         other => other?,
     };
+    if value.get("newRefNeeded").is_some() {
+        tracing::debug!(frame, total = ?t0.elapsed(), "walk needs new refs");
+        return Ok(None);
+    }
     if value.get("missing").is_some() {
         return Err(match scope {
             Scope::Ref(reference) => BrowserError::invalid(
@@ -140,8 +194,8 @@ async fn run_walk(
     let walk = parsed.map_err(|e| BrowserError::ExecuteFailed {
         message: format!("the snapshot walker returned an unexpected shape: {e}"),
     })?;
-    tracing::debug!(page_ms = walk.took_ms, total = ?t0.elapsed(), bytes, "walk");
-    Ok(walk)
+    tracing::debug!(frame, page_ms = walk.took_ms, total = ?t0.elapsed(), bytes, "walk");
+    Ok(Some(walk))
 }
 
 /// Events that start a press or a drag: a list listening for one of them
@@ -324,7 +378,7 @@ mod tests {
     #[test]
     fn the_walk_gets_its_scope_and_limits_as_data() {
         let limits = SnapshotLimits::default();
-        let page = walk_expression(&Scope::Page, &limits, 7, None);
+        let page = walk_expression(&Scope::Page, &limits, 7, NewRefs::Issue, None);
         assert!(page.starts_with("(// "), "{page}");
         assert!(page.contains("(function walkFrame("), "{page}");
         let arguments = r#"{"options":{"maxChildren":50,"maxDepth":64,"maxNodes":20000,"maxText":100,"nextRef":7}}"#;
@@ -333,6 +387,7 @@ mod tests {
             &Scope::Selector("a[href='x']".into()),
             &limits,
             1,
+            NewRefs::Issue,
             Some(Settling {
                 bound_ms: 300,
                 frame_always: true,
@@ -343,7 +398,16 @@ mod tests {
             scoped.contains(r#""settle":{"boundMs":300,"frameAlways":true}"#),
             "{scoped}"
         );
-        let by_ref = walk_expression(&Scope::Ref("e3".parse().unwrap()), &limits, 1, None);
+        let by_ref = walk_expression(
+            &Scope::Ref("e3".parse().unwrap()),
+            &limits,
+            1,
+            NewRefs::Issue,
+            None,
+        );
         assert!(by_ref.contains(r#""ref":"e3""#), "{by_ref}");
+        assert!(!by_ref.contains(r#""newRefs""#), "{by_ref}");
+        let beside = walk_expression(&Scope::Page, &limits, 7, NewRefs::Refuse, None);
+        assert!(beside.contains(r#""newRefs":false"#), "{beside}");
     }
 }
