@@ -494,19 +494,22 @@ pub async fn frames_walked_side_by_side_keep_one_ref_namespace(ctx: Ctx) {
             started.elapsed()
         );
     }
-    let settled = ctx
-        .eval(
-            &session,
-            "(() => {
-                clearInterval(window.churn);
-                const cross = document.getElementById('cross');
-                const loaded = new Promise((resolve) => cross.addEventListener('load', () => resolve(true), { once: true }));
-                cross.src = cross.src.split('?')[0] + '?settled';
-                return loaded;
-            })()",
-        )
-        .await;
-    assert_eq!(settled, true);
+    // Once the churn stops and the page is loaded again, both frames are
+    // back inline. (Not without the reload: after such churn Chromium may
+    // leave the re-inserted frame's documents laid out at zero width — its
+    // body 0 px wide in a 400 px frame, for the 10 s a test waited, even
+    // after the frame navigated again — and the snapshot then truthfully
+    // shows nothing in it; seen with the code from before frames were
+    // walked side by side too.)
+    ctx.eval(
+        &session,
+        "(() => { clearInterval(window.churn); return true; })()",
+    )
+    .await;
+    browser
+        .navigate(&session, NavigationRequest::Reload, &cancel)
+        .await
+        .unwrap();
     let back = crate::support::eventually(Duration::from_secs(10), || async {
         snap(&ctx, &session)
             .await

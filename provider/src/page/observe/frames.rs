@@ -41,10 +41,12 @@ pub(super) async fn slot_key(
         Some(known) if known.doc == parent_doc => known.slot,
         _ => {
             let Some(found) = owner_slot(page, parent, &frame.id, budget).await? else {
+                tracing::debug!(frame = %frame.id, "no slot for the frame's iframe");
                 return Ok(None);
             };
             world.remember_slot(&frame.id, found.clone());
             if found.doc != parent_doc {
+                tracing::debug!(frame = %frame.id, slot_doc = %found.doc, %parent_doc, "the iframe's slot is of another document");
                 return Ok(None);
             }
             found.slot

@@ -186,7 +186,9 @@ async fn walk_page_when(
     for ((frame, walk), key) in walked.into_iter().zip(keys) {
         match key {
             Ok(Some(key)) => {
-                combined.attach_frame(&frame.id, &key, walk);
+                if !combined.attach_frame(&frame.id, &key, walk) {
+                    tracing::debug!(frame = %frame.id, %key, "no iframe in the tree has the frame's slot");
+                }
             }
             Ok(None) => {}
             Err(error) => {
