@@ -498,8 +498,8 @@ pub async fn frames_walked_side_by_side_keep_one_ref_namespace(ctx: Ctx) {
     // back inline. (Not without the reload: after such churn Chromium may
     // leave the re-inserted frame's documents laid out at zero width — its
     // body 0 px wide in a 400 px frame, for the 10 s a test waited, even
-    // after the frame navigated again — and the snapshot then truthfully
-    // shows nothing in it; seen with the code from before frames were
+    // after the frame navigated again — and the snapshot then shows
+    // nothing in it; seen with the code from before frames were
     // walked side by side too.)
     ctx.eval(
         &session,
