@@ -23,9 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost};
-use browser_provider::page::navigate::{NavigationTarget, navigate};
-use browser_provider::page::{Budget, Page};
+use browser_provider::host::{ChromiumHost, LaunchOptions, ViewHost};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -33,9 +31,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
-use tokio_util::sync::CancellationToken;
 
 use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::provider::bare::bare_page_at;
 use browser_testkit::stats::{ms, percentile};
 
 /// `browser-shell mcp` on stdio, as an agent's client drives it.
@@ -261,22 +259,7 @@ async fn main() {
             .await
             .unwrap(),
     );
-    let view = host
-        .create_view(CreateViewOptions::default())
-        .await
-        .unwrap();
-    let page = Page::attach(
-        host.clone() as Arc<dyn ViewHost>,
-        view.clone(),
-        browser_provider::policy::PageBlocking::default(),
-        Default::default(),
-    )
-    .await
-    .unwrap();
-    let budget = Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
-    navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
-        .await
-        .unwrap();
+    let (view, page) = bare_page_at(&host, &url, Duration::from_secs(60)).await;
 
     println!("# browser-shell screenshot benchmark: MCP (stdio, HTTP) next to the raw capture");
     println!(

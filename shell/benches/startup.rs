@@ -22,14 +22,12 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost};
-use browser_provider::page::navigate::{NavigationTarget, navigate};
-use browser_provider::page::{Budget, Page};
+use browser_provider::host::{ChromiumHost, LaunchOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio_util::sync::CancellationToken;
 
 use browser_testkit::fixtures::serve_fixtures;
+use browser_testkit::provider::bare::bare_page_at;
 use browser_testkit::stats::{ms, percentile};
 use support::tree_pss_by_kind;
 
@@ -124,22 +122,7 @@ async fn floor_round(url: &str, executable: &std::path::Path) -> (f64, ByKind) {
         .await
         .unwrap(),
     );
-    let view = host
-        .create_view(CreateViewOptions::default())
-        .await
-        .unwrap();
-    let page = Page::attach(
-        host.clone() as Arc<dyn ViewHost>,
-        view,
-        browser_provider::policy::PageBlocking::default(),
-        Default::default(),
-    )
-    .await
-    .unwrap();
-    let budget = Budget::new("bench", Duration::from_secs(30), CancellationToken::new());
-    navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
-        .await
-        .unwrap();
+    let (_, page) = bare_page_at(&host, url, Duration::from_secs(30)).await;
     let loaded = started.elapsed();
     let pss = tree_pss_by_kind(host.pid().unwrap());
     drop(page);

@@ -34,17 +34,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use browser_provider::browser::SessionOptions;
-use browser_provider::host::{ChromiumHost, CreateViewOptions, LaunchOptions, ViewHost, ViewId};
+use browser_provider::host::{ChromiumHost, LaunchOptions, ViewHost, ViewId};
+use browser_provider::page::Budget;
 use browser_provider::page::act::{Action, Target};
 use browser_provider::page::navigate::{NavigationTarget, navigate};
 use browser_provider::page::observe;
-use browser_provider::page::{Budget, Page};
 use browser_provider::snapshot::{Ref, Scope, SnapshotLimits};
 use browser_provider::{Browser, BrowserConfig, BrowserError, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use browser_testkit::fixtures::{PYTHON_DOCS, serve};
+use browser_testkit::provider::bare::{bare_page, bare_page_at};
 use browser_testkit::stats::{median, ms, percentile};
 
 mod extension;
@@ -394,22 +395,7 @@ async fn raw_navigation(host: &Arc<ChromiumHost>, view: &ViewId, url: &str) -> (
 async fn screenshot_costs(host: &Arc<ChromiumHost>, url: &str, rounds: usize) {
     let browser = Browser::new(host.clone(), BrowserConfig::default());
     let session = open(&browser, url).await;
-    let view = host
-        .create_view(CreateViewOptions::default())
-        .await
-        .unwrap();
-    let page = Page::attach(
-        host.clone() as Arc<dyn ViewHost>,
-        view.clone(),
-        browser_provider::policy::PageBlocking::default(),
-        Default::default(),
-    )
-    .await
-    .unwrap();
-    let budget = Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
-    navigate(&page, NavigationTarget::Url(url.parse().unwrap()), &budget)
-        .await
-        .unwrap();
+    let (view, _page) = bare_page_at(host, url, Duration::from_secs(60)).await;
     let mut ours = Vec::new();
     let mut floor = Vec::new();
     let mut bytes = (0, 0);
@@ -516,19 +502,8 @@ async fn navigation_with_and_without_policy(base: &str, rounds: usize) {
     println!("{:<24} {:<34} {:>8} {:>8}", "page", "what", "p50", "p95");
     // The floor: a bare page of the same browser, `Page.navigate` until
     // `Page.loadEventFired`, nothing else.
-    let view = plain
-        .create_view(CreateViewOptions::default())
-        .await
-        .unwrap();
     // Attached for its page events (the load event); kept to the end.
-    let bare = Page::attach(
-        plain.clone() as Arc<dyn ViewHost>,
-        view.clone(),
-        browser_provider::policy::PageBlocking::default(),
-        Default::default(),
-    )
-    .await
-    .unwrap();
+    let (view, bare) = bare_page(&plain).await;
     for (name, url) in &pages {
         let mut floor = Vec::new();
         let mut floor_answering = Vec::new();
@@ -779,18 +754,7 @@ async fn snapshot_costs(
     ready: &str,
     rounds: usize,
 ) {
-    let view = host
-        .create_view(CreateViewOptions::default())
-        .await
-        .unwrap();
-    let page = Page::attach(
-        host.clone() as Arc<dyn ViewHost>,
-        view.clone(),
-        browser_provider::policy::PageBlocking::default(),
-        Default::default(),
-    )
-    .await
-    .unwrap();
+    let (view, page) = bare_page(host).await;
     let budget = || Budget::new("bench", Duration::from_secs(60), CancellationToken::new());
     navigate(
         &page,
