@@ -123,9 +123,11 @@ impl Browser {
             state.tabs.iter().map(|tab| Arc::clone(&tab.page)).collect()
         };
         let blocking = self.inner.policy_of(Some(session)).page_blocking();
-        for page in pages {
-            page.set_blocking(blocking.clone()).await?;
-        }
+        // Each tab is told at once, not one after another.
+        futures_util::future::try_join_all(
+            pages.iter().map(|page| page.set_blocking(blocking.clone())),
+        )
+        .await?;
         Ok(())
     }
 

@@ -24,7 +24,7 @@ pub(crate) use refs::{live_record, stale};
 use walk::NewRefs;
 pub(crate) use walk::{Settling, Walking};
 
-use crate::error::{BrowserError, Result};
+use crate::error::Result;
 use crate::host::FrameInfo;
 use crate::page::{Budget, Page};
 use crate::snapshot::tree::{PageWalk, Walk};
@@ -126,9 +126,7 @@ async fn walk_page_when(
             (main, frames, beside)
         }
     };
-    let main = main?.ok_or_else(|| BrowserError::ExecuteFailed {
-        message: "the snapshot walker would not hand out refs".into(),
-    })?;
+    let main = main.and_then(walk::issued)?;
     state.absorb(&main, None);
     let main_doc = main.doc.clone();
     let mut combined = PageWalk::of_main(main);

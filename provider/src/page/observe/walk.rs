@@ -67,12 +67,18 @@ pub(super) async fn walk(
         (state.next_ref(), NewRefs::Issue),
         budget,
     )
-    .await?
-    .ok_or_else(|| BrowserError::ExecuteFailed {
-        message: "the snapshot walker would not hand out refs".into(),
-    })?;
+    .await
+    .and_then(issued)?;
     state.absorb(&walk, frame);
     Ok(walk)
+}
+
+/// The walk of a frame that was allowed to hand out refs ([`NewRefs::Issue`]):
+/// such a walk always comes back.
+pub(super) fn issued(walk: Option<Walk>) -> Result<Walk> {
+    walk.ok_or_else(|| BrowserError::ExecuteFailed {
+        message: "the snapshot walker would not hand out refs".into(),
+    })
 }
 
 /// Walks one frame's document (or a part of it) without recording its
