@@ -9,7 +9,8 @@
 //! Debian's headless shell when it is installed). Pages are `fixtures/`
 //! (and Debian's `python3-doc` Sphinx page) served on 127.0.0.1.
 //!
-//! Per tool, `--rounds` rounds (10; `--quick`: 3) of:
+//! Per tool, `--rounds` rounds (10; `--quick`: 3; each measure after
+//! [`WARM_UP_CALLS`] untimed calls) of:
 //! * **cold start**: spawn → `initialize` answered → the form page loaded
 //!   by the tool's navigate tool; then a snapshot and a screenshot (a warm
 //!   session) and the PSS of every process the tool started (its server,
@@ -20,7 +21,10 @@
 //!   and **fill** a word into "Full name" → result; a **screenshot**;
 //!   **navigate + snapshot** of the 1,500-row page (one call for
 //!   browser-shell, whose navigate returns the snapshot; navigate, then
-//!   snapshot for the others).
+//!   snapshot for the others); after each of these measures, the PSS of
+//!   everything the tool started, whose largest is the session's **peak**.
+//!   Each measure starts once the tool's processes are idle (at most 3 s:
+//!   a browser just started still launches helpers).
 //!
 //! Prints p50/p95 in ms and the bytes of text each answer gives the model,
 //! then a Markdown table of p50s and the ratios against the goals.
@@ -64,6 +68,8 @@ const MARKER: &str = "BROWSER_SHELL_PEERS_BENCH";
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a stopped tool gets to exit by itself before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// The longest a measure waits for the tool's processes to go idle.
+const SETTLE_BOUND: Duration = Duration::from_secs(3);
 /// The command that installs the pinned peers.
 const INSTALL: &str =
     "cd shell/benches/peers && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm ci";
@@ -76,7 +82,7 @@ browser-shell next to Playwright MCP, Chrome DevTools MCP and agent-browser, ove
 Usage: cargo bench -p browser-shell --bench peers [-- OPTIONS]
 
 Options:
-  --rounds N     rounds per measure (default 10), after a warm-up
+  --rounds N     rounds per measure (default 10), after 3 untimed calls
   --quick        3 rounds
   --only LIST    only these tools, comma-separated: shell, playwright, devtools, agent-browser
   -h, --help     this text
@@ -663,6 +669,24 @@ impl Server {
     }
 
     /// Every live process this server started, itself included.
+    /// Waits, at most [`SETTLE_BOUND`], until the processes the tool started
+    /// spend no more than a clock tick (10 ms) of CPU in 100 ms. A browser
+    /// still starting its helpers (a spare renderer, the GPU process) or
+    /// collecting the last page's garbage would take the two cores from
+    /// the first rounds of a measure; every tool gets the same wait.
+    async fn settle(&self) {
+        let deadline = Instant::now() + SETTLE_BOUND;
+        let mut before = cpu_ticks(&self.pids());
+        while Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let now = cpu_ticks(&self.pids());
+            if now.saturating_sub(before) <= 1 {
+                return;
+            }
+            before = now;
+        }
+    }
+
     fn pids(&self) -> Vec<u32> {
         marked(&self.marker)
     }
@@ -754,6 +778,20 @@ fn marked(marker: &str) -> Vec<u32> {
     found
 }
 
+/// The CPU time (user and system, in clock ticks) the processes `pids`
+/// have spent so far; a process gone meanwhile counts nothing.
+fn cpu_ticks(pids: &[u32]) -> u64 {
+    pids.iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .filter_map(|stat| {
+            // After the command name in brackets: state is field 3, utime
+            // and stime are fields 14 and 15.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+        })
+        .sum()
+}
+
 /// Kills every process [`marked`] `marker`.
 fn kill_marked(marker: &str) {
     for pid in marked(marker) {
@@ -775,7 +813,7 @@ fn cut(text: &str, max: usize) -> &str {
 }
 
 /// The measures, in the order of the tables.
-const STEPS: [&str; 12] = [
+const STEPS: [&str; 13] = [
     "cold start: spawn → first page loaded",
     "snapshot, form.html",
     "snapshot, spa.html (app)",
@@ -788,7 +826,27 @@ const STEPS: [&str; 12] = [
     "screenshot (viewport)",
     "navigate + snapshot, large.html",
     "PSS of all its processes, warm session (MB)",
+    "peak PSS over the warm measures (MB)",
 ];
+
+/// The measures' names in one word or two, for the trace of the PSS.
+const SHORT: [&str; 11] = [
+    "cold start",
+    "form",
+    "app",
+    "frames",
+    "1,500 rows",
+    "Sphinx",
+    "click",
+    "type",
+    "fill",
+    "screenshot",
+    "navigate + snapshot",
+];
+
+/// The step of the PSS after a cold start's first page, snapshot and
+/// screenshot, and the step of the peak over the warm measures.
+const PSS_STEPS: [usize; 2] = [11, 12];
 
 /// The pages whose snapshots are timed (the steps 1–5), relative to the
 /// fixtures' base URL.
@@ -839,6 +897,11 @@ type Results = BTreeMap<Peer, BTreeMap<usize, Series>>;
 /// PSS (kB) and process count by kind.
 type ByKind = BTreeMap<String, (usize, u64)>;
 
+/// The PSS of all the kinds together, in MB.
+fn total_mb(kinds: &ByKind) -> f64 {
+    kinds.values().map(|(_, kb)| kb).sum::<u64>() as f64 / 1024.0
+}
+
 /// How many processes outside `pids` run `exe`. PSS divides a page shared
 /// by several processes between them, so other browsers of the same binary
 /// on the machine (other work's) lower every tool's PSS alike.
@@ -873,14 +936,23 @@ async fn cold_round(
     Ok((loaded, pss, strangers))
 }
 
-/// `rounds` timed calls after one untimed one; the samples and the text
-/// bytes of the last answer.
+/// Untimed calls before a measure's rounds. The page's scripts (ours, and
+/// the accessibility code the peers call) run their first few calls
+/// unoptimized: a snapshot takes 2–3 ms for its first five calls on a new
+/// document and 1.0–1.5 ms after, so a warm figure starts after them.
+const WARM_UP_CALLS: usize = 3;
+
+/// `rounds` timed calls after [`WARM_UP_CALLS`] untimed ones; the samples
+/// and the text bytes of the last answer.
 async fn repeat(
     server: &mut Server,
     rounds: usize,
     mut call: impl FnMut(usize) -> (&'static str, Value),
 ) -> Result<Series, String> {
-    server.call(call(0)).await?;
+    for _ in 0..WARM_UP_CALLS {
+        server.call(call(0)).await?;
+    }
+    server.settle().await;
     let mut series = Series::default();
     for round in 1..=rounds {
         let reply = server.call(call(round)).await?;
@@ -891,15 +963,27 @@ async fn repeat(
     Ok(series)
 }
 
-/// The warm measures of `peer` in one session, into `results`.
+/// The warm measures of `peer` in one session, into `results`; returns
+/// the PSS by kind at the largest of its samples.
 async fn warm_session(
     peer: Peer,
     browser: &Browser,
     base: &str,
     rounds: usize,
     results: &mut BTreeMap<usize, Series>,
-) -> Result<(), String> {
+) -> Result<ByKind, String> {
     let mut server = Server::start(peer, browser).await?;
+    // The PSS of everything the tool started, after each measure: the
+    // largest is the session's peak as far as a client can see it.
+    let mut peak = ByKind::new();
+    let mut trace = Vec::new();
+    let mut sample = |server: &Server, step: usize| {
+        let now = pss_by_kind(&server.pids());
+        trace.push(format!("{} {:.0}", SHORT[step], total_mb(&now)));
+        if total_mb(&now) > total_mb(&peak) {
+            peak = now;
+        }
+    };
     println!("\n## {} ({})", peer.name(), server.server_info);
     let form = format!("{base}/form.html");
     server.call(peer.navigate(&form, true)).await?;
@@ -920,6 +1004,7 @@ async fn warm_session(
             .call(peer.navigate(&format!("{base}/{page}"), false))
             .await?;
         let series = repeat(&mut server, rounds, |_| peer.snapshot()).await?;
+        sample(&server, index + 1);
         results.insert(index + 1, series);
     }
 
@@ -941,14 +1026,19 @@ async fn warm_session(
         6,
         repeat(&mut server, rounds, |_| peer.click(&button)).await?,
     );
+    sample(&server, 6);
     results.insert(
         7,
         repeat(&mut server, rounds, |_| peer.type_text(&field)).await?,
     );
+    sample(&server, 7);
     results.insert(8, repeat(&mut server, rounds, |_| peer.fill(&field)).await?);
+    sample(&server, 8);
     results.insert(9, repeat(&mut server, rounds, |_| peer.screenshot()).await?);
+    sample(&server, 9);
 
     // Navigate + snapshot: a new URL each round (the same page).
+    server.settle().await;
     let mut series = Series::default();
     for round in 0..=rounds {
         let url = format!("{base}/large.html?round={round}");
@@ -964,8 +1054,17 @@ async fn warm_session(
         }
     }
     results.insert(10, series);
+    sample(&server, 10);
+    results.insert(
+        12,
+        Series {
+            samples: vec![total_mb(&peak)],
+            ..Series::default()
+        },
+    );
+    println!("PSS after each measure (MB): {}", trace.join(" · "));
     server.stop().await;
-    Ok(())
+    Ok(peak)
 }
 
 fn fmt_ms(value: Option<f64>) -> String {
@@ -986,7 +1085,11 @@ fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>)
     for (&peer, steps) in results {
         println!("\n{}", peer.name());
         for (&step, series) in steps {
-            let unit = if step == 11 { "MB" } else { "ms" };
+            let unit = if PSS_STEPS.contains(&step) {
+                "MB"
+            } else {
+                "ms"
+            };
             let bytes = if series.bytes == 0 {
                 String::new()
             } else {
@@ -1048,14 +1151,17 @@ fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>)
         ),
         _ => println!("type ≤ 0.5× the best peer: not measured"),
     }
-    match (p50(Peer::Shell, 11), best(11)) {
-        (Some(ours), Some((theirs, peer))) => println!(
-            "PSS ≤ 0.9× the best peer: {ours:.0} MB vs {theirs:.0} MB ({}) = {:.2}× — {}",
-            peer.name(),
-            ours / theirs,
-            verdict(ours <= 0.9 * theirs)
-        ),
-        _ => println!("PSS ≤ 0.9× the best peer: not measured"),
+    for step in PSS_STEPS {
+        match (p50(Peer::Shell, step), best(step)) {
+            (Some(ours), Some((theirs, peer))) => println!(
+                "PSS ≤ 0.9× the best peer, {}: {ours:.0} MB vs {theirs:.0} MB ({}) = {:.2}× — {}",
+                STEPS[step],
+                peer.name(),
+                ours / theirs,
+                verdict(ours <= 0.9 * theirs)
+            ),
+            _ => println!("PSS ≤ 0.9× the best peer, {}: not measured", STEPS[step]),
+        }
     }
     // What no tool on the same Chromium can go below: the best peer's
     // browser alone (the median round of each).
@@ -1094,8 +1200,8 @@ fn is_browser_kind(kind: &str) -> bool {
         || kind == "sh (main)"
 }
 
-/// The median cold round's processes by kind, one line each; returns the
-/// MB of the tool's own processes and of its browser's.
+/// The median of `rounds` (samples of the PSS by kind), one line per kind;
+/// returns the MB of the tool's own processes and of its browser's.
 fn breakdown(peer: Peer, rounds: &mut [ByKind]) -> Option<(f64, f64)> {
     if rounds.is_empty() {
         return None;
@@ -1135,6 +1241,7 @@ async fn run(options: Options) -> Result<(), String> {
     }
     let mut results = Results::new();
     let mut kinds: BTreeMap<Peer, Vec<ByKind>> = BTreeMap::new();
+    let mut peaks: BTreeMap<Peer, ByKind> = BTreeMap::new();
     let mut failed = Vec::new();
     let mut strangers = 0;
 
@@ -1151,8 +1258,7 @@ async fn run(options: Options) -> Result<(), String> {
                     strangers = strangers.max(others);
                     let steps = results.entry(peer).or_default();
                     steps.entry(0).or_default().samples.push(loaded);
-                    let mb = pss.values().map(|(_, kb)| kb).sum::<u64>() as f64 / 1024.0;
-                    steps.entry(11).or_default().samples.push(mb);
+                    steps.entry(11).or_default().samples.push(total_mb(&pss));
                     kinds.entry(peer).or_default().push(pss);
                 }
                 Err(why) => {
@@ -1167,8 +1273,11 @@ async fn run(options: Options) -> Result<(), String> {
             continue;
         }
         let steps = results.entry(peer).or_default();
-        if let Err(why) = warm_session(peer, &browser, &base, options.rounds, steps).await {
-            println!("{why}\n(its warm measures stop there)");
+        match warm_session(peer, &browser, &base, options.rounds, steps).await {
+            Ok(peak) => {
+                peaks.insert(peer, peak);
+            }
+            Err(why) => println!("{why}\n(its warm measures stop there)"),
         }
     }
     println!("\n## PSS by kind of process, warm session (the median cold round)");
@@ -1183,6 +1292,10 @@ async fn run(options: Options) -> Result<(), String> {
         if let Some(parts) = breakdown(peer, rounds) {
             split.insert(peer, parts);
         }
+    }
+    println!("\n## PSS by kind of process at the peak of the warm measures");
+    for (&peer, peak) in &peaks {
+        breakdown(peer, &mut [peak.clone()]);
     }
     if results.values().all(BTreeMap::is_empty) {
         return Err("no tool could be measured: see the errors above".into());
