@@ -668,7 +668,6 @@ impl Server {
         )
     }
 
-    /// Every live process this server started, itself included.
     /// Waits, at most [`SETTLE_BOUND`], until the processes the tool started
     /// spend no more than a clock tick (10 ms) of CPU in 100 ms. A browser
     /// still starting its helpers (a spare renderer, the GPU process) or
@@ -687,6 +686,7 @@ impl Server {
         }
     }
 
+    /// Every live process this server started, itself included.
     fn pids(&self) -> Vec<u32> {
         marked(&self.marker)
     }
