@@ -28,8 +28,8 @@
 use crate::bridge;
 use crate::common;
 use bridge::{
-    Client, PAGE, Setup, call_until, connected_within, install_native_host,
-    open_fails_not_connected, person, persons_chrome_with_native_host,
+    Client, PAGE, Setup, call_until, connected_within, extension_connected_to, install_native_host,
+    open_fails_not_connected, person, persons_chrome_with_native_host, port_of,
 };
 
 use std::os::unix::fs::PermissionsExt;
@@ -490,11 +490,13 @@ async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it
     // Paired now, the shell running: no restart.
     let link = setup.pair(None).await;
     person.pair(&link).await;
+    extension_connected_to(&person, port_of(&link)).await;
     connected_within(&mut shell).await;
     // Paired again (another port): the old connection closes, the new
     // secret connects.
     let link = setup.pair(None).await;
     person.pair(&link).await;
+    extension_connected_to(&person, port_of(&link)).await;
     connected_within(&mut shell).await;
     // The person presses Disconnect: calls say so and what to do; Connect
     // brings it back at once.
@@ -505,12 +507,7 @@ async fn pairing_while_the_shell_runs_takes_effect_and_a_new_pairing_replaces_it
     connected_within(&mut shell).await;
     // Paired again in the shell only, on the same port: the extension
     // holds the old secret and is refused, and calls say so.
-    let port = link
-        .split("port=")
-        .nth(1)
-        .and_then(|rest| rest.split('&').next())
-        .and_then(|port| port.parse().ok());
-    setup.pair(port).await;
+    setup.pair(Some(port_of(&link))).await;
     let text = says_within(&mut shell, "was refused", Duration::from_secs(20)).await;
     assert!(text.contains("pair again"), "{text}");
     shell.finish().await;

@@ -224,6 +224,41 @@ pub async fn call_until(
     client.call_until(tool, arguments, bound, done).await
 }
 
+/// The port a pairing link names (`…&port=N&…`).
+pub fn port_of(link: &str) -> u16 {
+    link.split("port=")
+        .nth(1)
+        .and_then(|rest| rest.split('&').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {link}"))
+}
+
+/// Waits (15 s at most) until the person's extension says it is connected
+/// through `127.0.0.1:port`. After a new pairing the old connection can
+/// answer calls for a moment longer, so a working call alone does not show
+/// that the new one is up.
+pub async fn extension_connected_to(person: &person::Person, port: u16) {
+    let through = format!("127.0.0.1:{port}");
+    let last = std::cell::RefCell::new(Value::Null);
+    let connected = browser_testkit::bounded::eventually(Duration::from_secs(15), || async {
+        let bridge = person
+            .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.bridge)")
+            .await;
+        let holds = bridge["state"] == "connected"
+            && bridge["detail"]
+                .as_str()
+                .is_some_and(|detail| detail.contains(&through));
+        last.replace(bridge);
+        holds
+    })
+    .await;
+    assert!(
+        connected,
+        "not connected through {through} within 15 s: {}",
+        last.borrow()
+    );
+}
+
 /// Calls `browser_list_tabs` until it answers without NOT_CONNECTED (15 s
 /// at most); how long that took.
 pub async fn connected_within(client: &mut Client) -> Duration {
