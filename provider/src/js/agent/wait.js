@@ -6,19 +6,46 @@
 // taken between two probes beyond our own requests are the page's. The
 // count of probes in a row that saw none tells settle() whether the page
 // renders in requestAnimationFrame lately.
+//
+// An animation loop asks for its next frame only when a frame runs: two
+// probes with no frame between them (a snapshot right after the page
+// loaded, an action right after a snapshot) see nothing of it. Such a
+// probe tells nothing and leaves the count as it was; a callback of our
+// own, kept pending, says whether a frame ran. A hidden page runs no
+// frames at all, and neither does its loop: there every probe counts.
 let lastProbeId = 0;
 
 let ownFrameRequests = 0;
 
 let quietProbes = 0;
 
+let framesRun = 0;
+
+let framesRunAtProbe = 0;
+
+let frameWatched = false;
+
+function watchForAFrame() {
+  if (frameWatched) return;
+  frameWatched = true;
+  ownFrameRequests++;
+  requestAnimationFrame(() => {
+    frameWatched = false;
+    framesRun++;
+  });
+}
+
 function probeFrameRequests() {
   const id = requestAnimationFrame(() => {});
   cancelAnimationFrame(id);
   const pageAsked = lastProbeId === 0 || id - lastProbeId - 1 > ownFrameRequests;
-  quietProbes = pageAsked ? 0 : quietProbes + 1;
+  const informative = framesRun !== framesRunAtProbe || document.visibilityState === 'hidden';
+  if (pageAsked) quietProbes = 0;
+  else if (informative) quietProbes++;
   lastProbeId = id;
   ownFrameRequests = 0;
+  framesRunAtProbe = framesRun;
+  watchForAFrame();
 }
 
 probeFrameRequests();
