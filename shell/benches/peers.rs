@@ -22,7 +22,9 @@
 //!   **navigate + snapshot** of the 1,500-row page (one call for
 //!   browser-shell, whose navigate returns the snapshot; navigate, then
 //!   snapshot for the others); after each of these measures, the PSS of
-//!   everything the tool started, whose largest is the session's **peak**.
+//!   everything the tool started, whose largest is the session's **peak**
+//!   (the figure issue 38 sets its PSS goal on; the PSS after one page is
+//!   printed beside it for reference).
 //!   Each measure starts once the tool's processes are idle (at most 3 s:
 //!   a browser just started still launches helpers).
 //!
@@ -825,8 +827,8 @@ const STEPS: [&str; 13] = [
     "fill → result (form)",
     "screenshot (viewport)",
     "navigate + snapshot, large.html",
-    "PSS of all its processes, warm session (MB)",
-    "peak PSS over the warm measures (MB)",
+    "PSS after one page, cold start (MB)",
+    "peak PSS of a warm session (MB)",
 ];
 
 /// The measures' names in one word or two, for the trace of the PSS.
@@ -847,6 +849,10 @@ const SHORT: [&str; 11] = [
 /// The step of the PSS after a cold start's first page, snapshot and
 /// screenshot, and the step of the peak over the warm measures.
 const PSS_STEPS: [usize; 2] = [11, 12];
+
+/// The PSS figure issue 38's goal is set on: the peak of a warm session.
+/// The figure after one page is printed beside it for reference.
+const PSS_GOAL_STEP: usize = 12;
 
 /// The pages whose snapshots are timed (the steps 1–5), relative to the
 /// fixtures' base URL.
@@ -1152,13 +1158,20 @@ fn report(results: &Results, peers: &[Peer], split: &BTreeMap<Peer, (f64, f64)>)
         _ => println!("type ≤ 0.5× the best peer: not measured"),
     }
     for step in PSS_STEPS {
+        let goal = |ours: f64, theirs: f64| {
+            if step == PSS_GOAL_STEP {
+                verdict(ours <= 0.9 * theirs)
+            } else {
+                "for reference (the goal is on the peak)"
+            }
+        };
         match (p50(Peer::Shell, step), best(step)) {
             (Some(ours), Some((theirs, peer))) => println!(
                 "PSS ≤ 0.9× the best peer, {}: {ours:.0} MB vs {theirs:.0} MB ({}) = {:.2}× — {}",
                 STEPS[step],
                 peer.name(),
                 ours / theirs,
-                verdict(ours <= 0.9 * theirs)
+                goal(ours, theirs)
             ),
             _ => println!("PSS ≤ 0.9× the best peer, {}: not measured", STEPS[step]),
         }
@@ -1280,7 +1293,7 @@ async fn run(options: Options) -> Result<(), String> {
             Err(why) => println!("{why}\n(its warm measures stop there)"),
         }
     }
-    println!("\n## PSS by kind of process, warm session (the median cold round)");
+    println!("\n## PSS by kind of process after one page (the median cold round)");
     if strangers > 0 {
         println!(
             "(up to {strangers} processes of other work ran the same browser binary meanwhile: \
