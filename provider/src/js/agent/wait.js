@@ -19,12 +19,15 @@ let ownFrameRequests = 0;
 
 let quietProbes = 0;
 
+// Frames seen to run (by our pending callback), and their count at the
+// last probe; whether that callback is pending.
 let framesRun = 0;
 
 let framesRunAtProbe = 0;
 
 let frameWatched = false;
 
+// Leaves one callback of ours pending, which counts the next frame.
 function watchForAFrame() {
   if (frameWatched) return;
   frameWatched = true;
