@@ -53,9 +53,25 @@ function probeFrameRequests() {
 
 probeFrameRequests();
 
+// The page's next animation frame. A hidden page runs none (a background
+// tab in the person's Chrome, such as the opener of a tab just opened):
+// there, and once the page turns hidden while we wait, the next task
+// stands in for it, so nothing waits for a frame that never comes.
 const frame = () => new Promise((resolve) => {
+  if (document.visibilityState === 'hidden') {
+    setTimeout(resolve, 0);
+    return;
+  }
   ownFrameRequests++;
-  requestAnimationFrame(() => resolve());
+  const done = () => {
+    document.removeEventListener('visibilitychange', hidden);
+    resolve();
+  };
+  const hidden = () => {
+    if (document.visibilityState === 'hidden') setTimeout(done, 0);
+  };
+  document.addEventListener('visibilitychange', hidden);
+  requestAnimationFrame(done);
 });
 
 const task = () => new Promise((resolve) => setTimeout(resolve, 0));
