@@ -370,9 +370,7 @@ async fn a_tls_relay_offers_the_bridge_to_a_chrome_elsewhere() {
     assert!(opened.contains("form.html"), "{opened}");
     let (text, is_error) = joined.call("browser_snapshot", json!({})).await;
     assert!(!is_error && text.contains("Full name"), "{text}");
-    let state = person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.bridge)")
-        .await;
+    let state = person.status("bridge").await;
     assert!(
         state
             .to_string()

@@ -97,9 +97,7 @@ async fn cancel_on_the_debugging_bar_stops_the_agents_until_they_are_let_go_on()
     .await
     .expect("Cancel stops the agents within 10 s")
     .unwrap();
-    let stopped = person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
-        .await;
+    let stopped = person.status("stopped").await;
     assert_eq!(stopped, "you pressed Cancel on Chrome's debugging bar");
     let popup = person.popup_png().await;
     let _ = std::fs::write(

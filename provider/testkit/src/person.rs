@@ -323,6 +323,15 @@ impl Person {
         self.eval(&self.popup, expression).await
     }
 
+    /// One part of the extension's status as its popup reads it (the
+    /// `status` message): `field` is such as "bridge", "stopped" or "control".
+    pub async fn status(&self, field: &str) -> Value {
+        let expression = format!(
+            "chrome.runtime.sendMessage({{type: 'status'}}).then(r => r.status[{field:?}])"
+        );
+        self.in_popup(&expression).await
+    }
+
     /// The extension's popup as the person sees it, as PNG.
     pub async fn popup_png(&self) -> Vec<u8> {
         use base64::Engine as _;

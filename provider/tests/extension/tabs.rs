@@ -321,11 +321,7 @@ pub async fn a_shared_tab_that_leaves_its_site_is_not_shared(ctx: Ctx) {
 
 /// The extension's word on who holds control (after every message before it).
 async fn control_in_extension(ctx: &Ctx) -> String {
-    let status = ctx
-        .env
-        .person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.control)")
-        .await;
+    let status = ctx.env.person.status("control").await;
     status.as_str().unwrap_or_default().to_owned()
 }
 
@@ -379,9 +375,7 @@ pub async fn the_person_s_own_input_stops_the_agent(ctx: Ctx) {
         .unwrap();
     assert_eq!(code(interrupted), "HUMAN_INTERVENED");
     assert_eq!(control_in_extension(&ctx).await, "person");
-    let stopped = person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
-        .await;
+    let stopped = person.status("stopped").await;
     assert_eq!(stopped, "you typed in a tab an agent drives");
     let refused = browser
         .act(&session, &ref_of(&text, "Add one"), &click(), &cancel)
@@ -458,9 +452,7 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
         "the person's click takes control",
     )
     .await;
-    let stopped = person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
-        .await;
+    let stopped = person.status("stopped").await;
     assert_eq!(stopped, "you clicked in a tab an agent drives");
     let_agents_go_on(person, &mut control).await;
 
@@ -500,9 +492,7 @@ pub async fn the_person_s_key_among_the_agent_s_many_is_theirs(ctx: Ctx) {
         "the person's key takes control",
     )
     .await;
-    let stopped = person
-        .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.stopped)")
-        .await;
+    let stopped = person.status("stopped").await;
     assert_eq!(stopped, "you typed in a tab an agent drives");
     // The agent's typing ended, one way or the other, without hanging.
     let ended = tokio::time::timeout(Duration::from_secs(10), agent)

@@ -241,9 +241,7 @@ pub async fn extension_connected_to(person: &person::Person, port: u16) {
     let through = format!("127.0.0.1:{port}");
     let last = std::cell::RefCell::new(Value::Null);
     let connected = browser_testkit::bounded::eventually(Duration::from_secs(15), || async {
-        let bridge = person
-            .in_popup("chrome.runtime.sendMessage({type: 'status'}).then(r => r.status.bridge)")
-            .await;
+        let bridge = person.status("bridge").await;
         let holds = bridge["state"] == "connected"
             && bridge["detail"]
                 .as_str()

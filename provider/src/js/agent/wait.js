@@ -53,28 +53,27 @@ function probeFrameRequests() {
 
 probeFrameRequests();
 
+const task = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 // The page's next animation frame. A hidden page runs none (a background
 // tab in the person's Chrome, such as the opener of a tab just opened):
 // there, and once the page turns hidden while we wait, the next task
 // stands in for it, so nothing waits for a frame that never comes.
-const frame = () => new Promise((resolve) => {
-  if (document.visibilityState === 'hidden') {
-    setTimeout(resolve, 0);
-    return;
-  }
-  ownFrameRequests++;
-  const done = () => {
-    document.removeEventListener('visibilitychange', hidden);
-    resolve();
-  };
-  const hidden = () => {
-    if (document.visibilityState === 'hidden') setTimeout(done, 0);
-  };
-  document.addEventListener('visibilitychange', hidden);
-  requestAnimationFrame(done);
-});
-
-const task = () => new Promise((resolve) => setTimeout(resolve, 0));
+const frame = () => {
+  if (document.visibilityState === 'hidden') return task();
+  return new Promise((resolve) => {
+    ownFrameRequests++;
+    const done = () => {
+      document.removeEventListener('visibilitychange', hidden);
+      resolve();
+    };
+    const hidden = () => {
+      if (document.visibilityState === 'hidden') task().then(done);
+    };
+    document.addEventListener('visibilitychange', hidden);
+    requestAnimationFrame(done);
+  });
+};
 
 // Waits until the DOM stops changing for one frame, at most maxMs.
 // Unless `frameAlways` (an action whose effect comes with a frame, such as
